@@ -1,0 +1,41 @@
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** Where table bytes live; `TABLEMINDS_HOME` moves it (default `./.tableminds`). */
+export function artifactDir(): string {
+  const home = process.env.TABLEMINDS_HOME ?? path.resolve(".tableminds");
+  return path.join(home, "artifacts");
+}
+
+export function sha256(bytes: Buffer | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * Stores bytes under their own hash and returns the absolute path; storing the
+ * same content twice is a no-op. Written to a temporary name and renamed, so a
+ * crash never leaves a half-written artifact under a valid hash.
+ */
+export async function putArtifact(
+  bytes: Buffer | string,
+  extension: "csv" | "parquet",
+): Promise<{ sha256: string; uri: string }> {
+  const digest = sha256(bytes);
+  const dir = artifactDir();
+  const uri = path.join(dir, `${digest}.${extension}`);
+  try {
+    await stat(uri);
+    return { sha256: digest, uri };
+  } catch {
+    await mkdir(dir, { recursive: true });
+    const tmp = `${uri}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(tmp, bytes);
+    await rename(tmp, uri);
+    return { sha256: digest, uri };
+  }
+}
+
+export async function readArtifact(uri: string): Promise<Buffer> {
+  return readFile(uri);
+}

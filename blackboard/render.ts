@@ -1,0 +1,76 @@
+import { renderTable } from "../tools/tables/profile.js";
+import type { Attempt, Evidence, TableRef } from "./schemas.js";
+
+/** Prefixes each line with its 1-based number, as evidence anchors count them. */
+export function numberLines(code: string): string {
+  const lines = code.split("\n");
+  const width = String(lines.length).length;
+  return lines.map((line, i) => `${String(i + 1).padStart(width)} | ${line}`).join("\n");
+}
+
+export function renderPlan(plan: string[]): string {
+  return plan.map((step, i) => `${i + 1}. ${step}`).join("\n");
+}
+
+/** How each table is reached from the generated code. */
+export function renderTableNames(tables: TableRef[]): string {
+  if (tables.length === 1 && tables[0]) {
+    return `The table is loaded as the DataFrame \`df\` (also \`${tables[0].name}\`).`;
+  }
+  return `The tables are loaded as DataFrames named ${tables.map((t) => `\`${t.name}\``).join(", ")}.`;
+}
+
+/** Earlier failed attempts, newest last, so the coder does not repeat a mistake. */
+export function renderErrorHistory(attempts: Attempt[]): string {
+  const failed = attempts.filter((a) => a.parseError || (a.result && !a.result.ok));
+  return failed
+    .map((attempt) => {
+      const error = attempt.parseError
+        ? `no runnable code: ${attempt.parseError}`
+        : `${attempt.result?.error?.type}: ${attempt.result?.error?.message}` +
+          (attempt.result?.error?.line ? ` (line ${attempt.result.error.line})` : "");
+      const stdout = attempt.result?.stdout.trim();
+      return [
+        `Attempt ${attempt.id}:`,
+        "```python",
+        numberLines(attempt.code),
+        "```",
+        stdout ? `Its output before failing:\n${stdout.slice(0, 1000)}` : "",
+        `Error: ${error}`,
+      ]
+        .filter(Boolean)
+        .join("\n");
+    })
+    .join("\n\n");
+}
+
+function describeValue(value: Evidence["value"]): string {
+  if (value !== null && typeof value === "object") {
+    const cols = value.columns.map((c) => c.name).join(", ");
+    return `table \`${value.name}\` (${value.rows} rows; columns ${cols})`;
+  }
+  return JSON.stringify(value);
+}
+
+function describeAnchor(evidence: Evidence): string {
+  const anchor = evidence.anchor;
+  switch (anchor.kind) {
+    case "code":
+      return anchor.lines[0] === anchor.lines[1]
+        ? `code line ${anchor.lines[0]}`
+        : `code lines ${anchor.lines[0]}-${anchor.lines[1]}`;
+    case "cells":
+      return `table ${anchor.table}, rows ${anchor.rows.join(", ")}, columns ${anchor.columns.join(", ")}`;
+    case "sql":
+      return `SQL over ${anchor.table}, rows ${anchor.rowIds.join(", ")}`;
+    case "text":
+      return `${anchor.source} [${anchor.span[0]}, ${anchor.span[1]})`;
+  }
+}
+
+/** One line per evidence packet: `[id] where: value`, the ids the answerer cites. */
+export function renderEvidenceList(evidence: Evidence[]): string {
+  return evidence.map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`).join("\n");
+}
+
+export { renderTable };

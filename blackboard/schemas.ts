@@ -1,0 +1,167 @@
+import { z } from "zod";
+
+/** A column as the blackboard knows it: its name and a pandas-style dtype. */
+export const ColumnSchema = z.object({
+  name: z.string(),
+  dtype: z.string(),
+});
+export type Column = z.infer<typeof ColumnSchema>;
+
+/**
+ * A table travels by reference: the bytes live in the content-addressed artifact
+ * directory under `uri`, so a checkpoint never holds table contents.
+ */
+export const TableRefSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  uri: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  rows: z.number().int().nonnegative(),
+  columns: z.array(ColumnSchema),
+});
+export type TableRef = z.infer<typeof TableRefSchema>;
+
+export const AnchorSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("cells"),
+    table: z.string(),
+    rows: z.array(z.number().int().nonnegative()),
+    columns: z.array(z.string()),
+  }),
+  z.object({
+    kind: z.literal("code"),
+    attempt: z.string(),
+    /** 1-based, inclusive line range of the attempt's code. */
+    lines: z.tuple([z.number().int(), z.number().int()]),
+    /** Character offsets [start, end) into the attempt's stdout; [0, 0] when none. */
+    stdout: z.tuple([z.number().int(), z.number().int()]),
+  }),
+  z.object({
+    kind: z.literal("sql"),
+    query: z.string(),
+    table: z.string(),
+    rowIds: z.array(z.number().int()),
+  }),
+  z.object({
+    kind: z.literal("text"),
+    source: z.string(),
+    span: z.tuple([z.number().int(), z.number().int()]),
+  }),
+]);
+export type Anchor = z.infer<typeof AnchorSchema>;
+
+export const EvidenceValueSchema = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  TableRefSchema,
+]);
+export type EvidenceValue = z.infer<typeof EvidenceValueSchema>;
+
+export const EvidenceSchema = z.object({
+  id: z.string(),
+  modality: z.enum(["table", "code", "sql", "text", "memory"]),
+  source: z.string(),
+  anchor: AnchorSchema,
+  value: EvidenceValueSchema,
+  unit: z.string().optional(),
+  time: z.string(),
+  provenance: z.object({
+    attempt: z.string(),
+    parents: z.array(z.string()),
+  }),
+  confidence: z.number().min(0).max(1),
+});
+export type Evidence = z.infer<typeof EvidenceSchema>;
+
+export const ClaimSchema = z.object({
+  id: z.string(),
+  text: z.string(),
+  evidence: z.array(z.string()),
+  status: z.enum(["supported", "conflicted", "unsupported"]),
+});
+export type Claim = z.infer<typeof ClaimSchema>;
+
+export const EdgeSchema = z.object({
+  from: z.string(),
+  to: z.string(),
+  kind: z.enum(["supports", "conflicts", "aligns", "depends"]),
+});
+export type Edge = z.infer<typeof EdgeSchema>;
+
+export const ExecErrorSchema = z.object({
+  type: z.string(),
+  message: z.string(),
+  /** 1-based line of the generated code where it was raised, when known. */
+  line: z.number().int().nullable(),
+});
+export type ExecError = z.infer<typeof ExecErrorSchema>;
+
+/** One contiguous piece of stdout and the line of generated code that wrote it. */
+export const OutputSpanSchema = z.object({
+  line: z.number().int(),
+  start: z.number().int().nonnegative(),
+  end: z.number().int().nonnegative(),
+});
+export type OutputSpan = z.infer<typeof OutputSpanSchema>;
+
+/** A DataFrame that the code left behind, with the line that last assigned it. */
+export const ProducedTableSchema = z.object({
+  variable: z.string(),
+  line: z.number().int().nullable(),
+  table: TableRefSchema,
+});
+export type ProducedTable = z.infer<typeof ProducedTableSchema>;
+
+export const ExecResultSchema = z.object({
+  ok: z.boolean(),
+  stdout: z.string(),
+  stderr: z.string(),
+  error: ExecErrorSchema.nullable(),
+  /** Intermediate tables, by reference. */
+  tables: z.array(ProducedTableSchema),
+  /** Which code line wrote which part of stdout. */
+  spans: z.array(OutputSpanSchema),
+  truncated: z.boolean(),
+  durationMs: z.number().nonnegative(),
+});
+export type ExecResult = z.infer<typeof ExecResultSchema>;
+
+export const AttemptSchema = z.object({
+  id: z.string(),
+  code: z.string(),
+  /** The model's full reply, kept for traces and training exports. */
+  raw: z.string(),
+  result: ExecResultSchema.nullable(),
+  /** Why the attempt produced no runnable code, when it did not. */
+  parseError: z.string().nullable(),
+});
+export type Attempt = z.infer<typeof AttemptSchema>;
+
+export const AnswerSchema = z.object({
+  raw: z.string(),
+  final: z.string(),
+  evidence: z.array(z.string()),
+});
+export type Answer = z.infer<typeof AnswerSchema>;
+
+export const BudgetSchema = z.object({
+  llmCalls: z.number().int().nonnegative(),
+  promptTokens: z.number().int().nonnegative(),
+  completionTokens: z.number().int().nonnegative(),
+  llmMs: z.number().nonnegative(),
+  execMs: z.number().nonnegative(),
+});
+export type Budget = z.infer<typeof BudgetSchema>;
+
+/** A table to ingest: a file path, or inline rows (TableBench's {columns, data}). */
+export const TableSourceSchema = z.union([
+  z.object({ path: z.string().min(1), name: z.string().optional() }),
+  z.object({
+    name: z.string().optional(),
+    columns: z.array(z.string()),
+    data: z.array(z.array(z.unknown())),
+  }),
+]);
+export type TableSource = z.infer<typeof TableSourceSchema>;

@@ -1,0 +1,99 @@
+import { Command, InvalidArgumentError, Option } from "commander";
+import { ask } from "./ask.js";
+import { listGraphs } from "./graphs.js";
+
+const ENVIRONMENT = `
+Environment:
+  OPENAI_API_KEY              key for the model endpoint ("none" is fine for local servers)
+  OPENAI_BASE_URL             any OpenAI-compatible endpoint (vLLM, SGLang, Ollama, llama.cpp,
+                              LM Studio), e.g. http://127.0.0.1:8000/v1; default: OpenAI
+  TABLEMINDS_MODEL            model for every role (default gpt-4o-mini)
+  TABLEMINDS_PLANNER_MODEL    model for the planner only (also _CODER_, _ANSWERER_)
+  TABLEMINDS_PYTHON           python with pandas for the local sandbox (default: found on PATH;
+                              \`npm run setup\` installs Debian's python3-pandas)
+  TABLEMINDS_HOME             where table artifacts are stored (default ./.tableminds)
+  LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
+`;
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+function nonNegativeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError("expected a number >= 0");
+  return n;
+}
+
+export function buildProgram(): Command {
+  const program = new Command("tableminds")
+    .description("Answer questions over tables with a team of LLM agents, with the evidence.")
+    .version("0.1.0")
+    .addHelpText("after", ENVIRONMENT)
+    .showHelpAfterError();
+
+  program
+    .command("ask")
+    .description("answer a question about a table (CSV, TSV or JSON) and show the evidence")
+    .argument("<table>", "table file: .csv, .tsv or .json (records or {columns, data})")
+    .argument("<question>", "the question, in quotes")
+    .option("-t, --table <file>", "another table (repeatable)", (v, all: string[]) => [...all, v], [])
+    .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
+    .option("-q, --quiet", "no progress on stderr", false)
+    .addOption(
+      new Option("-g, --graph <name>", "graph of langgraph.json to run").default("table_qa"),
+    )
+    .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
+    .option("--temperature <t>", "sampling temperature", nonNegativeNumber)
+    .option("--max-code-attempts <n>", "code attempts before answering anyway (default 3)", positiveInt)
+    .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
+    .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
+    .option("--stream", "stream tokens from the model", false)
+    .addHelpText("after", ENVIRONMENT)
+    .action(async (table: string, question: string, opts) => {
+      const graphs = listGraphs();
+      if (!graphs[opts.graph]) {
+        program.error(`unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`);
+      }
+      await ask({
+        tables: [table, ...opts.table],
+        question,
+        graph: opts.graph,
+        json: opts.json,
+        quiet: opts.quiet,
+        context: dropUndefined({
+          model: opts.model,
+          temperature: opts.temperature,
+          maxCodeAttempts: opts.maxCodeAttempts,
+          execTimeoutMs: opts.execTimeout,
+          llmTimeoutMs: opts.llmTimeout,
+          streaming: opts.stream,
+        }),
+      });
+    });
+
+  program
+    .command("graphs")
+    .description("list the graphs of langgraph.json")
+    .action(() => {
+      for (const [name, spec] of Object.entries(listGraphs())) console.log(`${name}\t${spec}`);
+    });
+
+  return program;
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`tableminds: ${message}\n`);
+    process.exitCode = 1;
+  }
+}

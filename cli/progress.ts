@@ -1,0 +1,39 @@
+import type { TableQAUpdate } from "../blackboard/state.js";
+
+const LABELS: Record<string, string> = {
+  ingest: "tables",
+  planner: "plan",
+  coder: "code",
+  executor: "run",
+  answerer: "answer",
+};
+
+/** One progress line for a node's update, as the CLI prints it to stderr. */
+export function describeUpdate(node: string, update: TableQAUpdate): string | null {
+  const label = (LABELS[node] ?? node).padEnd(6);
+  if (node === "ingest") {
+    const tables = Array.isArray(update.tables) ? update.tables : [];
+    if (tables.length === 0) return null;
+    const list = tables.map((t) => `${t.name} (${t.rows} rows x ${t.columns.length} columns)`);
+    return `${label} ${list.join(", ")}`;
+  }
+  if (node === "planner" && update.plan) {
+    return `${label} ${update.plan.length} steps: ${update.plan.map((s, i) => `${i + 1}. ${s}`).join(" ")}`;
+  }
+  const attempt = Array.isArray(update.attempts) ? update.attempts.at(-1) : undefined;
+  if (node === "coder" && attempt) {
+    if (attempt.parseError) return `${label} ${attempt.id}: no code in the reply`;
+    return `${label} ${attempt.id}: ${attempt.code.split("\n").length} lines of python`;
+  }
+  if (node === "executor" && attempt?.result) {
+    const r = attempt.result;
+    if (!r.ok) {
+      const where = r.error?.line ? ` (line ${r.error.line})` : "";
+      return `${label} ${attempt.id} failed: ${r.error?.type}: ${r.error?.message}${where}`;
+    }
+    const printed = r.stdout.split("\n").filter((l) => l.trim()).length;
+    return `${label} ${attempt.id} ok in ${Math.round(r.durationMs)} ms: ${printed} output lines, ${r.tables.length} tables`;
+  }
+  if (node === "answerer" && update.answer) return `${label} ${update.answer.final}`;
+  return null;
+}

@@ -1,0 +1,67 @@
+import { numberLines } from "../blackboard/render.js";
+import type { Attempt, Evidence } from "../blackboard/schemas.js";
+import type { TableQAStateValue } from "../blackboard/state.js";
+import { readTable } from "../tools/tables/read.js";
+import { renderTable } from "../tools/tables/profile.js";
+
+function indent(text: string, by = "    "): string {
+  return text
+    .split("\n")
+    .map((line) => by + line)
+    .join("\n");
+}
+
+function codeLines(attempt: Attempt | undefined, [from, to]: [number, number]): string {
+  if (!attempt || from <= 0) return "";
+  const numbered = numberLines(attempt.code).split("\n");
+  return numbered.slice(from - 1, to).join("\n");
+}
+
+async function describeEvidence(e: Evidence, attempts: Attempt[]): Promise<string> {
+  const anchor = e.anchor;
+  if (anchor.kind === "code") {
+    const attempt = attempts.find((a) => a.id === anchor.attempt);
+    const code = codeLines(attempt, anchor.lines);
+    if (e.value !== null && typeof e.value === "object") {
+      const data = await readTable(e.value);
+      const preview = renderTable(data.columns, data.rows, { maxRows: 5, rowNumbers: true });
+      return `[${e.id}] table \`${e.value.name}\`, ${e.value.rows} rows, made by:\n${indent(code)}\n${indent(preview)}`;
+    }
+    const output = attempt?.result?.stdout.slice(anchor.stdout[0], anchor.stdout[1]) ?? "";
+    return `[${e.id}] output ${JSON.stringify(output)} printed by:\n${indent(code)}`;
+  }
+  if (anchor.kind === "cells") {
+    return `[${e.id}] cell of ${anchor.table}: row ${anchor.rows.join(", ")}, column ${anchor.columns.join(", ")} = ${JSON.stringify(e.value)}`;
+  }
+  if (anchor.kind === "sql") {
+    return `[${e.id}] SQL over ${anchor.table} (rows ${anchor.rowIds.join(", ")}):\n${indent(anchor.query)}`;
+  }
+  return `[${e.id}] ${anchor.source}: ${JSON.stringify(e.value)}`;
+}
+
+/** The human-readable result: the answer, then each piece of evidence it cites. */
+export async function renderResult(state: TableQAStateValue): Promise<string> {
+  const answer = state.answer;
+  if (!answer) return "No answer was produced.";
+  const byId = new Map(state.evidence.map((e) => [e.id, e]));
+  const cited = answer.evidence.flatMap((id) => byId.get(id) ?? []);
+  const parts = [`Answer: ${answer.final}`, ""];
+  if (cited.length === 0) {
+    parts.push("Evidence: none found for this answer.");
+  } else {
+    parts.push("Evidence:");
+    for (const e of cited) parts.push(indent(await describeEvidence(e, state.attempts), "  "));
+  }
+  return parts.join("\n");
+}
+
+/** The `--json` shape. */
+export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
+  return {
+    answer: state.answer,
+    evidence: state.evidence,
+    plan: state.plan,
+    attempts: state.attempts,
+    budget: state.budget,
+  };
+}

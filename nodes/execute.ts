@@ -1,0 +1,40 @@
+import { evidenceFromExecution } from "../blackboard/evidence.js";
+import type { Attempt, ExecResult } from "../blackboard/schemas.js";
+import { getSandbox } from "../tools/sandbox/index.js";
+import { configurationOf, type TableQANode } from "./runtime.js";
+
+function unparsedResult(attempt: Attempt): ExecResult {
+  return {
+    ok: false,
+    stdout: "",
+    stderr: "",
+    error: { type: "NoCode", message: attempt.parseError ?? "no code to run", line: null },
+    tables: [],
+    spans: [],
+    truncated: false,
+    durationMs: 0,
+  };
+}
+
+/** Runs the newest attempt in the sandbox and posts its output and tables as evidence. */
+export const executeNode: TableQANode = async (state, runtime) => {
+  const config = configurationOf(runtime);
+  const attempt = state.attempts.at(-1);
+  if (!attempt) throw new Error("execute: there is no code attempt to run");
+  if (attempt.parseError) {
+    return { attempts: [{ ...attempt, result: unparsedResult(attempt) }] };
+  }
+  const sandbox = await getSandbox(config.sandbox);
+  const result = await sandbox.execute({
+    code: attempt.code,
+    tables: state.tables,
+    timeoutMs: config.execTimeoutMs,
+    outputBytes: config.outputBytes,
+  });
+  const evidence = evidenceFromExecution(attempt, result, "execute", new Date().toISOString());
+  return {
+    attempts: [{ ...attempt, result }],
+    evidence,
+    budget: { execMs: result.durationMs },
+  };
+};

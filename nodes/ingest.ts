@@ -1,0 +1,21 @@
+import { loadTable } from "../tools/tables/load.js";
+import type { TableQANode } from "./runtime.js";
+
+/**
+ * Turns the run's `sources` (file paths or inline rows) into table references.
+ * Tables passed in directly are kept; a run with neither fails here, clearly.
+ */
+export const ingestNode: TableQANode = async (state) => {
+  if (state.sources.length === 0) {
+    if (state.tables.length === 0) {
+      throw new Error("no tables: give `sources` (file paths or inline {columns, data}) or `tables`");
+    }
+    return {};
+  }
+  const loaded = [];
+  for (const source of state.sources) loaded.push(await loadTable(source));
+  const known = new Set(state.tables.map((t) => t.sha256 + t.name));
+  const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));
+  for (const warning of loaded.flatMap((l) => l.warnings)) console.warn(`tableminds: ${warning}`);
+  return { tables: [...state.tables, ...fresh] };
+};

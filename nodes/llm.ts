@@ -1,0 +1,61 @@
+import type { Budget } from "../blackboard/schemas.js";
+import type { Configuration } from "../blackboard/configuration.js";
+import { callModel } from "../tools/models/chat.js";
+import type { Role } from "../tools/models/config.js";
+
+export interface NodeReply {
+  text: string;
+  budget: Partial<Budget>;
+}
+
+/** One system + user exchange with the model of `role`, with its cost for the budget. */
+export async function ask(
+  role: Role,
+  system: string,
+  user: string,
+  config: Configuration,
+  signal?: AbortSignal,
+): Promise<NodeReply> {
+  const reply = await callModel(
+    role,
+    [
+      { role: "system", content: system },
+      { role: "user", content: user },
+    ],
+    {
+      model: config.model,
+      roleModels: {
+        planner: config.plannerModel,
+        coder: config.coderModel,
+        answerer: config.answererModel,
+      },
+      temperature: config.temperature,
+      timeoutMs: config.llmTimeoutMs,
+      maxRetries: config.llmMaxRetries,
+      streaming: config.streaming,
+    },
+    { signal },
+  );
+  return {
+    text: reply.text,
+    budget: {
+      llmCalls: 1,
+      promptTokens: reply.promptTokens,
+      completionTokens: reply.completionTokens,
+      llmMs: reply.ms,
+    },
+  };
+}
+
+/** Raised when a model reply holds nothing a node can use; the message says what was missing. */
+export class ReplyParseError extends Error {
+  constructor(
+    readonly role: Role,
+    readonly expected: string,
+    readonly reply: string,
+  ) {
+    const preview = reply.length > 200 ? `${reply.slice(0, 200)}...` : reply;
+    super(`the ${role} reply has no ${expected}; it was: ${JSON.stringify(preview)}`);
+    this.name = "ReplyParseError";
+  }
+}

@@ -1,0 +1,57 @@
+import { renderTableNames } from "../blackboard/render.js";
+import { profileTable } from "../tools/tables/profile.js";
+import { ask, ReplyParseError } from "./llm.js";
+import { configurationOf, type TableQANode } from "./runtime.js";
+
+export const PLANNER_SYSTEM = `# tableminds planner
+You plan the analysis that answers a question about tables. A coder will turn your plan
+into pandas code and run it, so each step must be concrete: which columns to use, how to
+filter, group, sort or compute, and what value to print at the end.
+
+Reply with the plan only, inside <plan></plan>, as numbered steps:
+<plan>
+1. ...
+2. ...
+</plan>
+Keep it to the steps needed (usually 2 to 6). Name columns exactly as the profile spells them.`;
+
+export function plannerPrompt(question: string, profiles: string[], tableNames: string): string {
+  return `${profiles.join("\n\n")}\n\n${tableNames}\n\nQuestion: ${question}`;
+}
+
+const STEP = /^\s*(?:step\s*)?(\d+)\s*[.):-]\s*(.+)$/i;
+
+/**
+ * Numbered steps from a planner reply. Takes the <plan> block when there is one,
+ * else numbered lines anywhere, else the bullet lines; fails when none of these exist.
+ */
+export function parsePlan(reply: string): string[] {
+  const tagged = /<plan>([\s\S]*?)(?:<\/plan>|$)/i.exec(reply);
+  const body = tagged?.[1] ?? reply;
+  const lines = body.split("\n").map((line) => line.trim());
+  const numbered = lines.flatMap((line) => {
+    const match = STEP.exec(line.replace(/^[*#\s]+/, ""));
+    return match?.[2] ? [match[2].trim()] : [];
+  });
+  if (numbered.length > 0) return numbered;
+  const bullets = lines.flatMap((line) => {
+    const match = /^[-*•]\s+(.+)$/.exec(line);
+    return match?.[1] ? [match[1].trim()] : [];
+  });
+  if (bullets.length > 0) return bullets;
+  if (tagged) {
+    const plain = lines.filter(Boolean);
+    if (plain.length > 0) return plain;
+  }
+  throw new ReplyParseError("planner", "plan (numbered steps or a <plan> block)", reply);
+}
+
+export const planNode: TableQANode = async (state, runtime) => {
+  const config = configurationOf(runtime);
+  const profiles = await Promise.all(
+    state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
+  );
+  const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables));
+  const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal);
+  return { plan: parsePlan(reply.text), budget: reply.budget };
+};
