@@ -1,0 +1,41 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevServer, startDevServer } from "../support/dev-server.js";
+import { EXAMPLES, useTempHome } from "../support/env.js";
+import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+
+describe("langgraph dev server", () => {
+  let stub: StubServer;
+  let server: DevServer;
+
+  beforeAll(async () => {
+    stub = await startStubOpenAI({ respond: medalsTeam(), idleTimeoutMs: 240_000 });
+    server = await startDevServer({
+      OPENAI_BASE_URL: stub.url,
+      OPENAI_API_KEY: "test-key",
+      TABLEMINDS_MODEL: "stub-model",
+      TABLEMINDS_HOME: useTempHome(),
+    });
+  }, 150_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await stub?.close();
+  });
+
+  it("serves table_qa and answers through runs/wait", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const assistants = await client.assistants.search({ graphId: "table_qa" });
+    expect(assistants.length).toBeGreaterThan(0);
+    const values = (await client.runs.wait(null, "table_qa", {
+      input: {
+        question: MEDALS_QUESTION,
+        sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
+      },
+      context: { maxCodeAttempts: 2 },
+    })) as { answer?: { final: string; evidence: string[] } };
+    expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
+    expect(values.answer?.evidence).toContain("a1:out2");
+  }, 120_000);
+});

@@ -1,0 +1,75 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import { graph } from "../../graphs/table_qa.js";
+import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
+import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+
+const input = {
+  question: MEDALS_QUESTION,
+  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
+};
+const fast = { llmMaxRetries: 1, llmTimeoutMs: 3_000, maxCodeAttempts: 2 };
+
+describe("table_qa under model faults", () => {
+  let stub: StubServer | undefined;
+
+  beforeAll(() => {
+    useTempHome();
+  });
+
+  afterEach(async () => {
+    await stub?.close();
+  });
+
+  afterAll(async () => {
+    await closeSandboxes();
+  });
+
+  async function run(planner: (n: number) => StubReply) {
+    const team = medalsTeam();
+    let plannerCalls = 0;
+    stub = await startStubOpenAI({
+      respond: (req, i) => (req.role === "planner" ? planner(plannerCalls++) : team(req, i)),
+    });
+    useStubEndpoint(stub.url);
+    return graph.invoke(input, { context: fast }) as Promise<TableQAStateValue>;
+  }
+
+  it("retries a 500 and then succeeds", async () => {
+    const state = await run((n) =>
+      n === 0 ? { status: 500, content: "overloaded" } : "<plan>\n1. Sum gold.\n</plan>",
+    );
+    expect(state.answer?.final).toBe("203");
+    expect(stub?.requests.filter((r) => r.role === "planner")).toHaveLength(2);
+  });
+
+  it("fails clearly, without hanging, when the model answers prose with no plan", async () => {
+    const started = Date.now();
+    await expect(run(() => "I would rather talk about the weather.")).rejects.toThrow(
+      /planner reply has no plan/,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("fails clearly, without hanging, when the server sends a malformed body", async () => {
+    const started = Date.now();
+    await expect(run(() => ({ malformed: true }))).rejects.toThrow(/planner model/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it("answers from what it has when every code attempt fails", async () => {
+    const team = medalsTeam(() => '```python\nraise ValueError("no luck")\n```');
+    stub = await startStubOpenAI({
+      respond: (req, i) =>
+        req.role === "answerer" ? "Final Answer: cannot be computed" : team(req, i),
+    });
+    useStubEndpoint(stub.url);
+    const state = (await graph.invoke(input, { context: fast })) as TableQAStateValue;
+    expect(state.attempts).toHaveLength(2);
+    expect(state.attempts.every((a) => a.result?.error?.type === "ValueError")).toBe(true);
+    expect(state.answer?.final).toBe("cannot be computed");
+    expect(state.answer?.evidence).toEqual([]);
+  });
+});

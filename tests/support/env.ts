@@ -1,0 +1,19 @@
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** Points the artifact store at a fresh temporary directory for this test file. */
+export function useTempHome(): string {
+  const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-test-"));
+  process.env.TABLEMINDS_HOME = home;
+  return home;
+}
+
+/** Routes every model call of this process to a stub endpoint. */
+export function useStubEndpoint(url: string): void {
+  process.env.OPENAI_BASE_URL = url;
+  process.env.OPENAI_API_KEY = "test-key";
+  process.env.TABLEMINDS_MODEL = "stub-model";
+}
+
+export const EXAMPLES = path.resolve(import.meta.dirname, "../../examples");

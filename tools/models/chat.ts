@@ -1,0 +1,156 @@
+import type { Callbacks } from "@langchain/core/callbacks/manager";
+import type { AIMessageChunk, BaseMessageLike, UsageMetadata } from "@langchain/core/messages";
+import { ChatOpenAI } from "@langchain/openai";
+import {
+  type Env,
+  type ModelSettings,
+  OPENAI_DEFAULT_BASE_URL,
+  parseModelSettings,
+  type ResolvedModel,
+  type Role,
+  resolveModel,
+} from "./config.js";
+import { describeCause, ModelCallError, statusOf } from "./errors.js";
+import { countingAttempts, guardedFetch } from "./fetch.js";
+import { onFailedModelAttempt } from "./retry.js";
+
+export { ModelCallError } from "./errors.js";
+
+export interface ModelReply {
+  text: string;
+  promptTokens: number;
+  completionTokens: number;
+  /** Wall-clock time of the call, retries and backoff included. */
+  ms: number;
+  model: string;
+}
+
+export interface CallModelOptions {
+  signal?: AbortSignal;
+  callbacks?: Callbacks;
+}
+
+const MAX_CACHED_MODELS = 64;
+const chatModels = new Map<string, ChatOpenAI>();
+
+/**
+ * The ChatOpenAI client for `role`, shared by all calls with the same resolved settings.
+ * Retries (429, 5xx, timeouts, connection errors; see retry.ts) are ChatOpenAI's own, with
+ * exponential backoff from 1 s; the OpenAI SDK underneath does not retry.
+ *
+ * `settings.streaming` does not change the client: callModel streams with `.stream()`.
+ * Constructing ChatOpenAI with `streaming: true` would make a plain `invoke()` estimate
+ * token counts with tiktoken, which downloads its encoding from the internet.
+ */
+export function createChatModel(
+  role: Role,
+  settings: Partial<ModelSettings> = {},
+  env: Env = process.env,
+): ChatOpenAI {
+  const parsed = parseModelSettings(settings);
+  return chatModelFor(role, parsed, resolveModel(role, parsed, env));
+}
+
+/** Forgets the cached clients (tests that change the environment between calls). */
+export function clearChatModelCache(): void {
+  chatModels.clear();
+}
+
+function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedModel): ChatOpenAI {
+  const baseURL = resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+  const { temperature, timeoutMs, maxRetries } = settings;
+  const key = JSON.stringify([
+    role,
+    resolved.model,
+    baseURL,
+    resolved.apiKey,
+    temperature,
+    timeoutMs,
+    maxRetries,
+  ]);
+  const cached = chatModels.get(key);
+  if (cached) return cached;
+  const chat = new ChatOpenAI({
+    model: resolved.model,
+    apiKey: resolved.apiKey,
+    temperature,
+    timeout: timeoutMs,
+    maxRetries,
+    onFailedAttempt: onFailedModelAttempt,
+    // Asks for a final usage chunk (stream_options.include_usage) when streaming.
+    streamUsage: true,
+    configuration: { baseURL, fetch: guardedFetch(timeoutMs) },
+  });
+  if (chatModels.size >= MAX_CACHED_MODELS) {
+    const oldest = chatModels.keys().next().value;
+    if (oldest !== undefined) chatModels.delete(oldest);
+  }
+  chatModels.set(key, chat);
+  return chat;
+}
+
+/**
+ * One exchange with the model of `role`: its text, token usage (0 when the server reports
+ * none) and duration. Failures and empty replies throw ModelCallError; a call cancelled by
+ * `opts.signal` rethrows the abort error unchanged.
+ */
+export async function callModel(
+  role: Role,
+  messages: BaseMessageLike[],
+  settings: Partial<ModelSettings> = {},
+  opts: CallModelOptions = {},
+): Promise<ModelReply> {
+  const parsed = parseModelSettings(settings);
+  const resolved = resolveModel(role, parsed);
+  const chat = chatModelFor(role, parsed, resolved);
+  const counter = { attempts: 0 };
+  const failure = (reason: string, cause?: unknown) =>
+    new ModelCallError({
+      role,
+      model: resolved.model,
+      baseUrl: resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      attempts: counter.attempts,
+      reason,
+      status: statusOf(cause),
+      cause,
+    });
+
+  const started = performance.now();
+  let reply: AIMessageChunk;
+  try {
+    const callOptions = { signal: opts.signal, callbacks: opts.callbacks };
+    reply = await countingAttempts(counter, () =>
+      parsed.streaming
+        ? streamReply(chat, messages, callOptions)
+        : chat.invoke(messages, callOptions),
+    );
+  } catch (error) {
+    if (opts.signal?.aborted) throw error;
+    throw failure(describeCause(error, parsed.timeoutMs), error);
+  }
+  const ms = Math.round(performance.now() - started);
+
+  const text = reply.text;
+  if (text.trim() === "") throw failure("the reply has no text");
+  const usage: UsageMetadata | undefined = reply.usage_metadata;
+  return {
+    text,
+    promptTokens: usage?.input_tokens ?? 0,
+    completionTokens: usage?.output_tokens ?? 0,
+    ms,
+    model: resolved.model,
+  };
+}
+
+async function streamReply(
+  chat: ChatOpenAI,
+  messages: BaseMessageLike[],
+  options: CallModelOptions,
+): Promise<AIMessageChunk> {
+  let whole: AIMessageChunk | undefined;
+  for await (const chunk of await chat.stream(messages, options)) {
+    whole = whole === undefined ? chunk : whole.concat(chunk);
+  }
+  if (whole === undefined) throw new Error("the stream ended without a single chunk");
+  return whole;
+}
