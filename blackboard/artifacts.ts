@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -14,8 +14,9 @@ export function sha256(bytes: Buffer | string): string {
 
 /**
  * Stores bytes under their own hash and returns the absolute path; storing the
- * same content twice is a no-op. Written to a temporary name and renamed, so a
- * crash never leaves a half-written artifact under a valid hash.
+ * same content twice is a no-op. Written to a unique temporary name and renamed, so a
+ * crash never leaves a half-written artifact under a valid hash, and concurrent
+ * writers of the same content both succeed.
  */
 export async function putArtifact(
   bytes: Buffer | string,
@@ -29,7 +30,7 @@ export async function putArtifact(
     return { sha256: digest, uri };
   } catch {
     await mkdir(dir, { recursive: true });
-    const tmp = `${uri}.${process.pid}.${Date.now()}.tmp`;
+    const tmp = `${uri}.${randomUUID()}.tmp`;
     await writeFile(tmp, bytes);
     await rename(tmp, uri);
     return { sha256: digest, uri };

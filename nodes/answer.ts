@@ -41,6 +41,7 @@ export function lastSuccessful(attempts: Attempt[]): Attempt | undefined {
   return attempts.findLast((a) => a.result?.ok);
 }
 
+const EVIDENCE_LINE = /^\s*\**\s*evidence\s*\**\s*:\s*\**\s*(.*)$/im;
 const MARKER = /\**\s*final\s+answer\s*\**\s*[:：-]\s*\**\s*(.*)$/im;
 
 function tidy(text: string): string {
@@ -67,14 +68,14 @@ export function parseAnswer(reply: string): ParsedAnswer {
     let final = tidy(marked[1] ?? "");
     if (!final) {
       const after = reply.slice((marked.index ?? 0) + marked[0].length).split("\n");
-      final = tidy(after.find((line) => line.trim() && !/^\s*evidence\s*:/i.test(line)) ?? "");
+      final = tidy(after.find((line) => line.trim() && !EVIDENCE_LINE.test(line)) ?? "");
     }
     if (final) return { final, cited };
   }
   const lines = reply
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => line && !/^evidence\s*:/i.test(line));
+    .filter((line) => line && !EVIDENCE_LINE.test(line));
   if (lines.length === 1 && lines[0] && lines[0].length <= 200) {
     return { final: tidy(lines[0]), cited };
   }
@@ -82,10 +83,10 @@ export function parseAnswer(reply: string): ParsedAnswer {
 }
 
 function parseCitations(reply: string): string[] {
-  const line = /^\s*\**evidence\**\s*:\s*(.+)$/im.exec(reply)?.[1] ?? "";
+  const line = EVIDENCE_LINE.exec(reply)?.[1] ?? "";
   const bracketed = [...reply.matchAll(/\[([\w:.-]+)\]/g)].map((m) => m[1] ?? "");
   const listed = line.split(/[,\s]+/).map((id) => id.replace(/^\[|\]$/g, ""));
-  return [...new Set([...listed, ...bracketed].filter(Boolean))];
+  return [...new Set([...listed, ...bracketed].filter((id) => /^\w[\w:.-]*$/.test(id)))];
 }
 
 /** Source cells holding an answer item, as `cells` evidence. */

@@ -31,7 +31,7 @@ export function parsePlan(reply: string): string[] {
   const lines = body.split("\n").map((line) => line.trim());
   const numbered = lines.flatMap((line) => {
     const match = STEP.exec(line.replace(/^[*#\s]+/, ""));
-    return match?.[2] ? [match[2].trim()] : [];
+    return match?.[2] ? [match[2].replace(/^[*\s]+|[*\s]+$/g, "")] : [];
   });
   if (numbered.length > 0) return numbered;
   const bullets = lines.flatMap((line) => {

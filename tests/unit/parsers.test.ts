@@ -78,7 +78,7 @@ describe("parseAnswer", () => {
   });
 
   it("takes the answer from the next line when the marker line is empty", () => {
-    expect(parseAnswer("Final Answer:\n  ROC\nEvidence: a1:out1").final).toBe("ROC");
+    expect(parseAnswer("Final Answer:\n  ROC\n**Evidence:** a1:out1").final).toBe("ROC");
   });
 
   it("uses the first Final Answer when there are several", () => {

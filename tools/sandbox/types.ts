@@ -7,7 +7,11 @@ export const ExecRequestSchema = z.object({
   tables: z.array(z.custom<TableRef>()),
   timeoutMs: z.number().int().positive().default(10_000),
   memoryMb: z.number().int().positive().default(2048),
-  outputBytes: z.number().int().positive().default(64 * 1024),
+  outputBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024),
 });
 export type ExecRequest = z.input<typeof ExecRequestSchema>;
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Makes sure the local sandbox has a Python with pandas. Looks in the same order as
+# tools/sandbox/python.ts (TABLEMINDS_PYTHON, python3, /usr/bin/python3, python);
+# when none has pandas, installs Debian's python3-pandas with apt-get (as root, or
+# through sudo without a password). Safe to run again; fast when nothing is needed.
+set -uo pipefail
+
+PROBE_SECONDS=30
+
+# Runs a command with a time limit when coreutils' timeout is available.
+limited() {
+  if command -v timeout >/dev/null 2>&1; then
+    timeout "$PROBE_SECONDS" "$@"
+  else
+    "$@"
+  fi
+}
+
+# Prints "<executable> (Python x.y.z, pandas a.b.c)" when $1 can import pandas.
+describe_python() {
+  command -v "$1" >/dev/null 2>&1 || return 1
+  limited "$1" -c 'import platform, sys, pandas; print(f"{sys.executable} (Python {platform.python_version()}, pandas {pandas.__version__})")' 2>/dev/null
+}
+
+if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
+  if found=$(describe_python "$TABLEMINDS_PYTHON"); then
+    echo "tableminds: sandbox python: $found"
+    exit 0
+  fi
+  echo "tableminds: TABLEMINDS_PYTHON=$TABLEMINDS_PYTHON cannot import pandas." >&2
+  echo "  Install pandas for it ($TABLEMINDS_PYTHON -m pip install pandas)," >&2
+  echo "  or unset TABLEMINDS_PYTHON so that setup can use or install the system python." >&2
+  exit 1
+fi
+
+for candidate in python3 /usr/bin/python3 python; do
+  if found=$(describe_python "$candidate"); then
+    echo "tableminds: sandbox python: $found"
+    exit 0
+  fi
+done
+
+instructions() {
+  cat >&2 <<'EOF'
+tableminds: no Python with pandas was found, and it could not be installed here.
+  Either install Debian/Ubuntu's package as root:
+      apt-get update && apt-get install -y python3-pandas
+  or point tableminds at any Python that has pandas:
+      python3 -m pip install pandas          # in a virtualenv, for example
+      export TABLEMINDS_PYTHON=/path/to/that/python
+  then run `npm run setup` again.
+EOF
+}
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  instructions
+  exit 1
+fi
+
+if [[ "$(id -u)" == "0" ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  as_root=(sudo -n)
+else
+  instructions
+  exit 1
+fi
+
+echo "tableminds: installing python3-pandas with apt-get (for the local sandbox)..."
+if ! ${as_root[@]+"${as_root[@]}"} apt-get update -qq ||
+  ! ${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends python3-pandas >/dev/null; then
+  echo "tableminds: apt-get could not install python3-pandas." >&2
+  instructions
+  exit 1
+fi
+
+if found=$(describe_python /usr/bin/python3); then
+  echo "tableminds: sandbox python: $found"
+  exit 0
+fi
+echo "tableminds: python3-pandas was installed, but /usr/bin/python3 still cannot import pandas." >&2
+instructions
+exit 1

@@ -1,0 +1,348 @@
+import { readFile } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { putArtifact } from "../../blackboard/artifacts.js";
+import type { TableRef } from "../../blackboard/schemas.js";
+import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { findPython, PythonNotFoundError } from "../../tools/sandbox/python.js";
+import { useTempHome } from "../support/env.js";
+
+const MEDALS_CSV = [
+  "nation,gold,silver",
+  "United States,39,41",
+  "China,38,32",
+  "Japan,27,14",
+  "Great Britain,22,21",
+].join("\n");
+
+async function tableRef(name: string, csv: string, columns: TableRef["columns"]) {
+  const { sha256, uri } = await putArtifact(`${csv}\n`, "csv");
+  const rows = csv.split("\n").length - 1;
+  return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("the local sandbox", () => {
+  let sandbox: LocalSandbox;
+  let medals: TableRef;
+
+  beforeAll(async () => {
+    useTempHome();
+    medals = await tableRef("medals", MEDALS_CSV, [
+      { name: "nation", dtype: "object" },
+      { name: "gold", dtype: "int64" },
+      { name: "silver", dtype: "int64" },
+    ]);
+    sandbox = await LocalSandbox.start();
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it("reports itself as the local backend with python and pandas versions", async () => {
+    const info = await sandbox.info();
+    expect(info.backend).toBe("local");
+    expect(info.runtime).toMatch(/Python 3\.\d+.*pandas \d+\.\d+/);
+    expect(info.protections).toMatchObject({
+      fork: true,
+      wallClockKill: true,
+      outputCap: true,
+      scratchDir: true,
+    });
+  });
+
+  it("gives one table as df and by its name", async () => {
+    const result = await sandbox.execute({
+      code: "print(int(df['gold'].sum()))\nprint(medals is df, len(medals))",
+      tables: [medals],
+    });
+    expect(result.error).toBeNull();
+    expect(result.ok).toBe(true);
+    expect(result.stdout).toBe("126\nTrue 4\n");
+    expect(result.durationMs).toBeGreaterThan(0);
+  });
+
+  it("gives several tables by name only", async () => {
+    const other = await tableRef("codes", "nation,code\nChina,CHN\nJapan,JPN", [
+      { name: "nation", dtype: "object" },
+      { name: "code", dtype: "object" },
+    ]);
+    const result = await sandbox.execute({
+      code: "print(len(medals.merge(codes, on='nation')))\nprint('df' in globals())",
+      tables: [medals, other],
+    });
+    expect(result.stdout).toBe("2\nFalse\n");
+  });
+
+  it("records which line wrote each part of stdout", async () => {
+    const code = [
+      "total = 0",
+      "print('first')",
+      "def shout(text):\n    print(text.upper(), end='!\\n')",
+      "print('second', 2)",
+      "shout('third')",
+    ].join("\n");
+    const result = await sandbox.execute({ code, tables: [] });
+    expect(result.stdout).toBe("first\nsecond 2\nTHIRD!\n");
+    expect(result.spans).toEqual([
+      { line: 2, start: 0, end: 6 },
+      { line: 5, start: 6, end: 15 },
+      { line: 4, start: 15, end: 22 },
+    ]);
+  });
+
+  it("reports an exception with its type, message and line", async () => {
+    const result = await sandbox.execute({
+      code: "x = 1\nprint('before')\ny = df['no such column']\nprint('after')",
+      tables: [medals],
+    });
+    expect(result.ok).toBe(false);
+    expect(result.error).toEqual({ type: "KeyError", message: "'no such column'", line: 3 });
+    expect(result.stdout).toBe("before\n");
+  });
+
+  it("reports the line of an exception raised inside a function", async () => {
+    const result = await sandbox.execute({
+      code: "def f():\n    return 1 / 0\n\nf()",
+      tables: [],
+    });
+    expect(result.error).toMatchObject({ type: "ZeroDivisionError", line: 2 });
+  });
+
+  it("reports a syntax error with its line", async () => {
+    const result = await sandbox.execute({ code: "a = 1\nb = = 2\nprint(a)", tables: [] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("SyntaxError");
+    expect(result.error?.line).toBe(2);
+  });
+
+  it("returns intermediate DataFrames as artifacts with their assigning line", async () => {
+    const code = [
+      "import pandas as pd",
+      "top = df[df['gold'] > 30]",
+      "top = top[['nation', 'gold']].reset_index(drop=True)",
+      "golds = df['gold']",
+      "_hidden = df.head(1)",
+      "by_nation = df.set_index('nation')",
+    ].join("\n");
+    const result = await sandbox.execute({ code, tables: [medals] });
+    expect(result.ok).toBe(true);
+    const byName = new Map(result.tables.map((t) => [t.variable, t]));
+    expect([...byName.keys()]).toEqual(["top", "golds", "by_nation"]);
+
+    const top = byName.get("top");
+    expect(top?.line).toBe(3);
+    expect(top?.table).toMatchObject({
+      id: "table:top",
+      name: "top",
+      rows: 2,
+      columns: [
+        { name: "nation", dtype: "object" },
+        { name: "gold", dtype: "int64" },
+      ],
+    });
+    const topCsv = await readFile(top?.table.uri ?? "", "utf8");
+    expect(topCsv).toBe("nation,gold\nUnited States,39\nChina,38\n");
+
+    expect(byName.get("golds")?.line).toBe(4);
+    expect(byName.get("golds")?.table.columns).toEqual([{ name: "gold", dtype: "int64" }]);
+    // A non-default index is kept as a column.
+    const nationCsv = await readFile(byName.get("by_nation")?.table.uri ?? "", "utf8");
+    expect(nationCsv.split("\n")[0]).toBe("nation,gold,silver");
+    expect(byName.get("by_nation")?.table.rows).toBe(4);
+  });
+
+  it("reports an input table only when the code rebinds its name", async () => {
+    const untouched = await sandbox.execute({
+      code: "alias = df\nmedals['gold'] = 0\nprint(len(df))",
+      tables: [medals],
+    });
+    expect(untouched.tables).toEqual([]);
+
+    const rebound = await sandbox.execute({
+      code: "print('x')\ndf = df[df['silver'] > 20]",
+      tables: [medals],
+    });
+    expect(rebound.tables.map((t) => [t.variable, t.line, t.table.rows])).toEqual([["df", 2, 3]]);
+  });
+
+  it("kills an endless loop at its timeout, and the next request works", async () => {
+    const started = Date.now();
+    const result = await sandbox.execute({
+      code: "print('start')\nwhile True:\n    pass",
+      tables: [],
+      timeoutMs: 500,
+    });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Timeout");
+    expect(result.error?.message).toBe("execution exceeded 500 ms");
+    expect(Date.now() - started).toBeLessThan(3_000);
+
+    const next = await sandbox.execute({ code: "print(6 * 7)", tables: [] });
+    expect(next.stdout).toBe("42\n");
+  });
+
+  it("kills code that ignores the soft timeout", async () => {
+    const pidBefore = sandbox.workerPids;
+    const result = await sandbox.execute({
+      code: "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass",
+      tables: [],
+      timeoutMs: 300,
+    });
+    expect(result.error).toEqual({
+      type: "Timeout",
+      message: "execution exceeded 300 ms",
+      line: null,
+    });
+    // The worker survived: it only killed its child.
+    expect(sandbox.workerPids).toEqual(pidBefore);
+  });
+
+  it("truncates output over the cap", async () => {
+    const result = await sandbox.execute({
+      code: "print('a' * 5000)\nprint('never seen')",
+      tables: [],
+      outputBytes: 1000,
+    });
+    expect(result.ok).toBe(true);
+    expect(result.truncated).toBe(true);
+    expect(result.stdout).toBe("a".repeat(1000));
+  });
+
+  it("reports a child that exits on its own as Crashed, and the next request works", async () => {
+    const result = await sandbox.execute({ code: "import os\nos._exit(3)", tables: [] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Crashed");
+    expect(result.error?.message).toMatch(/exited with code 3/);
+
+    const next = await sandbox.execute({ code: "print('still here')", tables: [] });
+    expect(next.stdout).toBe("still here\n");
+  });
+
+  it("round-trips non-ASCII output with spans in JavaScript string offsets", async () => {
+    const result = await sandbox.execute({
+      code: "print('Zürich → 東京 🏅')\nprint('end')",
+      tables: [],
+    });
+    expect(result.stdout).toBe("Zürich → 東京 🏅\nend\n");
+    const [first, second] = result.spans;
+    expect(result.stdout.slice(first?.start, first?.end)).toBe("Zürich → 東京 🏅\n");
+    expect(result.stdout.slice(second?.start, second?.end)).toBe("end\n");
+  });
+
+  it("keeps writes to the raw file descriptors away from the protocol", async () => {
+    const result = await sandbox.execute({
+      code: "import os, sys\nos.write(1, b'{not json\\n')\nos.write(2, b'noise\\n')\nprint('ok')",
+      tables: [],
+    });
+    expect(result.ok).toBe(true);
+    expect(result.stdout).toBe("ok\n");
+  });
+
+  it("runs concurrent requests one after another", async () => {
+    const results = await Promise.all(
+      [1, 2, 3].map((n) => sandbox.execute({ code: `print(${n} * 10)`, tables: [] })),
+    );
+    expect(results.map((r) => r.stdout)).toEqual(["10\n", "20\n", "30\n"]);
+  });
+
+  it("rejects a malformed request", async () => {
+    await expect(
+      sandbox.execute({ code: "print(1)", tables: [{ name: "broken" } as unknown as TableRef] }),
+    ).rejects.toThrow();
+  });
+});
+
+describe("the local sandbox's own watchdog and lifecycle", () => {
+  beforeAll(() => {
+    useTempHome();
+  });
+
+  it("replaces a worker that stops answering, and the next request works", async () => {
+    const sandbox = await LocalSandbox.start({ graceMs: 200, loadTimeoutMs: 1500 });
+    try {
+      const [stuck] = sandbox.workerPids;
+      expect(stuck).toBeDefined();
+      process.kill(stuck as number, "SIGSTOP");
+      const result = await sandbox.execute({ code: "print(1)", tables: [], timeoutMs: 300 });
+      expect(result.ok).toBe(false);
+      expect(result.error?.type).toBe("Timeout");
+      expect(isRunning(stuck as number)).toBe(false);
+
+      const next = await sandbox.execute({ code: "print('fresh')", tables: [] });
+      expect(next.stdout).toBe("fresh\n");
+      expect(sandbox.workerPids).not.toContain(stuck);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("restarts a worker that died, even when the next request was already on its way", async () => {
+    const sandbox = await LocalSandbox.start();
+    try {
+      const [first] = sandbox.workerPids;
+      // Sent at once: the death may or may not have been noticed yet.
+      process.kill(first as number, "SIGKILL");
+      const result = await sandbox.execute({ code: "print('back')", tables: [] });
+      expect(result.stdout).toBe("back\n");
+      expect(sandbox.workerPids).not.toContain(first);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("close() leaves no worker process behind", async () => {
+    const sandbox = await LocalSandbox.start();
+    const pids = sandbox.workerPids;
+    expect(pids).toHaveLength(1);
+    expect(isRunning(pids[0] as number)).toBe(true);
+    await sandbox.close();
+    expect(isRunning(pids[0] as number)).toBe(false);
+    await expect(sandbox.execute({ code: "print(1)", tables: [] })).rejects.toThrow(/closed/);
+  });
+});
+
+describe("the shared sandbox", () => {
+  it("is started once for concurrent callers and closed by closeSandboxes()", async () => {
+    const [a, b] = await Promise.all([getSandbox("local"), getSandbox("local")]);
+    expect(a).toBe(b);
+    expect(a).toBeInstanceOf(LocalSandbox);
+    const pids = (a as LocalSandbox).workerPids;
+    expect((await a.execute({ code: "print('shared')", tables: [] })).stdout).toBe("shared\n");
+    await closeSandboxes();
+    expect(pids.some(isRunning)).toBe(false);
+    const fresh = await getSandbox("local");
+    expect(fresh).not.toBe(a);
+    await closeSandboxes();
+  });
+});
+
+describe("findPython", () => {
+  it("finds a python with pandas", async () => {
+    const python = await findPython();
+    expect(python.executable).toMatch(/python/);
+    expect(python.pandas).toMatch(/^\d+\.\d+/);
+  });
+
+  it("says what to do when TABLEMINDS_PYTHON cannot import pandas", async () => {
+    const saved = process.env.TABLEMINDS_PYTHON;
+    process.env.TABLEMINDS_PYTHON = "/bin/false";
+    try {
+      const failure = findPython();
+      await expect(failure).rejects.toBeInstanceOf(PythonNotFoundError);
+      await expect(failure).rejects.toThrow(/TABLEMINDS_PYTHON=\/bin\/false cannot import pandas/);
+    } finally {
+      if (saved === undefined) delete process.env.TABLEMINDS_PYTHON;
+      else process.env.TABLEMINDS_PYTHON = saved;
+    }
+  });
+});
