@@ -13,9 +13,9 @@ import { END, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { graph } from "../graphs/table_qa.js";
-import { closeSandboxes } from "../tools/sandbox/index.js";
 import { MEDALS_QUESTION, medalsTeam } from "../tests/support/scripts.js";
 import { startStubOpenAI } from "../tests/support/stub-openai.js";
+import { closeSandboxes } from "../tools/sandbox/index.js";
 
 const RUNS = Number(process.argv[2] ?? 30);
 const STEPS = 5; // ingest, planner, coder, executor, answerer
@@ -84,13 +84,21 @@ async function measure(latencyMs: number, runs: number) {
 const zero = await measure(0, RUNS);
 console.log(`table_qa, zero-latency stub, ${RUNS} runs (medians)`);
 console.log(`  wall                         ${zero.wall.toFixed(2)} ms`);
-console.log(`  orchestration overhead       ${zero.overhead.toFixed(2)} ms (${(zero.overhead / STEPS).toFixed(2)} ms/step)`);
-console.log(`  bare ${STEPS}-step graph floor      ${zero.bare.toFixed(2)} ms (${(zero.bare / STEPS).toFixed(2)} ms/step)`);
-console.log(`  overhead / floor             ${(zero.overhead / zero.bare).toFixed(2)}x   (goal <= 2x)`);
+console.log(
+  `  orchestration overhead       ${zero.overhead.toFixed(2)} ms (${(zero.overhead / STEPS).toFixed(2)} ms/step)`,
+);
+console.log(
+  `  bare ${STEPS}-step graph floor      ${zero.bare.toFixed(2)} ms (${(zero.bare / STEPS).toFixed(2)} ms/step)`,
+);
+console.log(
+  `  overhead / floor             ${(zero.overhead / zero.bare).toFixed(2)}x   (goal <= 2x)`,
+);
 
 const slow = await measure(200, Math.min(RUNS, 8));
 console.log(`table_qa, 200 ms model latency, ${Math.min(RUNS, 8)} runs (medians)`);
 console.log(`  wall                         ${slow.wall.toFixed(1)} ms`);
 console.log(`  orchestration overhead       ${slow.overhead.toFixed(2)} ms`);
-console.log(`  overhead share of wall       ${((100 * slow.overhead) / slow.wall).toFixed(2)}%   (goal <= 2%)`);
+console.log(
+  `  overhead share of wall       ${((100 * slow.overhead) / slow.wall).toFixed(2)}%   (goal <= 2%)`,
+);
 await closeSandboxes();

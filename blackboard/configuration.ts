@@ -22,7 +22,12 @@ export const ConfigurationSchema = z.object({
     .describe("Code attempts before answering with what is known (retries see the errors)"),
   sandbox: z.enum(["local"]).default("local").describe("Where generated code runs"),
   execTimeoutMs: z.number().int().positive().default(15_000).describe("Wall-clock limit per run"),
-  outputBytes: z.number().int().positive().default(64 * 1024).describe("Cap on captured stdout"),
+  outputBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024)
+    .describe("Cap on captured stdout"),
   llmTimeoutMs: z.number().int().positive().default(120_000).describe("Timeout per model call"),
   llmMaxRetries: z.number().int().min(0).max(10).default(3).describe("Retries per model call"),
   streaming: z.boolean().default(false).describe("Stream tokens from the model"),
@@ -30,6 +35,9 @@ export const ConfigurationSchema = z.object({
 });
 
 export type Configuration = z.infer<typeof ConfigurationSchema>;
+
+/** What a caller may pass: any subset; the defaults fill the rest (and show in Studio's form). */
+export const ContextSchema = ConfigurationSchema.partial();
 
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {

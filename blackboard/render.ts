@@ -70,7 +70,9 @@ function describeAnchor(evidence: Evidence): string {
 
 /** One line per evidence packet: `[id] where: value`, the ids the answerer cites. */
 export function renderEvidenceList(evidence: Evidence[]): string {
-  return evidence.map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`).join("\n");
+  return evidence
+    .map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`)
+    .join("\n");
 }
 
 export { renderTable };

@@ -24,27 +24,42 @@ export const TableQAState = new StateSchema({
   tables: z.array(TableRefSchema).default(() => []),
   /** Numbered plan steps; empty until the planner ran. */
   plan: z.array(z.string()).default(() => []),
-  attempts: new ReducedValue(z.array(AttemptSchema).default(() => []), {
-    inputSchema: z.array(AttemptSchema),
-    reducer: upsertById,
-  }),
-  evidence: new ReducedValue(z.array(EvidenceSchema).default(() => []), {
-    inputSchema: z.array(EvidenceSchema),
-    reducer: appendUniqueById,
-  }),
-  claims: new ReducedValue(z.array(ClaimSchema).default(() => []), {
-    inputSchema: z.array(ClaimSchema),
-    reducer: upsertById,
-  }),
-  edges: new ReducedValue(z.array(EdgeSchema).default(() => []), {
-    inputSchema: z.array(EdgeSchema),
-    reducer: (current, update) => [...current, ...update],
-  }),
+  attempts: new ReducedValue(
+    z.array(AttemptSchema).default(() => []),
+    {
+      inputSchema: z.array(AttemptSchema),
+      reducer: upsertById,
+    },
+  ),
+  evidence: new ReducedValue(
+    z.array(EvidenceSchema).default(() => []),
+    {
+      inputSchema: z.array(EvidenceSchema),
+      reducer: appendUniqueById,
+    },
+  ),
+  claims: new ReducedValue(
+    z.array(ClaimSchema).default(() => []),
+    {
+      inputSchema: z.array(ClaimSchema),
+      reducer: upsertById,
+    },
+  ),
+  edges: new ReducedValue(
+    z.array(EdgeSchema).default(() => []),
+    {
+      inputSchema: z.array(EdgeSchema),
+      reducer: (current, update) => [...current, ...update],
+    },
+  ),
   answer: AnswerSchema.nullable().default(null),
-  budget: new ReducedValue(BudgetSchema.default(() => EMPTY_BUDGET), {
-    inputSchema: BudgetSchema.partial(),
-    reducer: addBudget,
-  }),
+  budget: new ReducedValue(
+    BudgetSchema.default(() => EMPTY_BUDGET),
+    {
+      inputSchema: BudgetSchema.partial(),
+      reducer: addBudget,
+    },
+  ),
 });
 
 export type TableQAStateValue = typeof TableQAState.State;

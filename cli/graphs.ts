@@ -25,7 +25,9 @@ export async function loadGraph(name: string, root = PROJECT_ROOT): Promise<Runn
   const graphs = listGraphs(root);
   const spec = graphs[name];
   if (!spec) {
-    throw new Error(`unknown graph "${name}"; langgraph.json has: ${Object.keys(graphs).join(", ")}`);
+    throw new Error(
+      `unknown graph "${name}"; langgraph.json has: ${Object.keys(graphs).join(", ")}`,
+    );
   }
   const [file, exported = "graph"] = spec.split(":");
   const module: Record<string, unknown> = await import(

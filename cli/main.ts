@@ -39,7 +39,12 @@ export function buildProgram(): Command {
     .description("answer a question about a table (CSV, TSV or JSON) and show the evidence")
     .argument("<table>", "table file: .csv, .tsv or .json (records or {columns, data})")
     .argument("<question>", "the question, in quotes")
-    .option("-t, --table <file>", "another table (repeatable)", (v, all: string[]) => [...all, v], [])
+    .option(
+      "-t, --table <file>",
+      "another table (repeatable)",
+      (v, all: string[]) => [...all, v],
+      [],
+    )
     .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
     .option("-q, --quiet", "no progress on stderr", false)
     .addOption(
@@ -47,7 +52,11 @@ export function buildProgram(): Command {
     )
     .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
     .option("--temperature <t>", "sampling temperature", nonNegativeNumber)
-    .option("--max-code-attempts <n>", "code attempts before answering anyway (default 3)", positiveInt)
+    .option(
+      "--max-code-attempts <n>",
+      "code attempts before answering anyway (default 3)",
+      positiveInt,
+    )
     .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
     .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
     .option("--stream", "stream tokens from the model", false)
@@ -55,7 +64,9 @@ export function buildProgram(): Command {
     .action(async (table: string, question: string, opts) => {
       const graphs = listGraphs();
       if (!graphs[opts.graph]) {
-        program.error(`unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`);
+        program.error(
+          `unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`,
+        );
       }
       await ask({
         tables: [table, ...opts.table],

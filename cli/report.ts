@@ -1,8 +1,8 @@
 import { numberLines } from "../blackboard/render.js";
 import type { Attempt, Evidence } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
-import { readTable } from "../tools/tables/read.js";
 import { renderTable } from "../tools/tables/profile.js";
+import { readTable } from "../tools/tables/read.js";
 
 function indent(text: string, by = "    "): string {
   return text

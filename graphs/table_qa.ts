@@ -1,13 +1,13 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { ConfigurationSchema } from "../blackboard/configuration.js";
-import { type TableQAStateValue, TableQAState } from "../blackboard/state.js";
+import { ContextSchema } from "../blackboard/configuration.js";
+import { TableQAState, type TableQAStateValue } from "../blackboard/state.js";
 import { answerNode } from "../nodes/answer.js";
 import { codeNode } from "../nodes/code.js";
 import { executeNode } from "../nodes/execute.js";
 import { ingestNode } from "../nodes/ingest.js";
 import { planNode } from "../nodes/plan.js";
-import { configurationOf } from "../nodes/runtime.js";
 import { modelRetryPolicy } from "../nodes/policies.js";
+import { configurationOf } from "../nodes/runtime.js";
 
 /** After a run: answer when it worked or the attempts are used up, else code again. */
 export function routeAfterExecute(
@@ -25,7 +25,7 @@ export function routeAfterExecute(
  *                        +- retry --+   (with the error history, up to maxCodeAttempts)
  * check / reflect / memory nodes join between answerer and END in a later version.
  */
-export const builder = new StateGraph(TableQAState, ConfigurationSchema)
+export const builder = new StateGraph(TableQAState, ContextSchema)
   .addNode("ingest", ingestNode)
   .addNode("planner", planNode, { retryPolicy: modelRetryPolicy })
   .addNode("coder", codeNode, { retryPolicy: modelRetryPolicy })

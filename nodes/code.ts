@@ -1,5 +1,5 @@
-import type { Attempt } from "../blackboard/schemas.js";
 import { renderErrorHistory, renderPlan, renderTableNames } from "../blackboard/render.js";
+import type { Attempt } from "../blackboard/schemas.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { configurationOf, type TableQANode } from "./runtime.js";

@@ -8,7 +8,9 @@ import type { TableQANode } from "./runtime.js";
 export const ingestNode: TableQANode = async (state) => {
   if (state.sources.length === 0) {
     if (state.tables.length === 0) {
-      throw new Error("no tables: give `sources` (file paths or inline {columns, data}) or `tables`");
+      throw new Error(
+        "no tables: give `sources` (file paths or inline {columns, data}) or `tables`",
+      );
     }
     return {};
   }

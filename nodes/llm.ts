@@ -1,5 +1,5 @@
-import type { Budget } from "../blackboard/schemas.js";
 import type { Configuration } from "../blackboard/configuration.js";
+import type { Budget } from "../blackboard/schemas.js";
 import { callModel } from "../tools/models/chat.js";
 import type { Role } from "../tools/models/config.js";
 

@@ -5,7 +5,10 @@ import type { TableQAStateValue, TableQAUpdate } from "../blackboard/state.js";
 export type NodeRuntime = Runtime<Partial<Configuration>>;
 
 /** Every node of table_qa has this shape. */
-export type TableQANode = (state: TableQAStateValue, runtime: NodeRuntime) => Promise<TableQAUpdate>;
+export type TableQANode = (
+  state: TableQAStateValue,
+  runtime: NodeRuntime,
+) => Promise<TableQAUpdate>;
 
 /**
  * The run configuration as the node sees it: `context` (LangGraph 1.x, Studio's

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
+import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -31,10 +31,10 @@ describe("table_qa under model faults", () => {
     const team = medalsTeam();
     let plannerCalls = 0;
     stub = await startStubOpenAI({
-      respond: (req, i) => (req.role === "planner" ? planner(plannerCalls++) : team(req, i)),
+      respond: (req) => (req.role === "planner" ? planner(plannerCalls++) : team(req)),
     });
     useStubEndpoint(stub.url);
-    return graph.invoke(input, { context: fast }) as Promise<TableQAStateValue>;
+    return graph.invoke(input, withContext(fast)) as Promise<TableQAStateValue>;
   }
 
   it("retries a 500 and then succeeds", async () => {
@@ -62,11 +62,10 @@ describe("table_qa under model faults", () => {
   it("answers from what it has when every code attempt fails", async () => {
     const team = medalsTeam(() => '```python\nraise ValueError("no luck")\n```');
     stub = await startStubOpenAI({
-      respond: (req, i) =>
-        req.role === "answerer" ? "Final Answer: cannot be computed" : team(req, i),
+      respond: (req) => (req.role === "answerer" ? "Final Answer: cannot be computed" : team(req)),
     });
     useStubEndpoint(stub.url);
-    const state = (await graph.invoke(input, { context: fast })) as TableQAStateValue;
+    const state = (await graph.invoke(input, withContext(fast))) as TableQAStateValue;
     expect(state.attempts).toHaveLength(2);
     expect(state.attempts.every((a) => a.result?.error?.type === "ValueError")).toBe(true);
     expect(state.answer?.final).toBe("cannot be computed");

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
+import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { lastMessage, MEDALS_CODE, MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type StubRequest, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -23,7 +23,7 @@ describe("table_qa against a stub model and the real local sandbox", () => {
         question: MEDALS_QUESTION,
         sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
       },
-      { context: { maxCodeAttempts: 3 } },
+      withContext({ maxCodeAttempts: 3 }),
     )) as TableQAStateValue;
   });
 

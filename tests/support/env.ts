@@ -1,6 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Configuration } from "../../blackboard/configuration.js";
+import type { graph } from "../../graphs/table_qa.js";
 
 /** Points the artifact store at a fresh temporary directory for this test file. */
 export function useTempHome(): string {
@@ -17,3 +19,10 @@ export function useStubEndpoint(url: string): void {
 }
 
 export const EXAMPLES = path.resolve(import.meta.dirname, "../../examples");
+
+type InvokeOptions = NonNullable<Parameters<typeof graph.invoke>[1]>;
+
+/** LangGraph types `context` with every key present; a run passes any subset. */
+export function withContext(context: Partial<Configuration>): InvokeOptions {
+  return { context: context as InvokeOptions["context"] };
+}

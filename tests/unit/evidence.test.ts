@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { codeLinesFor, evidenceFromExecution, lineValue, outputLines } from "../../blackboard/evidence.js";
+import {
+  codeLinesFor,
+  evidenceFromExecution,
+  lineValue,
+  outputLines,
+} from "../../blackboard/evidence.js";
 import { findCells, matchingEvidence, valueMatches } from "../../blackboard/grounding.js";
 import { appendUniqueById, upsertById } from "../../blackboard/reducers.js";
 import type { Attempt, Evidence, ExecResult } from "../../blackboard/schemas.js";
@@ -45,7 +50,12 @@ describe("evidence from an execution", () => {
   it("posts intermediate tables by reference, anchored to their assigning line", () => {
     const tablePacket = packets.find((p) => p.id === "a1:by_nation");
     expect(tablePacket?.modality).toBe("table");
-    expect(tablePacket?.anchor).toEqual({ kind: "code", attempt: "a1", lines: [2, 2], stdout: [0, 0] });
+    expect(tablePacket?.anchor).toEqual({
+      kind: "code",
+      attempt: "a1",
+      lines: [2, 2],
+      stdout: [0, 0],
+    });
     expect(tablePacket?.value).toMatchObject({ name: "by_nation", sha256: "a".repeat(64) });
   });
 
@@ -75,7 +85,12 @@ describe("grounding helpers", () => {
     const base = {
       modality: "code" as const,
       source: "execute",
-      anchor: { kind: "code" as const, attempt: "a1", lines: [1, 1] as [number, number], stdout: [0, 1] as [number, number] },
+      anchor: {
+        kind: "code" as const,
+        attempt: "a1",
+        lines: [1, 1] as [number, number],
+        stdout: [0, 1] as [number, number],
+      },
       time: "t",
       provenance: { attempt: "a1", parents: [] },
       confidence: 1,
@@ -88,7 +103,14 @@ describe("grounding helpers", () => {
   });
 
   it("finds source cells equal to answer items", () => {
-    const hits = findCells(["ROC", "20"], ["nation", "gold"], [["Japan", "27"], ["ROC", "20"]]);
+    const hits = findCells(
+      ["ROC", "20"],
+      ["nation", "gold"],
+      [
+        ["Japan", "27"],
+        ["ROC", "20"],
+      ],
+    );
     expect(hits).toEqual([
       { row: 1, column: "nation", value: "ROC" },
       { row: 1, column: "gold", value: "20" },
@@ -99,11 +121,27 @@ describe("grounding helpers", () => {
 describe("reducers", () => {
   it("appends evidence once per id", () => {
     const a = { id: "x", v: 1 };
-    expect(appendUniqueById([a], [{ id: "x", v: 2 }, { id: "y", v: 3 }])).toEqual([a, { id: "y", v: 3 }]);
+    expect(
+      appendUniqueById(
+        [a],
+        [
+          { id: "x", v: 2 },
+          { id: "y", v: 3 },
+        ],
+      ),
+    ).toEqual([a, { id: "y", v: 3 }]);
   });
 
   it("replaces an attempt by id and appends new ones", () => {
-    expect(upsertById([{ id: "a1", v: 1 }], [{ id: "a1", v: 2 }, { id: "a2", v: 3 }])).toEqual([
+    expect(
+      upsertById(
+        [{ id: "a1", v: 1 }],
+        [
+          { id: "a1", v: 2 },
+          { id: "a2", v: 3 },
+        ],
+      ),
+    ).toEqual([
       { id: "a1", v: 2 },
       { id: "a2", v: 3 },
     ]);

@@ -6,7 +6,8 @@ import { parsePlan } from "../../nodes/plan.js";
 
 describe("parsePlan", () => {
   it("reads numbered steps inside <plan>", () => {
-    const reply = "Sure.\n<plan>\n1. Filter rows where year > 2000.\n2) Sum the sales column.\n</plan>";
+    const reply =
+      "Sure.\n<plan>\n1. Filter rows where year > 2000.\n2) Sum the sales column.\n</plan>";
     expect(parsePlan(reply)).toEqual(["Filter rows where year > 2000.", "Sum the sales column."]);
   });
 
