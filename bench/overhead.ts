@@ -3,6 +3,7 @@
  * model and in the sandbox, against a bare LangGraph graph with as many no-op steps,
  * measured alternately in one process; then its share of wall time when the model
  * takes 200 ms a call. Prints ratios; goals: <= 2x the bare floor, <= 2% at 200 ms.
+ * The stub model server runs in its own process, as a real one would.
  *
  *   npx tsx bench/overhead.ts [runs=30]
  */
@@ -13,9 +14,9 @@ import { END, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { graph } from "../graphs/table_qa.js";
-import { MEDALS_QUESTION, medalsTeam } from "../tests/support/scripts.js";
-import { startStubOpenAI } from "../tests/support/stub-openai.js";
+import { MEDALS_QUESTION } from "../tests/support/scripts.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
+import { spawnStub } from "./spawn-stub.js";
 
 const RUNS = Number(process.argv[2] ?? 30);
 const STEPS = 5; // ingest, planner, coder, executor, answerer
@@ -64,7 +65,7 @@ async function bareWall(): Promise<number> {
 }
 
 async function measure(latencyMs: number, runs: number) {
-  const stub = await startStubOpenAI({ respond: medalsTeam(), latencyMs });
+  const stub = await spawnStub(latencyMs);
   process.env.OPENAI_BASE_URL = stub.url;
   const overheads: number[] = [];
   const walls: number[] = [];
@@ -77,7 +78,7 @@ async function measure(latencyMs: number, runs: number) {
     walls.push(run.wall);
     bares.push(await bareWall());
   }
-  await stub.close();
+  stub.stop();
   return { overhead: median(overheads), wall: median(walls), bare: median(bares) };
 }
 

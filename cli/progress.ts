@@ -1,5 +1,9 @@
 import type { TableQAUpdate } from "../blackboard/state.js";
 
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 const LABELS: Record<string, string> = {
   ingest: "tables",
   planner: "plan",
@@ -18,12 +22,12 @@ export function describeUpdate(node: string, update: TableQAUpdate): string | nu
     return `${label} ${list.join(", ")}`;
   }
   if (node === "planner" && update.plan) {
-    return `${label} ${update.plan.length} steps: ${update.plan.map((s, i) => `${i + 1}. ${s}`).join(" ")}`;
+    return `${label} ${count(update.plan.length, "step")}: ${update.plan.map((s, i) => `${i + 1}. ${s}`).join(" ")}`;
   }
   const attempt = Array.isArray(update.attempts) ? update.attempts.at(-1) : undefined;
   if (node === "coder" && attempt) {
     if (attempt.parseError) return `${label} ${attempt.id}: no code in the reply`;
-    return `${label} ${attempt.id}: ${attempt.code.split("\n").length} lines of python`;
+    return `${label} ${attempt.id}: ${count(attempt.code.split("\n").length, "line")} of python`;
   }
   if (node === "executor" && attempt?.result) {
     const r = attempt.result;
@@ -32,7 +36,7 @@ export function describeUpdate(node: string, update: TableQAUpdate): string | nu
       return `${label} ${attempt.id} failed: ${r.error?.type}: ${r.error?.message}${where}`;
     }
     const printed = r.stdout.split("\n").filter((l) => l.trim()).length;
-    return `${label} ${attempt.id} ok in ${Math.round(r.durationMs)} ms: ${printed} output lines, ${r.tables.length} tables`;
+    return `${label} ${attempt.id} ok in ${Math.round(r.durationMs)} ms: ${count(printed, "output line")}, ${count(r.tables.length, "table")}`;
   }
   if (node === "answerer" && update.answer) return `${label} ${update.answer.final}`;
   return null;

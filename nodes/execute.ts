@@ -24,6 +24,7 @@ export const executeNode: TableQANode = async (state, runtime) => {
   if (attempt.parseError) {
     return { attempts: [{ ...attempt, result: unparsedResult(attempt) }] };
   }
+  const started = performance.now();
   const sandbox = await getSandbox(config.sandbox);
   const result = await sandbox.execute({
     code: attempt.code,
@@ -31,10 +32,12 @@ export const executeNode: TableQANode = async (state, runtime) => {
     timeoutMs: config.execTimeoutMs,
     outputBytes: config.outputBytes,
   });
+  // The whole call, scratch setup and artifact storage included: all of it is sandbox time.
+  const execMs = performance.now() - started;
   const evidence = evidenceFromExecution(attempt, result, "execute", new Date().toISOString());
   return {
     attempts: [{ ...attempt, result }],
     evidence,
-    budget: { execMs: result.durationMs },
+    budget: { execMs },
   };
 };

@@ -1,0 +1,17 @@
+/**
+ * Runs the scripted medals team on a stub OpenAI server in its own process, as a real
+ * model server would be, so its work never lands on the measured process's event loop.
+ * Prints the server URL on the first line of stdout; exits when stdin closes.
+ *
+ *   npx tsx bench/stub-process.ts <latencyMs>
+ */
+import { medalsTeam } from "../tests/support/scripts.js";
+import { startStubOpenAI } from "../tests/support/stub-openai.js";
+
+const latencyMs = Number(process.argv[2] ?? 0);
+const stub = await startStubOpenAI({ respond: medalsTeam(), latencyMs, idleTimeoutMs: 600_000 });
+process.stdout.write(`${stub.url}\n`);
+process.stdin.resume();
+process.stdin.on("end", () => {
+  void stub.close().then(() => process.exit(0));
+});
