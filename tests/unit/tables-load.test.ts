@@ -1,4 +1,6 @@
-import { mkdirSync, readFileSync, truncateSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, truncateSync } from "node:fs";
+import { rm, utimes, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TableRefSchema } from "../../blackboard/schemas.js";
@@ -398,5 +400,24 @@ describe("readTable", () => {
     const gone = { ...table, uri: path.join(home, "artifacts", "missing.csv") };
     const error = await loadError(() => readTable(gone));
     expect(error.problem).toBe("artifact missing or unreadable: no such file");
+  });
+});
+
+describe("loadTable reuse", () => {
+  it("reuses an unchanged file's load and reloads after the file changes", async () => {
+    useTempHome();
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "tm-reuse-")), "t.csv");
+    await writeFile(file, "a,b\n1,2\n");
+    const first = await loadTable({ path: file });
+    const second = await loadTable({ path: file });
+    expect(second.table).toBe(first.table);
+    await writeFile(file, "a,b\n1,2\n3,4\n");
+    await utimes(file, new Date(), new Date(Date.now() + 5_000));
+    const changed = await loadTable({ path: file });
+    expect(changed.table.rows).toBe(2);
+    await rm(changed.table.uri);
+    const recreated = await loadTable({ path: file });
+    expect(recreated.table.uri).toBe(changed.table.uri);
+    expect(recreated.table).not.toBe(changed.table);
   });
 });

@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { putArtifact } from "../../blackboard/artifacts.js";
+import { artifactDir, putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
 import { CsvSyntaxError, formatCsv, parseDelimited } from "./csv.js";
 import { inferDtype } from "./dtypes.js";
@@ -191,9 +191,54 @@ async function gridFromFile(file: string): Promise<Grid> {
  * stores it as canonical CSV in the artifact store and returns a reference to it.
  * Equal content always yields the same sha256 and uri. Throws TableLoadError.
  */
+/**
+ * Loads a table, reusing the result of an earlier load of the same unchanged file
+ * (same path, size and modification time) while its artifact still exists: a service
+ * answering many questions over one table parses and hashes it once.
+ */
 export async function loadTable(
   source: TableSource,
   opts: { name?: string } = {},
+): Promise<LoadedTable> {
+  if (!("path" in source)) return loadTableUncached(source, opts);
+  const key = await fileKey(source.path, opts.name ?? source.name ?? "");
+  const hit = key ? loaded.get(key) : undefined;
+  if (hit && (await exists(hit.table.uri))) {
+    return { table: hit.table, warnings: [...hit.warnings] };
+  }
+  const result = await loadTableUncached(source, opts);
+  if (key) {
+    if (loaded.size >= MAX_REMEMBERED) loaded.delete(loaded.keys().next().value ?? "");
+    loaded.set(key, result);
+  }
+  return result;
+}
+
+const MAX_REMEMBERED = 64;
+const loaded = new Map<string, LoadedTable>();
+
+async function fileKey(file: string, name: string): Promise<string | null> {
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) return null;
+    return [path.resolve(file), info.size, info.mtimeMs, name, artifactDir()].join("\0");
+  } catch {
+    return null;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function loadTableUncached(
+  source: TableSource,
+  opts: { name?: string },
 ): Promise<LoadedTable> {
   const file = "path" in source ? source.path : "<inline>";
   const grid =
