@@ -20,8 +20,17 @@ export const ConfigurationSchema = z.object({
     .max(10)
     .default(3)
     .describe("Code attempts before answering with what is known (retries see the errors)"),
-  sandbox: z.enum(["local"]).default("local").describe("Where generated code runs"),
+  sandbox: z
+    .enum(["local", "e2b"])
+    .default("local")
+    .describe("Where generated code runs: local Python pool, or E2B cloud sandboxes (E2B_API_KEY)"),
   execTimeoutMs: z.number().int().positive().default(15_000).describe("Wall-clock limit per run"),
+  execMemoryMb: z
+    .number()
+    .int()
+    .min(64)
+    .default(2048)
+    .describe("Address-space limit per run, in MB"),
   outputBytes: z
     .number()
     .int()

@@ -30,6 +30,7 @@ export const executeNode: TableQANode = async (state, runtime) => {
     code: attempt.code,
     tables: state.tables,
     timeoutMs: config.execTimeoutMs,
+    memoryMb: config.execMemoryMb,
     outputBytes: config.outputBytes,
   });
   // The whole call, scratch setup and artifact storage included: all of it is sandbox time.
