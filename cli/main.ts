@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { ask } from "./ask.js";
+import { doctor } from "./doctor.js";
 import { listGraphs } from "./graphs.js";
 
 const ENVIRONMENT = `
@@ -83,6 +84,13 @@ export function buildProgram(): Command {
           streaming: opts.stream,
         }),
       });
+    });
+
+  program
+    .command("doctor")
+    .description("check the sandbox Python, the local sandbox's protections and the settings")
+    .action(async () => {
+      process.exitCode = await doctor();
     });
 
   program

@@ -1,11 +1,17 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { defaultWorkerCount, LocalSandbox } from "../../tools/sandbox/local.js";
 import { findPython, PythonNotFoundError } from "../../tools/sandbox/python.js";
 import { useTempHome } from "../support/env.js";
+import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
 
 const MEDALS_CSV = [
   "nation,gold,silver",
@@ -19,6 +25,10 @@ async function tableRef(name: string, csv: string, columns: TableRef["columns"])
   const { sha256, uri } = await putArtifact(`${csv}\n`, "csv");
   const rows = csv.split("\n").length - 1;
   return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
+}
+
+function someTable() {
+  return tableRef("single", "x\n1", [{ name: "x", dtype: "int64" }]);
 }
 
 function isRunning(pid: number): boolean {
@@ -41,7 +51,7 @@ describe("the local sandbox", () => {
       { name: "gold", dtype: "int64" },
       { name: "silver", dtype: "int64" },
     ]);
-    sandbox = await LocalSandbox.start();
+    sandbox = await LocalSandbox.start({ workers: 2 });
   });
 
   afterAll(async () => {
@@ -57,7 +67,84 @@ describe("the local sandbox", () => {
       wallClockKill: true,
       outputCap: true,
       scratchDir: true,
+      scrubbedEnv: true,
+      auditHook: true,
+      forkAhead: true,
     });
+    // Probed, not assumed: every answer is a boolean, whatever this machine allows.
+    for (const key of ["netns", "seccomp", "landlock", "noNewProcesses", "rlimitNproc"]) {
+      expect(typeof info.protections[key]).toBe("boolean");
+    }
+    if (process.getuid?.() === 0) expect(info.protections.rlimitNproc).toBe(false);
+  });
+
+  it("runs requests on several workers at once", async () => {
+    const started = performance.now();
+    const results = await Promise.all(
+      [1, 2].map(() => sandbox.execute({ code: "import time\ntime.sleep(0.4)", tables: [] })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(750);
+  });
+
+  it("gives a parked child the tables loaded after it was forked", async () => {
+    const first = await tableRef("first_seen", "k,v\na,1\nb,2", [
+      { name: "k", dtype: "object" },
+      { name: "v", dtype: "int64" },
+    ]);
+    const later = await tableRef("loaded_later", "k,w\na,10", [
+      { name: "k", dtype: "object" },
+      { name: "w", dtype: "int64" },
+    ]);
+    for (const [tables, expected] of [
+      [[first], "3\n"],
+      [[later], "10\n"],
+      [[first, later], "11\n"],
+    ] as const) {
+      const code =
+        tables.length === 2
+          ? "print(int(first_seen.merge(loaded_later, on='k')[['v', 'w']].sum().sum()))"
+          : "print(int(df.iloc[:, 1].sum()))";
+      const result = await sandbox.execute({ code, tables: [...tables] });
+      expect(result.error).toBeNull();
+      expect(result.stdout).toBe(expected);
+    }
+  });
+
+  it("runs each request in a fresh scratch directory that is removed afterwards", async () => {
+    const code =
+      "import os\nopen('note.txt', 'w').write('x')\nprint(os.getcwd())\nprint(os.listdir('.'))";
+    const first = await sandbox.execute({ code, tables: [] });
+    const second = await sandbox.execute({ code, tables: [] });
+    const [dirA, listingA] = first.stdout.split("\n");
+    const [dirB, listingB] = second.stdout.split("\n");
+    expect(dirA).not.toBe(dirB);
+    expect(listingA).toBe("['note.txt']");
+    expect(listingB).toBe("['note.txt']");
+    expect(await eventually(() => !existsSync(dirA ?? "") && !existsSync(dirB ?? ""))).toBe(true);
+  });
+
+  it("removes the scratch directory of a run with tables once they are stored", async () => {
+    const result = await sandbox.execute({
+      code: "import os\nprint(os.getcwd())\nkept = df.head(2)",
+      tables: [medals],
+    });
+    expect(result.tables.map((t) => t.variable)).toEqual(["kept"]);
+    const scratch = result.stdout.trim();
+    expect(await eventually(() => !existsSync(scratch))).toBe(true);
+    expect(await readFile(result.tables[0]?.table.uri ?? "", "utf8")).toMatch(
+      /^nation,gold,silver\n/,
+    );
+  });
+
+  it("limits memory to memoryMb on top of what the warm worker holds", async () => {
+    const code = "block = bytearray(300 * 1024 * 1024)\nprint(len(block) // 2**20)";
+    const small = await sandbox.execute({ code, tables: [], memoryMb: 100 });
+    expect(small.error?.type).toBe("MemoryError");
+    // The warm interpreter alone maps over 100 MB: 400 MB would not fit 300 more if the
+    // limit counted it.
+    const large = await sandbox.execute({ code, tables: [], memoryMb: 400 });
+    expect(large.stdout).toBe("300\n");
   });
 
   it("gives one table as df and by its name", async () => {
@@ -268,7 +355,7 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
   });
 
   it("replaces a worker that stops answering, and the next request works", async () => {
-    const sandbox = await LocalSandbox.start({ graceMs: 200, loadTimeoutMs: 1500 });
+    const sandbox = await LocalSandbox.start({ workers: 1, graceMs: 200, loadTimeoutMs: 1500 });
     try {
       const [stuck] = sandbox.workerPids;
       expect(stuck).toBeDefined();
@@ -287,7 +374,7 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
   });
 
   it("restarts a worker that died, even when the next request was already on its way", async () => {
-    const sandbox = await LocalSandbox.start();
+    const sandbox = await LocalSandbox.start({ workers: 1 });
     try {
       const [first] = sandbox.workerPids;
       // Sent at once: the death may or may not have been noticed yet.
@@ -301,13 +388,38 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
   });
 
   it("close() leaves no worker process behind", async () => {
-    const sandbox = await LocalSandbox.start();
+    const scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-close-"));
+    const sandbox = await LocalSandbox.start({ workers: 2, scratchRoot });
     const pids = sandbox.workerPids;
-    expect(pids).toHaveLength(1);
-    expect(isRunning(pids[0] as number)).toBe(true);
+    expect(pids).toHaveLength(2);
+    expect(pids.every(isRunning)).toBe(true);
+    await sandbox.execute({ code: "print(1)", tables: [] });
+    // Each worker and its parked child carry the scratch root on their command line.
+    expect(withCmdline(scratchRoot).length).toBeGreaterThanOrEqual(2);
     await sandbox.close();
-    expect(isRunning(pids[0] as number)).toBe(false);
+    expect(pids.some(isRunning)).toBe(false);
+    expect(withCmdline(scratchRoot)).toEqual([]);
+    expect(readdirSync(scratchRoot)).toEqual([]);
+    rmSync(scratchRoot, { recursive: true, force: true });
     await expect(sandbox.execute({ code: "print(1)", tables: [] })).rejects.toThrow(/closed/);
+  });
+
+  it("defaults to one worker per core and works without forking ahead", async () => {
+    const sandbox = await LocalSandbox.start({ forkAhead: false });
+    try {
+      expect(sandbox.workerPids).toHaveLength(defaultWorkerCount());
+      expect((await sandbox.info()).protections.forkAhead).toBe(false);
+      const result = await sandbox.execute({
+        code: "print(df.shape)",
+        tables: [await someTable()],
+      });
+      expect(result.stdout).toBe("(1, 1)\n");
+      expect(
+        await eventually(() => sandbox.workerPids.every((pid) => descendants(pid).length === 0)),
+      ).toBe(true);
+    } finally {
+      await sandbox.close();
+    }
   });
 });
 
@@ -343,6 +455,80 @@ describe("findPython", () => {
     } finally {
       if (saved === undefined) delete process.env.TABLEMINDS_PYTHON;
       else process.env.TABLEMINDS_PYTHON = saved;
+    }
+  });
+});
+
+describe("runner.py as a one-shot command", () => {
+  const RUNNER = fileURLToPath(new URL("../../tools/sandbox/runner.py", import.meta.url));
+
+  async function runOnce(request: object, dir: string): Promise<{ code: number; result: unknown }> {
+    const requestPath = path.join(dir, "request.json");
+    const resultPath = path.join(dir, "result.json");
+    writeFileSync(requestPath, JSON.stringify(request));
+    const python = (await findPython()).executable;
+    const code = await new Promise<number>((resolve) => {
+      execFile(python, [RUNNER, requestPath, resultPath], { timeout: 20_000 }, (error) =>
+        resolve(error ? Number((error as { code?: number }).code ?? 1) : 0),
+      );
+    });
+    const result = existsSync(resultPath) ? JSON.parse(await readFile(resultPath, "utf8")) : null;
+    return { code, result };
+  }
+
+  it("runs a request file and writes the documented result file", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-runner-"));
+    try {
+      const scratch = path.join(dir, "scratch");
+      mkdirSync(scratch);
+      writeFileSync(path.join(dir, "sales.csv"), "region,amount\nnorth,5\nsouth,7\nnorth,1\n");
+      const { code, result } = await runOnce(
+        {
+          code: "total = int(df.amount.sum())\nprint(total)\nby_region = df.groupby('region').amount.sum()\nraise ValueError('late')",
+          tables: [{ name: "sales", path: path.join(dir, "sales.csv") }],
+          timeout_ms: 5_000,
+          output_bytes: 1_000,
+          scratch,
+        },
+        dir,
+      );
+      expect(code).toBe(0);
+      expect(result).toEqual({
+        ok: false,
+        stdout: "13\n",
+        stderr: "",
+        error: { type: "ValueError", message: "late", line: 4 },
+        spans: [{ line: 2, start: 0, end: 3 }],
+        truncated: false,
+        tables: [
+          {
+            variable: "by_region",
+            line: 3,
+            file: "_tableminds_table_0.csv",
+            rows: 2,
+            columns: [
+              { name: "region", dtype: "object" },
+              { name: "amount", dtype: "int64" },
+            ],
+          },
+        ],
+      });
+      expect(await readFile(path.join(scratch, "_tableminds_table_0.csv"), "utf8")).toBe(
+        "region,amount\nnorth,6\nsouth,7\n",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits with 2 and writes nothing for a request it cannot read", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-runner-"));
+    try {
+      const { code, result } = await runOnce({ code: 42 }, dir);
+      expect(code).toBe(2);
+      expect(result).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

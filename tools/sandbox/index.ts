@@ -11,27 +11,41 @@ export {
 export { findPython, type PythonInfo, PythonNotFoundError } from "./python.js";
 export { type ExecRequest, ExecRequestSchema, type Sandbox, type SandboxInfo } from "./types.js";
 
-let sharedLocal: Promise<LocalSandbox> | undefined;
+export type SandboxKind = "local" | "e2b";
+
+/** How each backend starts; E2B's SDK is only loaded when that backend is chosen. */
+const STARTERS: Record<SandboxKind, () => Promise<Sandbox>> = {
+  local: () => LocalSandbox.start(),
+  e2b: async () => (await import("./e2b.js")).E2BSandbox.start(),
+};
+
+const shared = new Map<SandboxKind, Promise<Sandbox>>();
 
 /** The process-wide sandbox of a backend, started on first use and shared by every caller. */
-export async function getSandbox(kind: "local"): Promise<Sandbox> {
-  if (kind !== "local") throw new Error(`unknown sandbox backend: ${String(kind)}`);
-  if (!sharedLocal) {
-    const starting = LocalSandbox.start();
-    sharedLocal = starting;
+export async function getSandbox(kind: SandboxKind): Promise<Sandbox> {
+  const start = STARTERS[kind];
+  if (!start) throw new Error(`unknown sandbox backend: ${String(kind)} (known: local, e2b)`);
+  let sandbox = shared.get(kind);
+  if (!sandbox) {
+    const starting = start();
+    sandbox = starting;
+    shared.set(kind, starting);
     // A failed start is not kept: the next caller tries again.
     starting.catch(() => {
-      if (sharedLocal === starting) sharedLocal = undefined;
+      if (shared.get(kind) === starting) shared.delete(kind);
     });
   }
-  return sharedLocal;
+  return sandbox;
 }
 
 /** Closes the shared sandboxes; the next getSandbox starts fresh ones. */
 export async function closeSandboxes(): Promise<void> {
-  const starting = sharedLocal;
-  sharedLocal = undefined;
-  if (!starting) return;
-  const sandbox = await starting.catch(() => undefined);
-  await sandbox?.close();
+  const starting = [...shared.values()];
+  shared.clear();
+  await Promise.all(
+    starting.map(async (pending) => {
+      const sandbox = await pending.catch(() => undefined);
+      await sandbox?.close();
+    }),
+  );
 }

@@ -1,43 +1,59 @@
 """Warm pandas worker of the local sandbox.
 
-Started once by tools/sandbox/local.ts. Requests arrive as one JSON object per line
-on stdin; replies leave as one JSON object per line on fd 3, a descriptor that the
-forked children close, so nothing the generated code prints can reach the protocol.
+Started by tools/sandbox/local.ts (one per pool slot) as `worker.py SCRATCH_ROOT
+[--no-fork-ahead]`. Messages arrive as one JSON object per line on stdin; replies
+leave as one JSON object per line on fd 3, a descriptor that the forked children
+close, so nothing the generated code prints can reach the protocol.
+
+In:   {"type": "run", "id", "code", "tables": [{name, uri, sha256}], "timeout_ms",
+       "output_bytes", "memory_mb"}
+      {"type": "release", "scratch"}   the caller is done with a run's table files
+Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
+       "protections": {name: bool}, "details": {name: str}}
+      {"type": "started", "id", "pid"}  the code is about to run in child `pid`
+      {"type": "result", "id", "scratch", ...runner.py's result}
 
 Each request runs in a forked child (copy-on-write of this interpreter and of the
-cached tables) in its own process group, which is killed as a whole afterwards.
+cached tables) in its own process group, which is killed as a whole afterwards. The
+next child is forked, confined and parked on a pipe ahead of the next request, so the
+fork is off the request's path; a parked child that misses a table loaded after it
+was forked is thrown away for a fresh one.
 """
 
 import os
+import sys
 
 # Before numpy loads: one BLAS thread per process keeps fork() simple and cheap.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import ast  # noqa: E402
-import builtins  # noqa: E402
-import io  # noqa: E402
+import hardening  # noqa: E402  (next to this file)
+
+# While this process still has a single thread (a user namespace needs that).
+_NETNS = hardening.enter_empty_netns()
+
 import json  # noqa: E402
 import platform  # noqa: E402
 import select  # noqa: E402
+import shutil  # noqa: E402
 import signal  # noqa: E402
-import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import OrderedDict  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import runner  # noqa: E402
 
 PROTOCOL_FD = 3
-GENERATED = "<generated>"
-MAX_TABLES = 20
-MAX_ROWS = 10_000
-MAX_MESSAGE_CHARS = 2_000
 CACHED_TABLES = 16
 # After the soft timeout the child still needs a moment to save its tables.
 EXPORT_GRACE_S = 1.0
 MAX_CHILD_PAYLOAD = 64 * 1024 * 1024
+PROBE_TIMEOUT_S = 10.0
 PR_SET_PDEATHSIG = 1
+EXIT_ORPHANED = 71
+EXIT_SETUP_FAILED = 70
 
 _table_cache = OrderedDict()
 
@@ -52,7 +68,8 @@ def _dumps(message):
         fallback = {
             "type": "result",
             "id": message.get("id") if isinstance(message, dict) else None,
-            **_failure("ProtocolError", f"reply could not be encoded: {_safe_str(exc)}"),
+            "scratch": message.get("scratch") if isinstance(message, dict) else None,
+            **runner.failure("ProtocolError", f"reply could not be encoded: {runner.safe_str(exc)}"),
         }
         return json.dumps(fallback, ensure_ascii=True, default=str)
 
@@ -68,352 +85,104 @@ def _send(message):
     _write_all(PROTOCOL_FD, (_dumps(message) + "\n").encode("ascii"))
 
 
-def _failure(error_type, message, line=None):
-    return {
-        "ok": False,
-        "stdout": "",
-        "stderr": "",
-        "error": {"type": error_type, "message": message, "line": line},
-        "spans": [],
-        "truncated": False,
-        "tables": [],
-    }
-
-
-def _safe_str(value):
-    try:
-        text = str(value)
-    except BaseException:
-        try:
-            text = repr(value)
-        except BaseException:
-            text = f"<unprintable {type(value).__name__}>"
-    return text[:MAX_MESSAGE_CHARS]
-
-
 def _die_with_parent():
     """Asks Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
     try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        hardening._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except BaseException:
         pass
 
 
-# --- output capture ---------------------------------------------------------
+def _read_all(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
-def _utf16_len(text):
-    # Offsets are for JavaScript strings, which count UTF-16 code units.
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+# --- the child ----------------------------------------------------------------
 
 
-def _generated_line():
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename == GENERATED:
-            return frame.f_lineno
-        frame = frame.f_back
-    return None
-
-
-class _Capture(io.TextIOBase):
-    """A text stream that keeps at most `limit` UTF-8 bytes and, optionally,
-    which line of the generated code wrote each piece."""
-
-    def __init__(self, limit, with_spans):
-        super().__init__()
-        self._parts = []
-        self._bytes = 0
-        self._units = 0
-        self._limit = limit
-        self.truncated = False
-        self.spans = [] if with_spans else None
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.truncated or not text:
-            return len(text)
-        data = text.encode("utf-8", "surrogatepass")
-        kept = text
-        if self._bytes + len(data) > self._limit:
-            room = self._limit - self._bytes
-            kept = data[:room].decode("utf-8", "ignore")
-            data = kept.encode("utf-8", "surrogatepass")
-            self.truncated = True
-        if kept:
-            self._record(kept)
-            self._bytes += len(data)
-        return len(text)
-
-    def _record(self, kept):
-        units = _utf16_len(kept)
-        if self.spans is not None:
-            line = _generated_line()
-            last = self.spans[-1] if self.spans else None
-            if line is None:
-                pass
-            elif last and last["line"] == line and last["end"] == self._units:
-                last["end"] += units
-            else:
-                self.spans.append({"line": line, "start": self._units, "end": self._units + units})
-        self._parts.append(kept)
-        self._units += units
-
-    def getvalue(self):
-        return "".join(self._parts)
-
-
-# --- running the code (in the child) -----------------------------------------
-
-
-class _SoftTimeout(BaseException):
-    """Raised into the generated code when its time is up; not an Exception, so
-    `except Exception` in generated code does not swallow it."""
-
-
-def _traceback_line(exc):
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == GENERATED:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    if line is None and isinstance(exc, SyntaxError) and exc.filename == GENERATED:
-        line = exc.lineno
-    return line
-
-
-def _run_code(code_obj, namespace, timeout_ms):
-    armed = [True]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            armed[0] = False
-            raise _SoftTimeout()
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_ms / 1000)
-    try:
-        try:
-            exec(code_obj, namespace)
-        finally:
-            armed[0] = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _SoftTimeout as exc:
-        return {
-            "type": "Timeout",
-            "message": f"execution exceeded {timeout_ms} ms",
-            "line": _traceback_line(exc),
-        }
-    except SystemExit as exc:
-        if exc.code is None or exc.code == 0:
-            return None
-        return {
-            "type": "SystemExit",
-            "message": f"exit code {_safe_str(exc.code)}",
-            "line": _traceback_line(exc),
-        }
-    except BaseException as exc:
-        return {"type": type(exc).__name__, "message": _safe_str(exc), "line": _traceback_line(exc)}
-    return None
-
-
-def _compile(code):
-    try:
-        return compile(code, GENERATED, "exec"), None
-    except SyntaxError as exc:
-        return None, {"type": type(exc).__name__, "message": _safe_str(exc.msg), "line": exc.lineno}
-    except (ValueError, TypeError) as exc:  # e.g. null bytes in the source
-        return None, {"type": "SyntaxError", "message": _safe_str(exc), "line": None}
-
-
-# --- intermediate tables -----------------------------------------------------
-
-
-def _assignment_lines(code):
-    """The last line that assigns each plain name, from the code's syntax tree."""
-    try:
-        tree = ast.parse(code)
-    except BaseException:
-        return {}
-    lines = {}
-
-    def visit(target, lineno):
-        if isinstance(target, ast.Name):
-            lines[target.id] = max(lines.get(target.id, 0), lineno)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                visit(element, lineno)
-        elif isinstance(target, ast.Starred):
-            visit(target.value, lineno)
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                visit(target, node.lineno)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            visit(node.target, node.lineno)
-    return lines
-
-
-def _unique_name(taken, wanted):
-    name = wanted
-    n = 1
-    while name in taken:
-        name = f"{wanted}_{n}"
-        n += 1
-    return name
-
-
-def _as_plain_frame(name, value):
-    if isinstance(value, pd.Series):
-        value = value.to_frame() if value.name is not None else value.to_frame(name=name)
-    frame = value
-    index = frame.index
-    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
-        try:
-            frame = frame.reset_index()
-        except ValueError:  # an index level is named like a column
-            taken = {str(c) for c in frame.columns}
-            frame = frame.copy(deep=False)
-            frame.index.names = [
-                _unique_name(taken, str(level) if level is not None else f"level_{i}")
-                for i, level in enumerate(frame.index.names)
-            ]
-            frame = frame.reset_index()
-    if isinstance(frame.columns, pd.MultiIndex) or any(isinstance(c, tuple) for c in frame.columns):
-        frame = frame.copy(deep=False)
-        frame.columns = [
-            " / ".join(str(p) for p in c if str(p) != "") if isinstance(c, tuple) else str(c)
-            for c in frame.columns
-        ]
-    return frame
-
-
-def _write_csv(frame, path):
-    # Generated code ran in this directory: never follow a file it may have planted.
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with open(fd, "w", encoding="utf-8", newline="") as handle:
-        frame.to_csv(handle, index=False)
-
-
-def _export_tables(namespace, inputs, code, scratch):
-    lines = _assignment_lines(code)
-    tables = []
-    notes = []
-    for name, value in list(namespace.items()):
-        if not isinstance(name, str) or name.startswith("_"):
-            continue
-        if not isinstance(value, (pd.DataFrame, pd.Series)):
-            continue
-        if any(value is table for table in inputs):
-            continue
-        if len(tables) == MAX_TABLES:
-            notes.append(f"note: only the first {MAX_TABLES} tables were kept; {name} and later ones were not")
-            break
-        try:
-            frame = _as_plain_frame(name, value)
-            total = len(frame)
-            if total > MAX_ROWS:
-                frame = frame.head(MAX_ROWS)
-                notes.append(f"note: table {name} has {total} rows; only the first {MAX_ROWS} were kept")
-            file_name = f"_tableminds_table_{len(tables)}.csv"
-            _write_csv(frame, os.path.join(scratch, file_name))
-            tables.append(
-                {
-                    "variable": name,
-                    "line": lines.get(name),
-                    "file": file_name,
-                    "rows": len(frame),
-                    "columns": [
-                        {"name": str(column), "dtype": str(dtype)}
-                        for column, dtype in zip(frame.columns, frame.dtypes)
-                    ],
-                }
-            )
-        except BaseException as exc:
-            notes.append(f"note: table {name} could not be saved: {type(exc).__name__}: {_safe_str(exc)}")
-    return tables, notes
-
-
-def _execute(request, named_tables):
-    scratch = request["scratch"]
+def _become_child(worker_pid, scratch, landlock):
+    """First steps of every child: its own group, no way to the protocol, confined.
+    Returns the layers applied and the bytes mapped before any of the code's own."""
+    _die_with_parent()
+    if os.getppid() != worker_pid:
+        os._exit(EXIT_ORPHANED)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    os.close(PROTOCOL_FD)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the worker's reaper is not for this process
+    _graveyard.forget()
     os.chdir(scratch)
-    limit = int(request["output_bytes"])
-    stdout = _Capture(limit, with_spans=True)
-    stderr = _Capture(limit, with_spans=False)
-    sys.stdout = stdout
-    sys.stderr = stderr
-    sys.stdin = io.StringIO()
-
-    namespace = {"__name__": "__main__", "__builtins__": builtins}
-    for name, frame in named_tables:
-        namespace[name] = frame
-    if len(named_tables) == 1:
-        namespace["df"] = named_tables[0][1]
-    namespace["pd"] = pd
-    namespace["np"] = np
-    inputs = [frame for _, frame in named_tables]
-
-    code = request["code"]
-    code_obj, error = _compile(code)
-    if code_obj is not None:
-        error = _run_code(code_obj, namespace, int(request["timeout_ms"]))
-    tables, notes = _export_tables(namespace, inputs, code, scratch)
-
-    sys.stdout = sys.__stdout__
-    sys.stderr = sys.__stderr__
-    stderr_text = stderr.getvalue()
-    if notes:
-        stderr_text += ("" if not stderr_text or stderr_text.endswith("\n") else "\n") + "\n".join(notes) + "\n"
-    return {
-        "ok": error is None,
-        "stdout": stdout.getvalue(),
-        "stderr": stderr_text,
-        "error": error,
-        "spans": stdout.spans,
-        "truncated": stdout.truncated or stderr.truncated,
-        "tables": tables,
-    }
+    mapped = hardening.mapped_bytes()  # /proc is out of reach once confined
+    return hardening.confine_child(scratch, landlock), mapped
 
 
-def _child_main(request, named_tables, result_fd, worker_pid):
+# What generated code typically does, on a dummy table, in small steps, so the pages it
+# touches are already this child's own when the real code runs.
+WARM_UP_STEPS = (
+    "print([1], {'a': 1.5})",
+    'top = warm[warm["amount"] > 1].sort_values("amount", ascending=False).head(2)',
+    'summary = warm.groupby("kind")["amount"].agg(["sum", "mean", "count"]).reset_index()',
+    'print(int(warm["amount"].sum()), float(warm["share"].max()), warm["kind"].value_counts().to_dict())',
+    "print(warm.to_string())",
+)
+
+
+WARM_UP_AFTER_IDLE_S = 0.003
+
+
+def _warm_up(scratch, request_fd):
+    """A forked child pays a copy-on-write page fault for each page it first writes to
+    (refcounts make that most pages it reads, too): this pays them while parked. It
+    stops as soon as the request is waiting, when they would be paid anyway."""
+    # Under a stream of requests the next one comes at once: no CPU spent warming then.
+    if select.select([request_fd], [], [], WARM_UP_AFTER_IDLE_S)[0]:
+        return
+    warm = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
+    for step in WARM_UP_STEPS:
+        if select.select([request_fd], [], [], 0)[0]:
+            return
+        try:
+            result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch)
+            json.loads(runner.dumps(result))
+            for table in result["tables"]:
+                os.unlink(os.path.join(scratch, table["file"]))
+        except Exception:
+            return  # only a lost optimisation
+
+
+def _child_main(request_fd, result_fd, scratch, worker_pid, landlock):
     """Runs in the forked child; never returns."""
     payload = None
     try:
-        _die_with_parent()
-        if os.getppid() != worker_pid:
-            os._exit(71)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.close(devnull)
-        os.close(PROTOCOL_FD)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        result = _execute(request, named_tables)
-        payload = _dumps(result)
+        _, mapped = _become_child(worker_pid, scratch, landlock)
+        hook = hardening.audit_hook(scratch)
+        _warm_up(scratch, request_fd)
+        raw = _read_all(request_fd)
+        os.close(request_fd)
+        if not raw:
+            os._exit(0)  # thrown away unused
+        request = json.loads(raw)
+        hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
+        named_tables = [(name, _table_cache[digest]) for name, digest in request["tables"]]
+        result = runner.execute(
+            request["code"],
+            named_tables,
+            int(request["timeout_ms"]),
+            int(request["output_bytes"]),
+            scratch,
+            before_code=lambda: sys.addaudithook(hook),
+        )
+        payload = runner.dumps(result)
     except BaseException as exc:
-        payload = _dumps(_failure("SandboxError", f"{type(exc).__name__}: {_safe_str(exc)}"))
+        payload = runner.dumps(runner.failure("SandboxError", f"{type(exc).__name__}: {runner.safe_str(exc)}"))
     finally:
         try:
             _write_all(result_fd, ((payload or "") + "\n").encode("ascii"))
@@ -421,22 +190,28 @@ def _child_main(request, named_tables, result_fd, worker_pid):
             os._exit(0)
 
 
-# --- the worker (parent) ------------------------------------------------------
+class Child:
+    """A forked child parked on its request pipe."""
 
+    def __init__(self, pid, request_fd, result_fd, scratch, digests):
+        self.pid = pid
+        self.request_fd = request_fd
+        self.result_fd = result_fd
+        self.scratch = scratch
+        self.digests = digests
 
-def _load_table(uri, digest):
-    frame = _table_cache.get(digest)
-    if frame is not None:
-        _table_cache.move_to_end(digest)
-        return frame
-    if uri.endswith(".parquet"):
-        frame = pd.read_parquet(uri)
-    else:
-        frame = pd.read_csv(uri)
-    _table_cache[digest] = frame
-    while len(_table_cache) > CACHED_TABLES:
-        _table_cache.popitem(last=False)
-    return frame
+    def close_pipes(self):
+        for fd in (self.request_fd, self.result_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.request_fd = self.result_fd = None
+
+    def discard(self):
+        self.close_pipes()
+        _graveyard.bury(self.pid, self.scratch)
 
 
 def _kill_group(pid):
@@ -446,54 +221,260 @@ def _kill_group(pid):
         pass
 
 
-def _collect(pid, read_fd, deadline):
-    """Reads the child's one-line result and reaps the child, both before `deadline`.
-    Returns (payload bytes, wait status or None when the deadline passed)."""
+def _reap(pid):
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+class Graveyard:
+    """Children that are done with: killed at once, reaped (and their scratch removed)
+    whenever they have finished dying, so that nobody waits for an exit, which takes
+    milliseconds for a process that maps pandas."""
+
+    def __init__(self):
+        self._dying = {}
+
+    def bury(self, pid, scratch):
+        _kill_group(pid)
+        self._dying[pid] = scratch
+        self.collect()
+
+    def collect(self, *_signal_args):
+        for pid, scratch in list(self._dying.items()):
+            try:
+                reaped, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                reaped = pid
+            if reaped:
+                self._dying.pop(pid, None)
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
+
+    def forget(self):
+        self._dying.clear()
+
+    def collect_all(self, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while self._dying and time.monotonic() < deadline:
+            self.collect()
+            if self._dying:
+                time.sleep(0.002)
+
+
+_graveyard = Graveyard()
+
+
+class Worker:
+    def __init__(self, scratch_root, fork_ahead):
+        self.root = tempfile.mkdtemp(prefix="tableminds-worker-", dir=scratch_root)
+        self.fork_ahead = fork_ahead
+        self.pid = os.getpid()
+        self.ahead = None
+        self.runs = 0
+        self.landlock = hardening.Landlock(self.root)
+
+    # -- children
+
+    def _spawn(self):
+        self.runs += 1
+        scratch = os.path.join(self.root, f"run-{self.runs}")
+        os.mkdir(scratch, 0o700)
+        request_r, request_w = os.pipe()
+        result_r, result_w = os.pipe()
+        digests = frozenset(_table_cache)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setpgid(0, 0)
+                os.close(request_w)
+                os.close(result_r)
+                _child_main(request_r, result_w, scratch, self.pid, self.landlock)
+            finally:
+                os._exit(EXIT_SETUP_FAILED)
+        os.close(request_r)
+        os.close(result_w)
+        try:
+            os.setpgid(pid, pid)  # also from this side, so a kill never races the child
+        except OSError:
+            pass
+        return Child(pid, request_w, result_r, scratch, digests)
+
+    def _child_for(self, digests):
+        child, self.ahead = self.ahead, None
+        if child is not None and digests <= child.digests:
+            return child
+        if child is not None:
+            child.discard()  # forked before a table it needs was loaded
+        return self._spawn()
+
+    def prepare_next(self):
+        if self.fork_ahead and self.ahead is None:
+            self.ahead = self._spawn()
+
+    # -- requests
+
+    def handle(self, request):
+        """Runs one request; returns (reply, child or None). The caller sends the reply,
+        then calls `finish(child)` so that cleaning up stays off the request's path."""
+        timeout_ms = int(request["timeout_ms"])
+        try:
+            named = [(str(t["name"]), str(t["sha256"])) for t in request["tables"]]
+            for table in request["tables"]:
+                _load_table(str(table["uri"]), str(table["sha256"]))
+        except BaseException as exc:
+            return runner.failure("TableLoadError", f"{type(exc).__name__}: {runner.safe_str(exc)}"), None
+        digests = frozenset(digest for _, digest in named)
+        message = json.dumps(
+            {
+                "code": request["code"],
+                "tables": named,
+                "timeout_ms": timeout_ms,
+                "output_bytes": int(request["output_bytes"]),
+                "memory_mb": int(request.get("memory_mb", 2048)),
+            }
+        ).encode("utf-8")
+        child = self._child_for(digests)
+        try:
+            return self._run_in(child, request["id"], message, timeout_ms)
+        except BaseException:
+            child.discard()
+            raise
+
+    def _run_in(self, child, request_id, message, timeout_ms):
+        try:
+            _write_all(child.request_fd, message)
+        except BrokenPipeError:
+            child.discard()  # it died while parked: a fresh one gets the request
+            child = self._spawn()
+            _write_all(child.request_fd, message)
+        os.close(child.request_fd)
+        child.request_fd = None
+        _send({"type": "started", "id": request_id, "pid": child.pid})
+        deadline = time.monotonic() + timeout_ms / 1000 + EXPORT_GRACE_S
+        result = _parse_child_payload(_read_line(child.result_fd, deadline))
+        if result is not None:
+            result["scratch"] = child.scratch
+            return result, child
+        child.close_pipes()
+        if time.monotonic() >= deadline:
+            _graveyard.bury(child.pid, child.scratch)
+            return runner.failure("Timeout", f"execution exceeded {timeout_ms} ms"), None
+        # The child closed its end without a result: end its group, then tell why it ended.
+        _kill_group(child.pid)
+        status = _reap(child.pid)
+        shutil.rmtree(child.scratch, ignore_errors=True)
+        if status is None:
+            return runner.failure("Crashed", "the code's process ended before returning a result"), None
+        return runner.failure("Crashed", _crash_message(status)), None
+
+    def finish(self, child, keep_scratch):
+        if child is not None:
+            # Whatever the code started lives in the child's group: end all of it.
+            child.close_pipes()
+            _graveyard.bury(child.pid, None if keep_scratch else child.scratch)
+        # Trimmed between requests, never while one needs all of its tables.
+        while len(_table_cache) > CACHED_TABLES:
+            _table_cache.popitem(last=False)
+        self.prepare_next()
+
+    def release(self, scratch):
+        path = os.path.realpath(str(scratch))
+        if os.path.dirname(path) == os.path.realpath(self.root):
+            shutil.rmtree(path, ignore_errors=True)
+
+    def close(self):
+        if self.ahead is not None:
+            self.ahead.discard()
+            self.ahead = None
+        _graveyard.collect_all(5.0)
+        self.landlock.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- what holds here
+
+    def probe(self):
+        """Confines a throwaway child like every other and lets it test the layers."""
+        scratch = os.path.join(self.root, "probe")
+        os.mkdir(scratch, 0o700)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            payload = "{}"
+            try:
+                os.setpgid(0, 0)
+                os.close(read_fd)
+                applied, mapped = _become_child(self.pid, scratch, self.landlock)
+                payload = json.dumps(hardening.probe(scratch, self.root, applied, mapped))
+            except BaseException as exc:
+                payload = json.dumps({"error": runner.safe_str(exc)})
+            finally:
+                try:
+                    _write_all(write_fd, (payload + "\n").encode("ascii"))
+                finally:
+                    os._exit(0)
+        os.close(write_fd)
+        try:
+            raw = _read_line(read_fd, time.monotonic() + PROBE_TIMEOUT_S)
+        finally:
+            os.close(read_fd)
+            _kill_group(pid)
+            _reap(pid)
+            shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            found = json.loads(raw)
+        except ValueError:
+            found = {}
+        details = {
+            "netns": _NETNS[1],
+            "landlockAbi": str(self.landlock.abi),
+            "uid": str(os.getuid()),
+        }
+        if "error" in found:
+            details["probeError"] = str(found["error"])
+        protections = {name: value for name, value in found.items() if isinstance(value, bool)}
+        protections["netns"] = _NETNS[0] and hardening.network_unreachable()
+        protections["wallClockKill"] = True
+        protections["outputCap"] = True
+        protections["forkAhead"] = self.fork_ahead
+        return protections, details
+
+
+def _read_line(fd, deadline):
+    """Reads a one-line payload before `deadline`; whatever arrived by then."""
     chunks = []
     size = 0
-    eof = False
-    while not eof:
+    while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        ready, _, _ = select.select([read_fd], [], [], remaining)
+        ready, _, _ = select.select([fd], [], [], remaining)
         if not ready:
             continue
-        chunk = os.read(read_fd, 1 << 16)
+        chunk = os.read(fd, 1 << 16)
         if not chunk:
-            eof = True
-        elif size + len(chunk) > MAX_CHILD_PAYLOAD:
             break
-        else:
-            chunks.append(chunk)
-            size += len(chunk)
-            # The result is one line; a process the code forked may hold the pipe open.
-            eof = chunk.endswith(b"\n")
-    status = None
-    if eof:
-        while True:
-            reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-            if reaped:
-                status = wait_status
-                break
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.002)
-    timed_out = status is None and time.monotonic() >= deadline
-    # Whatever the code started lives in the child's group: end all of it.
-    _kill_group(pid)
-    if status is None:
-        _, status = os.waitpid(pid, 0)
-    return b"".join(chunks), None if timed_out else status
+        if size + len(chunk) > MAX_CHILD_PAYLOAD:
+            return b""
+        chunks.append(chunk)
+        size += len(chunk)
+        # The result is one line; a process the code forked may hold the pipe open.
+        if b"\n" in chunk:
+            break
+    return b"".join(chunks)
 
 
 def _parse_child_payload(payload):
+    """The result is the first line the child wrote (anything after it is ignored)."""
+    line, newline, _ = payload.partition(b"\n")
+    if not newline:
+        return None
     try:
-        result = json.loads(payload)
+        result = json.loads(line)
     except ValueError:
         return None
-    keys = ("ok", "stdout", "stderr", "error", "spans", "truncated", "tables")
-    if not isinstance(result, dict) or not all(k in result for k in keys):
+    if not isinstance(result, dict) or not all(k in result for k in runner.RESULT_KEYS):
         return None
     return result
 
@@ -505,76 +486,70 @@ def _crash_message(status):
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        return f"the code's process was killed by {name} ({number}) before returning a result"
+        reason = {
+            signal.SIGSEGV: " (a crash of the interpreter, e.g. from too deep recursion)",
+            signal.SIGXCPU: " (its CPU-time limit was reached)",
+            signal.SIGXFSZ: " (its file-size limit was reached)",
+        }.get(number, "")
+        return f"the code's process was killed by {name} ({number}){reason} before returning a result"
     if os.WIFEXITED(status):
         return f"the code's process exited with code {os.WEXITSTATUS(status)} before returning a result"
     return f"the code's process ended (status {status}) before returning a result"
 
 
-def _handle(request):
-    timeout_ms = int(request["timeout_ms"])
-    try:
-        named_tables = [
-            (str(t["name"]), _load_table(str(t["uri"]), str(t["sha256"]))) for t in request["tables"]
-        ]
-    except BaseException as exc:
-        return _failure("TableLoadError", f"{type(exc).__name__}: {_safe_str(exc)}")
-
-    read_fd, write_fd = os.pipe()
-    worker_pid = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setpgid(0, 0)
-            os.close(read_fd)
-            _child_main(request, named_tables, write_fd, worker_pid)
-        finally:
-            os._exit(70)
-    os.close(write_fd)
-    try:
-        os.setpgid(pid, pid)  # also from this side, so a kill never races the child
-    except OSError:
-        pass
-    _send({"type": "started", "id": request["id"], "pid": pid})
-    try:
-        deadline = time.monotonic() + timeout_ms / 1000 + EXPORT_GRACE_S
-        payload, status = _collect(pid, read_fd, deadline)
-    finally:
-        os.close(read_fd)
-    result = _parse_child_payload(payload)
-    if result is not None:
-        return result
-    if status is None:
-        return _failure("Timeout", f"execution exceeded {timeout_ms} ms")
-    return _failure("Crashed", _crash_message(status))
+def _load_table(uri, digest):
+    frame = _table_cache.get(digest)
+    if frame is not None:
+        _table_cache.move_to_end(digest)
+        return frame
+    frame = runner.load_table(uri)
+    _table_cache[digest] = frame
+    return frame
 
 
 def main():
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _send(
-        {
-            "type": "ready",
-            "pid": os.getpid(),
-            "python": platform.python_version(),
-            "pandas": pd.__version__,
-            "numpy": np.__version__,
-        }
-    )
-    for raw in sys.stdin.buffer:
-        if not raw.strip():
-            continue
-        request_id = None
-        try:
-            request = json.loads(raw)
-            request_id = request.get("id")
-            reply = _handle(request)
-        except BaseException as exc:
-            reply = _failure("WorkerError", f"{type(exc).__name__}: {_safe_str(exc)}")
-        try:
-            _send({"type": "result", "id": request_id, **reply})
-        except OSError:
-            return  # nobody is listening any more
+    signal.signal(signal.SIGCHLD, _graveyard.collect)
+    scratch_root = sys.argv[1] if len(sys.argv) > 1 else None
+    worker = Worker(scratch_root, fork_ahead="--no-fork-ahead" not in sys.argv[2:])
+    try:
+        protections, details = worker.probe()
+        _send(
+            {
+                "type": "ready",
+                "pid": os.getpid(),
+                "python": platform.python_version(),
+                "pandas": pd.__version__,
+                "numpy": np.__version__,
+                "scratch_root": worker.root,
+                "protections": protections,
+                "details": details,
+            }
+        )
+        worker.prepare_next()
+        for raw in sys.stdin.buffer:
+            if not raw.strip():
+                continue
+            request_id = None
+            child = None
+            reply = None
+            try:
+                message = json.loads(raw)
+                if message.get("type") == "release":
+                    worker.release(message.get("scratch"))
+                    continue
+                request_id = message.get("id")
+                reply, child = worker.handle(message)
+            except BaseException as exc:
+                reply = runner.failure("WorkerError", f"{type(exc).__name__}: {runner.safe_str(exc)}")
+            try:
+                _send({"type": "result", "id": request_id, **reply})
+            except OSError:
+                return  # nobody is listening any more
+            worker.finish(child, keep_scratch=bool(reply.get("tables")))
+    finally:
+        worker.close()
 
 
 if __name__ == "__main__":

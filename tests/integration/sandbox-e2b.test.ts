@@ -1,0 +1,473 @@
+import { readdir, readFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { AuthenticationError } from "e2b";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { putArtifact } from "../../blackboard/artifacts.js";
+import type { TableRef } from "../../blackboard/schemas.js";
+import {
+  E2BConfigError,
+  E2BSandbox,
+  type E2BSandboxOptions,
+  E2BStartError,
+  E2BTemplateError,
+} from "../../tools/sandbox/e2b.js";
+import { useTempHome } from "../support/env.js";
+import { FakeE2B } from "../support/fake-e2b.js";
+
+const MEDALS_CSV = [
+  "nation,gold,silver",
+  "United States,39,41",
+  "China,38,32",
+  "Japan,27,14",
+  "Great Britain,22,21",
+].join("\n");
+
+async function tableRef(name: string, csv: string, columns: TableRef["columns"]) {
+  const { sha256, uri } = await putArtifact(`${csv}\n`, "csv");
+  const rows = csv.split("\n").length - 1;
+  return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
+}
+
+const fakes: FakeE2B[] = [];
+const opened: E2BSandbox[] = [];
+
+function fakeE2B(...args: ConstructorParameters<typeof FakeE2B>): FakeE2B {
+  const fake = new FakeE2B(...args);
+  fakes.push(fake);
+  return fake;
+}
+
+async function startOn(fake: FakeE2B, opts: E2BSandboxOptions = {}): Promise<E2BSandbox> {
+  const sandbox = await E2BSandbox.start({
+    apiKey: "test-key",
+    sdk: fake,
+    backoffMs: 10,
+    ...opts,
+  });
+  opened.push(sandbox);
+  return sandbox;
+}
+
+async function eventually(check: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+let medals: TableRef;
+
+beforeAll(async () => {
+  useTempHome();
+  medals = await tableRef("medals", MEDALS_CSV, [
+    { name: "nation", dtype: "object" },
+    { name: "gold", dtype: "int64" },
+    { name: "silver", dtype: "int64" },
+  ]);
+});
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+  for (const fake of fakes.splice(0)) fake.cleanup();
+});
+
+describe("the E2B sandbox, run against a local fake of the SDK", () => {
+  it("runs pandas code with df, stdout, spans and intermediate tables", async () => {
+    const sandbox = await startOn(fakeE2B());
+    const code = [
+      "top = df[df['gold'] > 30]",
+      "top = top[['nation', 'gold']].reset_index(drop=True)",
+      "print(int(df['gold'].sum()))",
+      "print(medals is df, len(top))",
+    ].join("\n");
+    const result = await sandbox.execute({ code, tables: [medals] });
+    expect(result.error).toBeNull();
+    expect(result.ok).toBe(true);
+    expect(result.stdout).toBe("126\nTrue 2\n");
+    expect(result.spans).toEqual([
+      { line: 3, start: 0, end: 4 },
+      { line: 4, start: 4, end: 11 },
+    ]);
+    expect(result.truncated).toBe(false);
+    expect(result.durationMs).toBeGreaterThan(0);
+
+    const [top] = result.tables;
+    expect(result.tables).toHaveLength(1);
+    expect(top?.variable).toBe("top");
+    expect(top?.line).toBe(2);
+    expect(top?.table).toMatchObject({
+      id: "table:top",
+      name: "top",
+      rows: 2,
+      columns: [
+        { name: "nation", dtype: "object" },
+        { name: "gold", dtype: "int64" },
+      ],
+    });
+    expect(await readFile(top?.table.uri ?? "", "utf8")).toBe(
+      "nation,gold\nUnited States,39\nChina,38\n",
+    );
+  });
+
+  it("reports an exception with its type, message and line", async () => {
+    const sandbox = await startOn(fakeE2B());
+    const result = await sandbox.execute({
+      code: "print('before')\nraise ValueError('boom')\nprint('after')",
+      tables: [],
+    });
+    expect(result.ok).toBe(false);
+    expect(result.error).toEqual({ type: "ValueError", message: "boom", line: 2 });
+    expect(result.stdout).toBe("before\n");
+  });
+
+  it("checks the sandbox's python and pandas, and claims no closed network it did not see", async () => {
+    const fake = fakeE2B();
+    const listener: Server = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const address = listener.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const reachable = await startOn(fake, { networkProbe: { host: "127.0.0.1", port } });
+      const info = await reachable.info();
+      expect(info.backend).toBe("e2b");
+      expect(info.runtime).toMatch(/Python 3\.\d+.*pandas \d+\.\d+/);
+      expect(info.protections).toMatchObject({ isolatedVm: true, wallClockKill: true });
+      // The probe got through, so the backend must not claim that the internet is cut off.
+      expect(info.protections.noInternet).toBe(false);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
+    // Nothing listens there any more: the same probe now fails to connect.
+    const closed = await startOn(fake, { networkProbe: { host: "127.0.0.1", port } });
+    expect((await closed.info()).protections.noInternet).toBe(true);
+    expect(fake.creates[0]?.options.allowInternetAccess).toBe(false);
+  });
+
+  it("uploads the runner and each table once per sandbox, across requests", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    for (const n of [1, 2, 3]) {
+      const result = await sandbox.execute({ code: `print(len(df) * ${n})`, tables: [medals] });
+      expect(result.stdout).toBe(`${4 * n}\n`);
+    }
+    expect(fake.sandboxes).toHaveLength(1);
+    const uploads = fake.sandboxes[0]?.uploads ?? [];
+    const tablePath = `/home/user/tableminds/tables/${medals.sha256}.csv`;
+    expect(uploads.filter((p) => p === tablePath)).toHaveLength(1);
+    expect(uploads.filter((p) => p === "/home/user/tableminds/runner.py")).toHaveLength(1);
+    // One request file per request, each in a run directory of its own.
+    const requests = uploads.filter((p) => p.endsWith("/request.json"));
+    expect(requests).toHaveLength(3);
+    expect(new Set(requests).size).toBe(3);
+  });
+
+  it("removes each run directory afterwards", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    await sandbox.execute({ code: "x = df.head(2)\nprint(len(x))", tables: [medals] });
+    expect(await readdir(`${fake.sandboxes[0]?.home}/tableminds/runs`)).toEqual([]);
+  });
+
+  it("reuses at most poolSize sandboxes for concurrent requests, and kills them all at close", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 2 });
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        sandbox.execute({ code: `import time\ntime.sleep(0.2)\nprint(${n} * 10)`, tables: [] }),
+      ),
+    );
+    expect(results.map((r) => r.stdout)).toEqual(["10\n", "20\n", "30\n", "40\n", "50\n"]);
+    expect(fake.creates).toHaveLength(2);
+    expect(sandbox.sandboxIds.sort()).toEqual(["fake-0", "fake-1"]);
+
+    await sandbox.close();
+    expect(fake.alive).toEqual([]);
+    expect(fake.sandboxes.map((s) => s.killCalls)).toEqual([1, 1]);
+    await sandbox.close();
+    expect(fake.sandboxes.map((s) => s.killCalls)).toEqual([1, 1]);
+    await expect(sandbox.execute({ code: "print(1)", tables: [] })).rejects.toThrow(/closed/);
+  });
+
+  it("never throws at close when a kill fails", async () => {
+    const fake = fakeE2B({ failKills: true });
+    const sandbox = await startOn(fake);
+    await expect(sandbox.close()).resolves.toBeUndefined();
+    expect(fake.sandboxes[0]?.killCalls).toBe(1);
+    expect(sandbox.failuresAtClose).toHaveLength(1);
+  });
+
+  it("retries failed creates with exponential backoff, then succeeds", async () => {
+    const fake = fakeE2B({ failCreates: 2 });
+    const sandbox = await startOn(fake, { backoffMs: 100 });
+    expect(fake.creates).toHaveLength(3);
+    const [first, second, third] = fake.creates.map((c) => c.at);
+    expect((second ?? 0) - (first ?? 0)).toBeGreaterThanOrEqual(95);
+    expect((third ?? 0) - (second ?? 0)).toBeGreaterThanOrEqual(195);
+    const result = await sandbox.execute({ code: "print('up')", tables: [] });
+    expect(result.stdout).toBe("up\n");
+  });
+
+  it("gives a clear error when every create fails", async () => {
+    const fake = fakeE2B({ failCreates: 100 });
+    const failure = startOn(fake, { startRetries: 2 });
+    await expect(failure).rejects.toBeInstanceOf(E2BStartError);
+    await expect(failure).rejects.toThrow(
+      /could not start an E2B sandbox .* in 3 attempts: 500: internal error/,
+    );
+    expect(fake.creates).toHaveLength(3);
+  });
+
+  it("does not retry a create that E2B refused for good", async () => {
+    const fake = fakeE2B({
+      failCreates: 1,
+      createError: () => new AuthenticationError("Unauthorized, please check your credentials."),
+    });
+    const failure = startOn(fake);
+    await expect(failure).rejects.toBeInstanceOf(E2BConfigError);
+    await expect(failure).rejects.toThrow(/Unauthorized.*E2B_API_KEY/);
+    expect(fake.creates).toHaveLength(1);
+  });
+
+  it("gives up on a create that hangs, and kills the sandbox that arrives late", async () => {
+    const fake = fakeE2B({ createDelaysMs: [1_500] });
+    const sandbox = await startOn(fake, { createTimeoutMs: 300 });
+    expect(fake.creates).toHaveLength(2);
+    expect(sandbox.sandboxIds).toEqual(["fake-1"]);
+    // The first create finishes after we stopped waiting: its sandbox must not live on.
+    await eventually(() => fake.sandboxes.some((s) => s.sandboxId === "fake-0"));
+    const late = fake.sandboxes.find((s) => s.sandboxId === "fake-0");
+    await eventually(() => late?.dead === true);
+    expect(late?.killCalls).toBe(1);
+  });
+
+  it("refuses a template without pandas, with advice, and without retrying", async () => {
+    const fake = fakeE2B({ templatesWithoutPandas: ["bare"] });
+    const failure = startOn(fake, { template: "bare" });
+    await expect(failure).rejects.toBeInstanceOf(E2BTemplateError);
+    await expect(failure).rejects.toThrow(/template bare cannot run python3 with pandas/);
+    await expect(failure).rejects.toThrow(/E2B_TEMPLATE/);
+    expect(fake.creates).toHaveLength(1);
+    expect(fake.alive).toEqual([]);
+  });
+
+  it("replaces a sandbox that died between requests", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    expect((await sandbox.execute({ code: "print(1)", tables: [medals] })).stdout).toBe("1\n");
+    fake.sandboxes[0]?.die();
+    const result = await sandbox.execute({ code: "print(len(df))", tables: [medals] });
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("4\n");
+    expect(fake.creates).toHaveLength(2);
+    // The fresh sandbox got the table too.
+    expect(fake.sandboxes[1]?.uploads).toContain(
+      `/home/user/tableminds/tables/${medals.sha256}.csv`,
+    );
+    expect(sandbox.sandboxIds).toEqual(["fake-1"]);
+  });
+
+  it("extends a sandbox's life before a run, and replaces one left idle past it", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1, sandboxTimeoutMs: 5_500 });
+    // Within 5 s of its end in E2B, the idle sandbox is not used again.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const result = await sandbox.execute({ code: "print('fresh')", tables: [], timeoutMs: 1_000 });
+    expect(result.stdout).toBe("fresh\n");
+    expect(fake.creates).toHaveLength(2);
+    expect(fake.sandboxes[0]?.dead).toBe(true);
+    expect(fake.creates[1]?.options.timeoutMs).toBe(5_500);
+    // The run could outlast 5.5 s of life: it was extended past the run and a margin.
+    const [lifetime] = fake.sandboxes[1]?.lifetimes ?? [];
+    expect(lifetime).toBeGreaterThanOrEqual(1_000 + 5_000 + 60_000);
+  });
+
+  it("retries a request once on a fresh sandbox when its sandbox dies mid-run", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    fake.faults.dieDuringCommands = { match: /runner\.py/, times: 1 };
+    const result = await sandbox.execute({
+      code: "import time\ntime.sleep(0.5)\nprint('second try')",
+      tables: [],
+    });
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("second try\n");
+    expect(fake.creates).toHaveLength(2);
+    expect(fake.sandboxes[0]?.dead).toBe(true);
+  });
+
+  it("reports a SandboxError when the retry's sandbox dies too", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    fake.faults.dieDuringCommands = { match: /runner\.py/, times: 2 };
+    const result = await sandbox.execute({ code: "import time\ntime.sleep(1)", tables: [] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("SandboxError");
+    expect(result.error?.message).toMatch(/lost .*retry failed too/);
+    expect((await sandbox.execute({ code: "print('again')", tables: [] })).stdout).toBe("again\n");
+  });
+
+  it("turns a command timeout into a Timeout error, and the pool keeps working", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1, graceMs: 200 });
+    fake.faults.stallCommands = /runner\.py/;
+    const started = Date.now();
+    const result = await sandbox.execute({ code: "print(1)", tables: [], timeoutMs: 300 });
+    expect(result.ok).toBe(false);
+    expect(result.error).toEqual({
+      type: "Timeout",
+      message: "execution exceeded 300 ms",
+      line: null,
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // Whatever the overrun left behind goes with its sandbox.
+    expect(fake.sandboxes[0]?.dead).toBe(true);
+
+    fake.faults.stallCommands = undefined;
+    const next = await sandbox.execute({ code: "print(6 * 7)", tables: [] });
+    expect(next.stdout).toBe("42\n");
+  });
+
+  it("never hangs on an SDK call that never settles", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1, requestTimeoutMs: 300 });
+    fake.faults.hangReads = /result\.json$/;
+    const started = Date.now();
+    const result = await sandbox.execute({ code: "print(1)", tables: [] });
+    expect(result.error?.type).toBe("SandboxError");
+    expect(result.error?.message).toMatch(/reading the result did not finish within 300 ms/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("reads the API key, domain and template from the environment", async () => {
+    const saved = {
+      key: process.env.E2B_API_KEY,
+      domain: process.env.E2B_DOMAIN,
+      template: process.env.E2B_TEMPLATE,
+    };
+    process.env.E2B_API_KEY = "env-key";
+    process.env.E2B_DOMAIN = "e2b.internal.example";
+    process.env.E2B_TEMPLATE = "tables-py";
+    try {
+      const fake = fakeE2B();
+      // Port 1 of loopback: the network check in info() stays on this machine.
+      const networkProbe = { host: "127.0.0.1", port: 1 };
+      const sandbox = await E2BSandbox.start({ sdk: fake, networkProbe });
+      opened.push(sandbox);
+      expect(fake.creates[0]?.options).toMatchObject({
+        apiKey: "env-key",
+        domain: "e2b.internal.example",
+        template: "tables-py",
+      });
+      expect((await sandbox.info()).runtime).toMatch(/template tables-py/);
+    } finally {
+      restore("E2B_API_KEY", saved.key);
+      restore("E2B_DOMAIN", saved.domain);
+      restore("E2B_TEMPLATE", saved.template);
+    }
+  });
+
+  it("says to set E2B_API_KEY when there is no key", async () => {
+    const saved = process.env.E2B_API_KEY;
+    delete process.env.E2B_API_KEY;
+    try {
+      const fake = fakeE2B();
+      const failure = E2BSandbox.start({ sdk: fake });
+      await expect(failure).rejects.toBeInstanceOf(E2BConfigError);
+      await expect(failure).rejects.toThrow(/set E2B_API_KEY \(and E2B_DOMAIN for a self-hosted/);
+      expect(fake.creates).toHaveLength(0);
+    } finally {
+      restore("E2B_API_KEY", saved);
+    }
+  });
+
+  it("rejects a malformed request", async () => {
+    const sandbox = await startOn(fakeE2B());
+    await expect(
+      sandbox.execute({ code: "print(1)", tables: [{ name: "broken" } as unknown as TableRef] }),
+    ).rejects.toThrow();
+  });
+});
+
+describe("hostile code in the E2B sandbox (local fake)", () => {
+  let fake: FakeE2B;
+  let sandbox: E2BSandbox;
+
+  // One sandbox for the whole group, closed at the end: the cases must not break it.
+  beforeAll(async () => {
+    fake = new FakeE2B();
+    sandbox = await E2BSandbox.start({
+      apiKey: "test-key",
+      sdk: fake,
+      poolSize: 1,
+    });
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    fake?.cleanup();
+  });
+
+  it("stops an endless loop at its timeout, and the next request works", async () => {
+    const started = Date.now();
+    const result = await sandbox.execute({
+      code: "print('start')\nwhile True:\n    pass",
+      tables: [],
+      timeoutMs: 500,
+    });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Timeout");
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect((await sandbox.execute({ code: "print(6 * 7)", tables: [] })).stdout).toBe("42\n");
+  });
+
+  it("truncates 100 MB of printing without a crash", async () => {
+    const result = await sandbox.execute({
+      code: "for _ in range(100):\n    print('x' * 1_000_000)\nprint('done')",
+      tables: [],
+      outputBytes: 10_000,
+    });
+    expect(result.ok).toBe(true);
+    expect(result.truncated).toBe(true);
+    expect(result.stdout).toBe("x".repeat(10_000));
+  });
+
+  it("keeps 50 MB written to the raw descriptors out of the result", async () => {
+    const result = await sandbox.execute({
+      code: "import os\nos.write(1, b'y' * 50_000_000)\nos.write(2, b'z' * 50_000_000)\nprint('ok')",
+      tables: [],
+    });
+    expect(result.ok).toBe(true);
+    expect(result.stdout).toBe("ok\n");
+    expect(result.stderr.length).toBeLessThan(100_000);
+  });
+
+  it("reports os._exit(3) clearly, and the next request works", async () => {
+    const result = await sandbox.execute({ code: "import os\nos._exit(3)", tables: [] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Crashed");
+    expect(result.error?.message).toMatch(/exited with code 3/);
+    expect((await sandbox.execute({ code: "print('still here')", tables: [] })).stdout).toBe(
+      "still here\n",
+    );
+  });
+
+  it("holds the code to its memory limit", async () => {
+    const result = await sandbox.execute({
+      code: "block = bytearray(4 * 1024 ** 3)\nprint('allocated')",
+      tables: [],
+      memoryMb: 1536,
+    });
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatchObject({ type: "MemoryError", line: 1 });
+  });
+
+  it("ran every case in the one sandbox it started with", () => {
+    expect(fake.creates).toHaveLength(1);
+  });
+});
+
+function restore(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}

@@ -1,0 +1,198 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExecResult } from "../../blackboard/schemas.js";
+import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { useTempHome } from "../support/env.js";
+import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
+
+const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
+const SECRET = "sk-test-secret";
+
+/** One file of the corpus: the code, and what its header says it must produce. */
+interface HostileCase {
+  file: string;
+  code: string;
+  /** An error type, or "ok". */
+  expect: string;
+  message?: RegExp;
+  stdout?: RegExp;
+  checks: string[];
+  timeoutMs?: number;
+  memoryMb?: number;
+  outputBytes?: number;
+}
+
+function readCase(file: string): HostileCase {
+  const code = readFileSync(path.join(CORPUS, file), "utf8");
+  const header = new Map<string, string>();
+  for (const line of code.split("\n")) {
+    const match = /^# ([a-z-]+): (.*)$/.exec(line);
+    if (match?.[1] && match[2] !== undefined) header.set(match[1], match[2]);
+    if (!line.startsWith("#")) break;
+  }
+  const expected = header.get("expect");
+  if (!expected) throw new Error(`${file}: no "# expect:" line`);
+  const number = (key: string) => (header.has(key) ? Number(header.get(key)) : undefined);
+  const regex = (key: string) => (header.has(key) ? new RegExp(header.get(key) ?? "") : undefined);
+  return {
+    file,
+    code,
+    expect: expected,
+    message: regex("message"),
+    stdout: regex("stdout"),
+    checks: (header.get("check") ?? "").split(",").flatMap((c) => c.trim() || []),
+    timeoutMs: number("timeout-ms"),
+    memoryMb: number("memory-mb"),
+    outputBytes: number("output-bytes"),
+  };
+}
+
+const CASES = readdirSync(CORPUS)
+  .filter((file) => file.endsWith(".py"))
+  .sort()
+  .map(readCase);
+
+describe.runIf(process.platform === "linux")("the local sandbox against hostile code", () => {
+  let sandbox: LocalSandbox;
+  let scratchRoot: string;
+  let server: Server;
+  let port = 0;
+  let connections = 0;
+  const savedKey = process.env.OPENAI_API_KEY;
+  const marker = `${process.pid}-${Date.now()}`;
+  const projectFile = path.resolve(`hostile-${marker}.txt`);
+  const tmpFile = path.join(os.tmpdir(), `tableminds-hostile-${marker}.txt`);
+
+  beforeAll(async () => {
+    useTempHome();
+    process.env.OPENAI_API_KEY = SECRET;
+    scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-hostile-root-"));
+    server = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    server.unref();
+    const address = server.address();
+    port = typeof address === "object" && address ? address.port : 0;
+    sandbox = await LocalSandbox.start({ workers: 2, scratchRoot });
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = savedKey;
+    rmSync(projectFile, { force: true });
+    rmSync(tmpFile, { force: true });
+    rmSync(scratchRoot, { recursive: true, force: true });
+  });
+
+  it("has a corpus to run", () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("reports the protections it relies on as active", async () => {
+    const { protections } = await sandbox.info();
+    expect(protections).toMatchObject({
+      auditHook: true,
+      rlimitCpu: true,
+      rlimitAs: true,
+      rlimitFsize: true,
+      rlimitNofile: true,
+      scrubbedEnv: true,
+      scratchDir: true,
+      wallClockKill: true,
+      outputCap: true,
+      forkAhead: true,
+      recursionCap: true,
+    });
+  });
+
+  /** The only processes below a worker are its parked child, once the dying are reaped. */
+  async function onlyParkedChildren(): Promise<string> {
+    let report = "";
+    const settled = await eventually(() => {
+      report = sandbox.workerPids
+        .flatMap((pid) => {
+          const below = descendants(pid);
+          const strays = below.filter((entry) => entry.ppid !== pid);
+          return below.length > 1 || strays.length > 0
+            ? [`worker ${pid}: ${below.map((e) => `${e.pid}(${e.state}) ${e.cmdline}`).join("; ")}`]
+            : [];
+        })
+        .join("\n");
+      return report === "";
+    });
+    return settled ? "" : report;
+  }
+
+  function expectOutcome(hostile: HostileCase, result: ExecResult): void {
+    if (hostile.expect === "ok") {
+      expect(result.error).toBeNull();
+      expect(result.ok).toBe(true);
+    } else {
+      expect(result.ok).toBe(false);
+      expect(result.error?.type).toBe(hostile.expect);
+      expect(result.error?.message ?? "").toMatch(hostile.message ?? /./);
+    }
+    if (hostile.stdout) expect(result.stdout).toMatch(hostile.stdout);
+  }
+
+  for (const hostile of CASES) {
+    it(`survives ${hostile.file}`, async () => {
+      const code = hostile.code
+        .replaceAll("{{PORT}}", String(port))
+        .replaceAll("{{PROJECT_FILE}}", projectFile)
+        .replaceAll("{{TMP_FILE}}", tmpFile);
+      const workersBefore = sandbox.workerPids;
+      const result = await sandbox.execute({
+        code,
+        tables: [],
+        timeoutMs: hostile.timeoutMs ?? 2_000,
+        memoryMb: hostile.memoryMb,
+        outputBytes: hostile.outputBytes,
+      });
+      expectOutcome(hostile, result);
+
+      if (hostile.checks.includes("no-connection")) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(connections).toBe(0);
+      }
+      if (hostile.checks.includes("no-files")) {
+        expect(existsSync(projectFile)).toBe(false);
+        expect(existsSync(tmpFile)).toBe(false);
+      }
+      if (hostile.checks.includes("no-secret")) {
+        expect(JSON.stringify(result)).not.toContain(SECRET);
+      }
+      if (hostile.checks.includes("no-table-leak")) {
+        expect(result.tables).toEqual([]);
+        expect(result.stderr).toMatch(/table loot could not be stored/);
+        expect(JSON.stringify(result)).not.toContain("root:");
+      }
+      if (hostile.checks.includes("truncated")) {
+        expect(result.truncated).toBe(true);
+        expect(Buffer.byteLength(result.stdout)).toBeLessThanOrEqual(hostile.outputBytes ?? 65_536);
+      }
+
+      // The runtime survived: same workers, and the next request on the pool works.
+      expect(sandbox.workerPids).toEqual(workersBefore);
+      const next = await sandbox.execute({ code: "print('next')", tables: [] });
+      expect(next.stdout).toBe("next\n");
+      expect(await onlyParkedChildren()).toBe("");
+    });
+  }
+
+  it("leaves no process behind after close()", async () => {
+    const workers = sandbox.workerPids;
+    expect(withCmdline(scratchRoot).length).toBeGreaterThanOrEqual(workers.length);
+    await sandbox.close();
+    expect(withCmdline(scratchRoot).map((e) => `${e.pid} ${e.cmdline}`)).toEqual([]);
+    // Nor any scratch directory.
+    expect(readdirSync(scratchRoot)).toEqual([]);
+  });
+});

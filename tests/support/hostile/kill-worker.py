@@ -1,0 +1,6 @@
+# A SIGKILL aimed at the parent (the warm worker).
+# expect: PermissionError
+# message: signalling other processes is not allowed
+import os
+
+os.kill(os.getppid(), 9)

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import {
+  type DoctorFacts,
+  doctorExitCode,
+  environmentFacts,
+  formatDoctorReport,
+} from "../../cli/doctor.js";
+
+const WORKING: DoctorFacts = {
+  python: { ok: true, executable: "/usr/bin/python3", version: "3.11.2", pandas: "1.5.3" },
+  sandbox: {
+    ok: true,
+    runtime: "Python 3.11.2, pandas 1.5.3, numpy 1.24.2 (/usr/bin/python3)",
+    protections: { netns: true, rlimitNproc: false, auditHook: true, madeUp: true },
+    details: { netns: "network namespace", uid: "0", workers: "1" },
+    roundTripMs: 3.25,
+  },
+  environment: { E2B_API_KEY: false, OPENAI_BASE_URL: true, OPENAI_API_KEY: true },
+};
+
+describe("the doctor report", () => {
+  it("lists python, every protection with its state and meaning, and the settings", () => {
+    const report = formatDoctorReport(WORKING);
+    expect(report).toContain("Python:  /usr/bin/python3 (Python 3.11.2, pandas 1.5.3)");
+    expect(report).toContain("1 worker(s); a test request took 3.3 ms");
+    expect(report).toContain("Protections active on this machine: 3 of 4");
+    expect(report).toMatch(/^ {2}\[x\] netns +no network: the workers live in an empty network/m);
+    expect(report).toMatch(/^ {2}\[ \] rlimitNproc +process-count limit/m);
+    // An unknown protection is still listed, by its name.
+    expect(report).toMatch(/^ {2}\[x\] madeUp +madeUp$/m);
+    expect(report).toContain("(netns=network namespace, uid=0)");
+    expect(report).toMatch(/^ {2}E2B_API_KEY +not set$/m);
+    expect(report).toMatch(/^ {2}OPENAI_API_KEY +set$/m);
+    expect(report.trimEnd().endsWith("OK: the local sandbox works.")).toBe(true);
+    expect(doctorExitCode(WORKING)).toBe(0);
+  });
+
+  it("says what is wrong, and fails, when the sandbox does not work", () => {
+    const broken: DoctorFacts = {
+      ...WORKING,
+      sandbox: { ok: false, problem: "the sandbox worker exited (code 1)" },
+    };
+    const report = formatDoctorReport(broken);
+    expect(report).toContain("Sandbox: local DOES NOT WORK - the sandbox worker exited (code 1)");
+    expect(report).not.toContain("Protections active");
+    expect(report).toContain("PROBLEM:");
+    expect(doctorExitCode(broken)).toBe(1);
+  });
+
+  it("fails when no python with pandas is found", () => {
+    const facts: DoctorFacts = {
+      ...WORKING,
+      python: { ok: false, problem: "No Python with pandas was found" },
+      sandbox: { ok: false, problem: "no Python with pandas (see above)" },
+    };
+    expect(formatDoctorReport(facts)).toContain("Python:  NOT FOUND - No Python with pandas");
+    expect(doctorExitCode(facts)).toBe(1);
+  });
+
+  it("tells whether variables are set without ever carrying their values", () => {
+    const env = {
+      OPENAI_API_KEY: "sk-very-secret",
+      OPENAI_BASE_URL: "http://user:pw@127.0.0.1:8000/v1",
+      E2B_API_KEY: "   ",
+      UNRELATED: "x",
+    };
+    const facts = environmentFacts(env);
+    expect(facts).toEqual({ E2B_API_KEY: false, OPENAI_BASE_URL: true, OPENAI_API_KEY: true });
+    const report = formatDoctorReport({ ...WORKING, environment: facts });
+    for (const value of ["sk-very-secret", "pw@", "127.0.0.1:8000"]) {
+      expect(report).not.toContain(value);
+    }
+  });
+});

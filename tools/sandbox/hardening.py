@@ -1,0 +1,567 @@
+"""The protections of the local sandbox, applied by worker.py (Linux; each layer is
+skipped where the kernel or the platform does not offer it, and `probe()` tells which
+ones really hold).
+
+Layers, from the outside in:
+* the worker enters an empty network namespace when it starts (`enter_empty_netns`);
+* each child, before it waits for its request (`confine_child`): no-new-privileges,
+  a Landlock domain (writes only below its scratch directory, no reads of other
+  processes' /proc entries, no TCP, no signals to processes outside the domain),
+  all capabilities dropped, rlimits on file size and open files, and a seccomp filter
+  that refuses new processes, sockets, namespaces and tracing;
+* with its request (`limit_request`): rlimits on CPU time and address space;
+* just before the code runs (`install_audit_hook`): a Python audit hook refusing
+  sockets, subprocesses, ctypes, writes outside scratch and signals to other processes,
+  with messages that say why.
+"""
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import socket
+import struct
+import sys
+import tempfile
+
+CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
+CLONE_THREAD = 0x00010000
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+FILE_SIZE_LIMIT = 64 * 1024 * 1024
+OPEN_FILES_LIMIT = 256
+STACK_LIMIT = 64 * 1024 * 1024
+# With a 64 MB stack, even recursion through C calls (~2 KB a level) stays far from the end.
+MAX_RECURSION_DEPTH = 10_000
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+_libc.prctl.restype = ctypes.c_int
+
+
+def _errno_text():
+    return os.strerror(ctypes.get_errno())
+
+
+# --- network namespace (the whole worker) ------------------------------------------------
+
+
+def _write_file(path, text):
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def enter_empty_netns():
+    """Moves this process into a new network namespace with only a loopback that is
+    down. As root this needs nothing else; otherwise it goes through a user namespace
+    that maps this user onto itself. Must run before any thread starts. Returns
+    (entered, how or why not)."""
+    if not sys.platform.startswith("linux"):
+        return False, "not Linux"
+    if _libc.unshare(CLONE_NEWNET) == 0:
+        return True, "network namespace"
+    first = _errno_text()
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
+        return False, f"unshare: {first}; with a user namespace: {_errno_text()}"
+    try:
+        _write_file("/proc/self/setgroups", "deny")
+        _write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    except OSError as exc:
+        # The namespace is entered (no network), but files would be created unmapped.
+        return True, f"user+network namespace, ids not mapped: {exc}"
+    return True, "user+network namespace"
+
+
+def network_unreachable():
+    """True when nothing, not even 127.0.0.1, can be reached from this process."""
+    try:
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError:
+        return True
+    try:
+        probe.connect(("127.0.0.1", 9))
+        return False
+    except OSError as exc:
+        return exc.errno in (errno.ENETUNREACH, errno.EACCES, errno.EPERM)
+    finally:
+        probe.close()
+
+
+# --- Landlock ------------------------------------------------------------------------
+
+_LANDLOCK_SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+_LL_EXECUTE = 1 << 0
+_LL_WRITE_FILE = 1 << 1
+_LL_READ_FILE = 1 << 2
+_LL_READ_DIR = 1 << 3
+_LL_WRITE_TREE = sum(1 << bit for bit in range(4, 13))  # remove/make anything
+_LL_REFER = 1 << 13  # ABI 2
+_LL_TRUNCATE = 1 << 14  # ABI 3
+_LL_NET_TCP = (1 << 0) | (1 << 1)  # ABI 4: bind, connect
+_LL_SCOPE = (1 << 0) | (1 << 1)  # ABI 6: abstract unix sockets, signals
+_O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+
+def landlock_abi():
+    numbers = _LANDLOCK_SYSCALLS.get(platform.machine())
+    if numbers is None:
+        return 0
+    version = _libc.syscall(numbers[0], None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    return max(0, version)
+
+
+def _landlock_rule(numbers, ruleset, path, allowed):
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        attr = struct.pack("=Qi", allowed, fd)  # landlock_path_beneath_attr is packed
+        _libc.syscall(numbers[1], ruleset, 1, ctypes.c_char_p(attr), 0)
+    finally:
+        os.close(fd)
+
+
+def _create_ruleset(numbers, fields):
+    attr = struct.pack(f"={len(fields)}Q", *fields)
+    return _libc.syscall(numbers[0], ctypes.c_char_p(attr), len(attr), 0)
+
+
+class Landlock:
+    """Two stacked Landlock layers. The first is built once, in the worker, for all its
+    children: reads everywhere but in /proc (so not other processes' environment or
+    memory), writes only below the worker's scratch root, no TCP, no signals or
+    abstract sockets leaving the domain. The second, built by each child, narrows
+    writes to its own scratch directory; it is two rules, cheap enough per child."""
+
+    def __init__(self, writable_root):
+        self.abi = landlock_abi()
+        self.numbers = _LANDLOCK_SYSCALLS.get(platform.machine())
+        self.base = -1
+        if self.abi <= 0 or self.numbers is None:
+            return
+        self.write_rights = _LL_WRITE_FILE | _LL_WRITE_TREE
+        if self.abi >= 2:
+            self.write_rights |= _LL_REFER
+        if self.abi >= 3:
+            self.write_rights |= _LL_TRUNCATE
+        self.file_write = _LL_WRITE_FILE | (_LL_TRUNCATE if self.abi >= 3 else 0)
+        read_rights = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
+        fields = [read_rights | self.write_rights]
+        if self.abi >= 4:
+            fields.append(_LL_NET_TCP)
+        if self.abi >= 6:
+            fields.append(_LL_SCOPE)
+        ruleset = _create_ruleset(self.numbers, fields)
+        if ruleset < 0:
+            return
+        for entry in os.listdir("/"):
+            if entry == "proc":
+                continue
+            path = "/" + entry
+            if os.path.isdir(path):
+                _landlock_rule(self.numbers, ruleset, path, read_rights)
+            else:
+                _landlock_rule(self.numbers, ruleset, path, _LL_EXECUTE | _LL_READ_FILE)
+        for shared in ("/proc/meminfo", "/proc/cpuinfo", "/proc/stat"):
+            _landlock_rule(self.numbers, ruleset, shared, _LL_READ_FILE)
+        _landlock_rule(self.numbers, ruleset, "/dev/null", _LL_READ_FILE | self.file_write)
+        _landlock_rule(self.numbers, ruleset, writable_root, read_rights | self.write_rights)
+        self.base = ruleset
+
+    def restrict(self, scratch):
+        """In the child (after no-new-privileges): enters both layers."""
+        if self.base < 0 or _libc.syscall(self.numbers[2], self.base, 0) != 0:
+            return False
+        own = _create_ruleset(self.numbers, [self.write_rights])
+        if own < 0:
+            return False
+        try:
+            _landlock_rule(self.numbers, own, scratch, self.write_rights)
+            _landlock_rule(self.numbers, own, "/dev/null", self.file_write)
+            return _libc.syscall(self.numbers[2], own, 0) == 0
+        finally:
+            os.close(own)
+
+    def close(self):
+        if self.base >= 0:
+            os.close(self.base)
+            self.base = -1
+
+
+# --- capabilities --------------------------------------------------------------------------
+
+
+def _drop_capabilities():
+    """Empties the effective, permitted and inheritable sets (uid 0 stays uid 0, but
+    without CAP_SYS_ADMIN it cannot setns() back into the host network, for one)."""
+    header = struct.pack("=Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = bytes(24)  # two empty {effective, permitted, inheritable}
+    return _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data)) == 0
+
+
+# --- seccomp --------------------------------------------------------------------------------
+
+# name: (x86_64, aarch64); None where the call does not exist.
+_SYSCALLS = {
+    "socket": (41, 198),
+    "fork": (57, None),
+    "vfork": (58, None),
+    "execve": (59, 221),
+    "execveat": (322, 281),
+    "unshare": (272, 97),
+    "setns": (308, 268),
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "clone": (56, 220),
+    "clone3": (435, 435),
+    "io_uring_setup": (425, 425),
+}
+_AUDIT_ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
+
+_BPF_LD_W_ABS = 0x20
+_BPF_JEQ_K = 0x15
+_BPF_JGE_K = 0x35
+_BPF_JSET_K = 0x45
+_BPF_RET_K = 0x06
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+
+
+def _seccomp_program(machine):
+    arch, column = _AUDIT_ARCH[machine]
+    deny = _RET_ERRNO | errno.EPERM
+    # clone3 passes its flags in memory the filter cannot read: callers (glibc's
+    # pthread_create) fall back to clone() on ENOSYS, where the flags are checked.
+    missing = _RET_ERRNO | errno.ENOSYS
+    refused = [
+        _SYSCALLS[name][column]
+        for name in (
+            "socket",
+            "fork",
+            "vfork",
+            "execve",
+            "execveat",
+            "unshare",
+            "setns",
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+        )
+        if _SYSCALLS[name][column] is not None
+    ]
+    clone = _SYSCALLS["clone"][column]
+    program = [
+        (_BPF_LD_W_ABS, 0, 0, 4),  # arch
+        (_BPF_JEQ_K, 1, 0, arch),
+        (_BPF_RET_K, 0, 0, deny),  # another ABI (e.g. i386 through int 0x80)
+        (_BPF_LD_W_ABS, 0, 0, 0),  # syscall number
+        (_BPF_JGE_K, 0, 1, 0x40000000),
+        (_BPF_RET_K, 0, 0, deny),  # x32
+    ]
+    for number in refused:
+        program += [(_BPF_JEQ_K, 0, 1, number), (_BPF_RET_K, 0, 0, deny)]
+    for name in ("clone3", "io_uring_setup"):
+        program += [(_BPF_JEQ_K, 0, 1, _SYSCALLS[name][column]), (_BPF_RET_K, 0, 0, missing)]
+    program += [
+        (_BPF_JEQ_K, 0, 3, clone),
+        (_BPF_LD_W_ABS, 0, 0, 16),  # low half of the first argument: the flags
+        (_BPF_JSET_K, 1, 0, CLONE_THREAD),
+        (_BPF_RET_K, 0, 0, deny),  # a new process
+        (_BPF_RET_K, 0, 0, _RET_ALLOW),
+    ]
+    return program
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _compiled_seccomp_filter():
+    machine = platform.machine()
+    if machine not in _AUDIT_ARCH:
+        return None
+    program = _seccomp_program(machine)
+    buffer = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *op) for op in program))
+    return buffer, _SockFprog(len(program), ctypes.addressof(buffer))
+
+
+# Built once, when the worker imports this module; every child only installs it.
+_SECCOMP_FILTER = _compiled_seccomp_filter()
+
+
+def _apply_seccomp():
+    if _SECCOMP_FILTER is None:
+        return False
+    fprog = _SECCOMP_FILTER[1]
+    return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
+# --- the child --------------------------------------------------------------------------------
+
+
+def _set_limit(kind, soft, hard=None):
+    try:
+        resource.setrlimit(kind, (soft, soft if hard is None else hard))
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def confine_child(scratch, landlock):
+    """Everything that does not depend on the request; runs in the child before it
+    waits for one; `landlock` is the worker's Landlock. Returns the layers applied."""
+    os.environ["TMPDIR"] = scratch
+    os.environ["HOME"] = scratch
+    tempfile.tempdir = scratch
+    applied = {
+        "rlimitFsize": _set_limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
+        "rlimitNofile": _set_limit(resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
+    }
+    _set_limit(resource.RLIMIT_STACK, STACK_LIMIT, resource.getrlimit(resource.RLIMIT_STACK)[1])
+    if not sys.platform.startswith("linux"):
+        return applied
+    applied["noNewPrivs"] = _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    applied["landlock"] = applied["noNewPrivs"] and landlock.restrict(scratch)
+    landlock.close()
+    applied["capabilitiesDropped"] = _drop_capabilities()
+    applied["seccomp"] = applied["noNewPrivs"] and _apply_seccomp()
+    # Without seccomp, an rlimit is the only kernel-side stop on new processes (and on
+    # threads too; it does not bind root).
+    applied["rlimitNproc"] = not applied["seccomp"] and _set_limit(resource.RLIMIT_NPROC, 0)
+    return applied
+
+
+def limit_request(timeout_ms, memory_mb, already_mapped):
+    """CPU time a little over the timeout; `memory_mb` of address space on top of
+    `already_mapped` bytes, what the warm interpreter (with its cached tables) maps."""
+    cpu_seconds = int(timeout_ms / 1000) + 2
+    _set_limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
+    _set_limit(resource.RLIMIT_AS, already_mapped + memory_mb * 1024 * 1024)
+
+    def clamped(limit):
+        _original_setrecursionlimit(min(int(limit), MAX_RECURSION_DEPTH))
+
+    sys.setrecursionlimit = clamped
+
+
+_original_setrecursionlimit = sys.setrecursionlimit
+
+
+def mapped_bytes():
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+# --- the audit hook ---------------------------------------------------------------------------
+
+_REFUSED_EVENTS = {
+    "subprocess.Popen": "starting processes is not allowed",
+    "os.system": "starting processes is not allowed",
+    "os.posix_spawn": "starting processes is not allowed",
+    "os.spawn": "starting processes is not allowed",
+    "os.exec": "starting processes is not allowed",
+    "os.fork": "starting processes is not allowed",
+    "os.forkpty": "starting processes is not allowed",
+    "pty.spawn": "starting processes is not allowed",
+    "os.startfile": "starting processes is not allowed",
+    "ctypes.dlopen": "ctypes is not allowed",
+    "ctypes.dlsym": "ctypes is not allowed",
+    "ctypes.dlsym/handle": "ctypes is not allowed",
+    "ctypes.cdata": "ctypes is not allowed",
+    "ctypes.cdata/buffer": "ctypes is not allowed",
+    "ctypes.call_function": "ctypes is not allowed",
+    "gc.get_referrers": "inspecting the sandbox is not allowed",
+    "gc.get_referents": "inspecting the sandbox is not allowed",
+    "gc.get_objects": "inspecting the sandbox is not allowed",
+    "sys._current_frames": "inspecting the sandbox is not allowed",
+    "os.setns": "namespaces are not allowed",
+    "os.unshare": "namespaces are not allowed",
+    "webbrowser.open": "network access is not allowed",
+    "urllib.Request": "network access is not allowed",
+    "ftplib.connect": "network access is not allowed",
+    "http.client.connect": "network access is not allowed",
+    "smtplib.connect": "network access is not allowed",
+}
+# Events whose arguments name paths that get changed, by position.
+_WRITE_EVENTS = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.symlink": (1,),
+    "os.link": (0, 1),
+    "os.truncate": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.utime": (0,),
+    "os.chflags": (0,),
+    "os.mkfifo": (0,),
+    "os.mknod": (0,),
+    "os.setxattr": (0,),
+    "os.removexattr": (0,),
+    "shutil.rmtree": (0,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+    "shutil.move": (0, 1),
+    "shutil.chown": (0,),
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def install_audit_hook(scratch):
+    sys.addaudithook(audit_hook(scratch))
+
+
+def audit_hook(scratch):
+    """A hook that refuses, with a PermissionError, what generated code has no business
+    doing; reads stay allowed (but not other processes' /proc). Once installed
+    (sys.addaudithook), a hook cannot be removed."""
+    scratch_root = os.path.realpath(scratch)
+    own_pid = os.getpid()
+    own_proc = f"/proc/{own_pid}"
+    refused_events = dict(_REFUSED_EVENTS)
+    write_events = dict(_WRITE_EVENTS)
+    realpath = os.path.realpath
+    fspath = os.fsdecode
+    write_flags = _WRITE_FLAGS
+
+    def inside_scratch(path):
+        if isinstance(path, int):
+            return True  # an open descriptor: it was checked when it was opened
+        resolved = realpath(fspath(path))
+        return resolved == scratch_root or resolved.startswith(scratch_root + "/")
+
+    def foreign_proc(path):
+        if isinstance(path, int):
+            return False
+        text = fspath(path)
+        # Most reads (imports included) name a plain absolute path: no need to resolve it.
+        if text.startswith("/") and not text.startswith(("/proc", "/dev", scratch_root)):
+            return False
+        resolved = realpath(text)
+        if not resolved.startswith("/proc/"):
+            return False
+        entry = resolved[6:].split("/", 1)[0]
+        return entry.isdigit() and resolved != own_proc and not resolved.startswith(own_proc + "/")
+
+    def hook(event, args):
+        if event in refused_events:
+            raise PermissionError(f"sandbox: {refused_events[event]} ({event})")
+        if event.startswith("socket."):
+            raise PermissionError(f"sandbox: network access is not allowed ({event})")
+        if event == "open":
+            path, mode, flags = args
+            if path is None:
+                return
+            writing = (mode is not None and any(c in mode for c in "wax+")) or (
+                mode is None and isinstance(flags, int) and flags & write_flags
+            )
+            if writing and not inside_scratch(path):
+                raise PermissionError(f"sandbox: writing outside the scratch directory is not allowed: {path}")
+            if foreign_proc(path):
+                raise PermissionError(f"sandbox: reading other processes is not allowed: {path}")
+            return
+        if event in write_events:
+            for position in write_events[event]:
+                if position < len(args) and args[position] is not None and not inside_scratch(args[position]):
+                    raise PermissionError(
+                        f"sandbox: changing files outside the scratch directory is not allowed ({event})"
+                    )
+            return
+        if event in ("os.kill", "os.killpg"):
+            if args[0] not in (0, own_pid):
+                raise PermissionError(f"sandbox: signalling other processes is not allowed ({event})")
+
+    return hook
+
+
+# --- what holds ---------------------------------------------------------------------------------
+
+
+def _libc_fork_refused():
+    """Tries a real fork() below Python (as ctypes code would); True when it failed."""
+    pid = _libc.fork()
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+        return False
+    return True
+
+
+def _raw_write_refused(path):
+    fd = _libc.open(path.encode(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if fd >= 0:
+        os.close(fd)
+        os.unlink(path)
+        return False
+    return True
+
+
+def _raw_read_refused(path):
+    fd = _libc.open(path.encode(), os.O_RDONLY)
+    if fd >= 0:
+        os.close(fd)
+        return False
+    return True
+
+
+def _allocates(megabytes):
+    try:
+        bytearray(megabytes * 1024 * 1024)
+        return True
+    except MemoryError:
+        return False
+
+
+def _hook_refuses(action):
+    try:
+        action()
+    except PermissionError as exc:
+        return str(exc).startswith("sandbox:")
+    except BaseException:
+        return False
+    return False
+
+
+SECRET_HINTS = ("API_KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+
+
+def probe(scratch, outside_dir, applied, mapped, memory_mb=64):
+    """Runs in a throwaway child that was confined like every other: tries what the
+    layers should stop, below Python where possible, and reports what held."""
+    result = dict(applied)
+    root = os.getuid() == 0
+    result["rlimitNproc"] = bool(applied.get("rlimitNproc")) and not root
+    result["noNewProcesses"] = _libc_fork_refused()
+    outside = os.path.join(outside_dir, f"tableminds-probe-{os.getpid()}")
+    result["kernelWriteConfinement"] = _raw_write_refused(outside)
+    result["procIsolation"] = _raw_read_refused(f"/proc/{os.getppid()}/environ")
+    result["scrubbedEnv"] = not any(hint in name.upper() for name in os.environ for hint in SECRET_HINTS)
+    result["scratchDir"] = os.path.realpath(os.getcwd()) == os.path.realpath(scratch)
+
+    limit_request(1000, memory_mb, mapped)
+    cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    result["rlimitCpu"] = cpu != resource.RLIM_INFINITY and cpu <= 3
+    result["rlimitAs"] = mapped > 0 and _allocates(memory_mb // 4) and not _allocates(memory_mb * 4)
+    sys.setrecursionlimit(10**6)
+    result["recursionCap"] = sys.getrecursionlimit() <= MAX_RECURSION_DEPTH
+
+    install_audit_hook(scratch)
+    result["auditHook"] = (
+        _hook_refuses(lambda: open(outside, "w"))
+        and _hook_refuses(lambda: socket.socket())
+        and _hook_refuses(lambda: os.system("true"))
+    )
+    return result

@@ -1,0 +1,489 @@
+"""Runs one piece of generated pandas code in this process and reports what happened.
+
+Used two ways:
+
+* imported by worker.py (the local sandbox), which calls `execute()` in a forked child;
+* as a one-shot command (the E2B sandbox, or by hand):
+
+      python3 runner.py REQUEST.json RESULT.json
+
+REQUEST.json:
+
+    {
+      "code": str,                                # the generated Python code
+      "tables": [{"name": str, "path": str}],     # CSV files (or .parquet), read with pandas
+      "timeout_ms": int,                          # soft limit: a Timeout error is raised into the code
+      "output_bytes": int,                        # cap on each of stdout and stderr (UTF-8 bytes)
+      "scratch": str                              # existing directory; the code runs there (cwd)
+    }
+
+The code sees each table by its name, the only table also as `df`, and `pd` / `np`.
+
+RESULT.json (written once, atomically, also when the code fails):
+
+    {
+      "ok": bool,                                 # true when the code ran to its end
+      "stdout": str,                              # at most output_bytes UTF-8 bytes
+      "stderr": str,                              # same cap; notes about tables are appended
+      "error": null | {"type": str,               # exception class name, "SyntaxError",
+                       "message": str,            #   "Timeout", "SystemExit", ...
+                       "line": int | null},       # line of the generated code, when known
+      "tables": [{"variable": str,                # DataFrames/Series the code left in its globals
+                  "line": int | null,             # last line that assigns that name
+                  "file": str,                    # plain file name of the CSV inside scratch
+                  "rows": int,
+                  "columns": [{"name": str, "dtype": str}]}],
+      "spans": [{"line": int, "start": int, "end": int}],  # which line printed which part
+                                                  # of stdout (offsets in UTF-16 code units)
+      "truncated": bool                           # stdout or stderr hit the cap
+    }
+
+The exit status is 0 whenever RESULT.json was written, 2 when the request could not be read.
+This module keeps no state between runs and starts no processes; the limits that need
+a supervisor (hard kill, rlimits, network) are the caller's business.
+"""
+
+import ast
+import builtins
+import io
+import json
+import os
+import signal
+import sys
+
+import numpy as np
+import pandas as pd
+
+GENERATED = "<generated>"
+MAX_TABLES = 20
+MAX_ROWS = 10_000
+MAX_MESSAGE_CHARS = 2_000
+RESULT_KEYS = ("ok", "stdout", "stderr", "error", "spans", "truncated", "tables")
+
+
+# --- small helpers -------------------------------------------------------------
+
+
+def safe_str(value):
+    try:
+        text = str(value)
+    except BaseException:
+        try:
+            text = repr(value)
+        except BaseException:
+            text = f"<unprintable {type(value).__name__}>"
+    return text[:MAX_MESSAGE_CHARS]
+
+
+def failure(error_type, message, line=None):
+    """A result for a run that produced nothing but an error."""
+    return {
+        "ok": False,
+        "stdout": "",
+        "stderr": "",
+        "error": {"type": error_type, "message": message, "line": line},
+        "spans": [],
+        "truncated": False,
+        "tables": [],
+    }
+
+
+def dumps(result):
+    """The result as one line of ASCII JSON; an unencodable result becomes an error."""
+    try:
+        return json.dumps(result, ensure_ascii=True, allow_nan=False, default=str)
+    except (TypeError, ValueError) as exc:
+        return json.dumps(failure("ProtocolError", f"result could not be encoded: {safe_str(exc)}"))
+
+
+def load_table(path):
+    if path.endswith(".parquet"):
+        return pd.read_parquet(path)
+    return pd.read_csv(path)
+
+
+# --- output capture ---------------------------------------------------------------
+
+
+def _utf16_len(text):
+    # Offsets are for JavaScript strings, which count UTF-16 code units.
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _generated_line():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == GENERATED:
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+class Capture(io.TextIOBase):
+    """A text stream that keeps at most `limit` UTF-8 bytes and, optionally,
+    which line of the generated code wrote each piece."""
+
+    def __init__(self, limit, with_spans):
+        super().__init__()
+        self._parts = []
+        self._bytes = 0
+        self._units = 0
+        self._limit = limit
+        self.truncated = False
+        self.spans = [] if with_spans else None
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.truncated or not text:
+            return len(text)
+        data = text.encode("utf-8", "surrogatepass")
+        kept = text
+        if self._bytes + len(data) > self._limit:
+            room = self._limit - self._bytes
+            kept = data[:room].decode("utf-8", "ignore")
+            data = kept.encode("utf-8", "surrogatepass")
+            self.truncated = True
+        if kept:
+            self._record(kept)
+            self._bytes += len(data)
+        return len(text)
+
+    def _record(self, kept):
+        units = _utf16_len(kept)
+        if self.spans is not None:
+            line = _generated_line()
+            last = self.spans[-1] if self.spans else None
+            if line is None:
+                pass
+            elif last and last["line"] == line and last["end"] == self._units:
+                last["end"] += units
+            else:
+                self.spans.append({"line": line, "start": self._units, "end": self._units + units})
+        self._parts.append(kept)
+        self._units += units
+
+    def getvalue(self):
+        return "".join(self._parts)
+
+
+# --- running the code ----------------------------------------------------------------
+
+
+class SoftTimeout(BaseException):
+    """Raised into the generated code when its time is up; not an Exception, so
+    `except Exception` in generated code does not swallow it."""
+
+
+def _traceback_line(exc):
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == GENERATED:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == GENERATED:
+        line = exc.lineno
+    return line
+
+
+def _describe(exc):
+    if isinstance(exc, RecursionError):
+        return {
+            "type": "RecursionError",
+            "message": f"{safe_str(exc)} (the recursion was stopped before it could crash the process)",
+            "line": _traceback_line(exc),
+        }
+    if isinstance(exc, MemoryError):
+        return {
+            "type": "MemoryError",
+            "message": "the code ran out of memory (its address-space limit was reached)",
+            "line": _traceback_line(exc),
+        }
+    return {"type": type(exc).__name__, "message": safe_str(exc), "line": _traceback_line(exc)}
+
+
+def _run_code(code_obj, namespace, timeout_ms):
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            armed[0] = False
+            raise SoftTimeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_ms / 1000)
+    try:
+        try:
+            exec(code_obj, namespace)
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except SoftTimeout as exc:
+        return {
+            "type": "Timeout",
+            "message": f"execution exceeded {timeout_ms} ms",
+            "line": _traceback_line(exc),
+        }
+    except SystemExit as exc:
+        if exc.code is None or exc.code == 0:
+            return None
+        return {
+            "type": "SystemExit",
+            "message": f"exit code {safe_str(exc.code)}",
+            "line": _traceback_line(exc),
+        }
+    except BaseException as exc:
+        return _describe(exc)
+    return None
+
+
+def _compile(code):
+    try:
+        return compile(code, GENERATED, "exec"), None
+    except SyntaxError as exc:
+        return None, {"type": type(exc).__name__, "message": safe_str(exc.msg), "line": exc.lineno}
+    except (ValueError, TypeError) as exc:  # e.g. null bytes in the source
+        return None, {"type": "SyntaxError", "message": safe_str(exc), "line": None}
+
+
+# --- intermediate tables ----------------------------------------------------------------
+
+
+def _assignment_lines(code):
+    """The last line that assigns each plain name, from the code's syntax tree."""
+    try:
+        tree = ast.parse(code)
+    except BaseException:
+        return {}
+    lines = {}
+
+    def visit(target, lineno):
+        if isinstance(target, ast.Name):
+            lines[target.id] = max(lines.get(target.id, 0), lineno)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                visit(element, lineno)
+        elif isinstance(target, ast.Starred):
+            visit(target.value, lineno)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                visit(target, node.lineno)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            visit(node.target, node.lineno)
+    return lines
+
+
+def _unique_name(taken, wanted):
+    name = wanted
+    n = 1
+    while name in taken:
+        name = f"{wanted}_{n}"
+        n += 1
+    return name
+
+
+def _as_plain_frame(name, value):
+    if isinstance(value, pd.Series):
+        value = value.to_frame() if value.name is not None else value.to_frame(name=name)
+    frame = value
+    index = frame.index
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
+        try:
+            frame = frame.reset_index()
+        except ValueError:  # an index level is named like a column
+            taken = {str(c) for c in frame.columns}
+            frame = frame.copy(deep=False)
+            frame.index.names = [
+                _unique_name(taken, str(level) if level is not None else f"level_{i}")
+                for i, level in enumerate(frame.index.names)
+            ]
+            frame = frame.reset_index()
+    if isinstance(frame.columns, pd.MultiIndex) or any(isinstance(c, tuple) for c in frame.columns):
+        frame = frame.copy(deep=False)
+        frame.columns = [
+            " / ".join(str(p) for p in c if str(p) != "") if isinstance(c, tuple) else str(c)
+            for c in frame.columns
+        ]
+    return frame
+
+
+def _write_csv(frame, path):
+    # Generated code ran in this directory: never follow a file it may have planted.
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with open(fd, "w", encoding="utf-8", newline="") as handle:
+        frame.to_csv(handle, index=False)
+
+
+def _export_tables(namespace, inputs, code, scratch):
+    tables = []
+    notes = []
+    candidates = [
+        (name, value)
+        for name, value in list(namespace.items())
+        if isinstance(name, str)
+        and not name.startswith("_")
+        and isinstance(value, (pd.DataFrame, pd.Series))
+        and not any(value is table for table in inputs)
+    ]
+    if not candidates:
+        return tables, notes
+    lines = _assignment_lines(code)
+    for name, value in candidates:
+        if len(tables) == MAX_TABLES:
+            notes.append(f"note: only the first {MAX_TABLES} tables were kept; {name} and later ones were not")
+            break
+        try:
+            frame = _as_plain_frame(name, value)
+            total = len(frame)
+            if total > MAX_ROWS:
+                frame = frame.head(MAX_ROWS)
+                notes.append(f"note: table {name} has {total} rows; only the first {MAX_ROWS} were kept")
+            file_name = f"_tableminds_table_{len(tables)}.csv"
+            _write_csv(frame, os.path.join(scratch, file_name))
+            tables.append(
+                {
+                    "variable": name,
+                    "line": lines.get(name),
+                    "file": file_name,
+                    "rows": len(frame),
+                    "columns": [
+                        {"name": str(column), "dtype": str(dtype)}
+                        for column, dtype in zip(frame.columns, frame.dtypes)
+                    ],
+                }
+            )
+        except BaseException as exc:
+            notes.append(f"note: table {name} could not be saved: {type(exc).__name__}: {safe_str(exc)}")
+    return tables, notes
+
+
+# --- one request ----------------------------------------------------------------------
+
+
+def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=None):
+    """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
+    result dict described at the top of this file. `before_code` is called just before
+    the code runs (the local sandbox installs its audit hook there)."""
+    os.chdir(scratch)
+    stdout = Capture(output_bytes, with_spans=True)
+    stderr = Capture(output_bytes, with_spans=False)
+    sys.stdout = stdout
+    sys.stderr = stderr
+    sys.stdin = io.StringIO()
+
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    for name, frame in named_tables:
+        namespace[name] = frame
+    if len(named_tables) == 1:
+        namespace["df"] = named_tables[0][1]
+    namespace["pd"] = pd
+    namespace["np"] = np
+    inputs = [frame for _, frame in named_tables]
+
+    code_obj, error = _compile(code)
+    if code_obj is not None:
+        if before_code is not None:
+            before_code()
+        error = _run_code(code_obj, namespace, timeout_ms)
+    tables, notes = _export_tables(namespace, inputs, code, scratch)
+
+    sys.stdout = sys.__stdout__
+    sys.stderr = sys.__stderr__
+    stderr_text = stderr.getvalue()
+    if notes:
+        stderr_text += ("" if not stderr_text or stderr_text.endswith("\n") else "\n") + "\n".join(notes) + "\n"
+    return {
+        "ok": error is None,
+        "stdout": stdout.getvalue(),
+        "stderr": stderr_text,
+        "error": error,
+        "spans": stdout.spans,
+        "truncated": stdout.truncated or stderr.truncated,
+        "tables": tables,
+    }
+
+
+# --- one-shot command ----------------------------------------------------------------------
+
+
+def _read_request(path):
+    with open(path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    if not isinstance(request, dict) or not isinstance(request.get("code"), str):
+        raise ValueError("the request needs a string `code`")
+    tables = request.get("tables", [])
+    if not isinstance(tables, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("path"), str) for t in tables
+    ):
+        raise ValueError("`tables` must be a list of {name, path}")
+    for key in ("timeout_ms", "output_bytes"):
+        if not isinstance(request.get(key), int) or request[key] <= 0:
+            raise ValueError(f"`{key}` must be a positive integer")
+    if not isinstance(request.get("scratch"), str) or not os.path.isdir(request["scratch"]):
+        raise ValueError("`scratch` must be an existing directory")
+    return request
+
+
+def _write_result(path, text):
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="ascii") as handle:
+        handle.write(text + "\n")
+    os.replace(partial, path)
+
+
+def run_one_shot(request_path, result_path):
+    try:
+        request = _read_request(request_path)
+    except BaseException as exc:
+        sys.stderr.write(f"runner.py: bad request {request_path}: {type(exc).__name__}: {safe_str(exc)}\n")
+        return 2
+    result_path = os.path.abspath(result_path)
+    try:
+        named_tables = [(t["name"], load_table(t["path"])) for t in request["tables"]]
+    except BaseException as exc:
+        _write_result(result_path, dumps(failure("TableLoadError", f"{type(exc).__name__}: {safe_str(exc)}")))
+        return 0
+    try:
+        result = execute(
+            request["code"],
+            named_tables,
+            request["timeout_ms"],
+            request["output_bytes"],
+            os.path.abspath(request["scratch"]),
+        )
+        text = dumps(result)
+    except BaseException as exc:
+        text = dumps(failure("SandboxError", f"{type(exc).__name__}: {safe_str(exc)}"))
+    _write_result(result_path, text)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.stderr.write("usage: python3 runner.py REQUEST.json RESULT.json\n")
+        sys.exit(2)
+    code = run_one_shot(sys.argv[1], sys.argv[2])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: non-daemon threads the code left running must not keep the process alive.
+    os._exit(code)
