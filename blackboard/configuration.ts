@@ -12,6 +12,9 @@ export const ConfigurationSchema = z.object({
   plannerModel: z.string().optional().describe("Model for the planner only"),
   coderModel: z.string().optional().describe("Model for the coder only"),
   answererModel: z.string().optional().describe("Model for the answerer only"),
+  checkerModel: z.string().optional().describe("Model for the LLM checker only"),
+  reflectorModel: z.string().optional().describe("Model for the reflector only"),
+  archiverModel: z.string().optional().describe("Model that summarizes episodes for memory"),
   temperature: z.number().min(0).max(2).default(0).describe("Sampling temperature"),
   maxCodeAttempts: z
     .number()
@@ -40,6 +43,41 @@ export const ConfigurationSchema = z.object({
   llmTimeoutMs: z.number().int().positive().default(120_000).describe("Timeout per model call"),
   llmMaxRetries: z.number().int().min(0).max(10).default(3).describe("Retries per model call"),
   streaming: z.boolean().default(false).describe("Stream tokens from the model"),
+  check: z
+    .boolean()
+    .default(true)
+    .describe("Check the answer: format, type and grounding in the evidence (no model needed)"),
+  llmChecker: z
+    .boolean()
+    .default(false)
+    .describe("Also ask a model to score answer type, format and grounding 0-2 each"),
+  maxReflections: z
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .default(2)
+    .describe("Reflect on a failed check and try again, at most this many times (0: never)"),
+  memory: z
+    .boolean()
+    .default(true)
+    .describe("Recall lessons of similar past questions and archive this one (needs a store)"),
+  memoryNamespace: z
+    .string()
+    .min(1)
+    .default("default")
+    .describe("Whose memory: a user or dataset name; episodes never cross namespaces"),
+  memoryK: z.number().int().min(1).max(10).default(2).describe("Past episodes recalled"),
+  memoryThreshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.85)
+    .describe("Similarity above which a new episode merges into its neighbour instead"),
+  embeddingModel: z
+    .string()
+    .optional()
+    .describe("Embedding model on the endpoint; unset: a deterministic offline embedding"),
   sampleRows: z.number().int().min(0).max(50).default(5).describe("Sample rows shown per table"),
 });
 

@@ -146,6 +146,63 @@ export const AnswerSchema = z.object({
 });
 export type Answer = z.infer<typeof AnswerSchema>;
 
+/** What kind of answer the question asks for; the checker infers it from the question. */
+export const AnswerTypeSchema = z.enum(["number", "list", "yesno", "date", "entity", "text"]);
+export type AnswerType = z.infer<typeof AnswerTypeSchema>;
+
+/** A 0-2 score, as MAPLE's checker gives them: 0 wrong, 1 doubtful, 2 right. */
+const Score = z.number().int().min(0).max(2);
+
+/** The checker's judgement of one answer. */
+export const VerdictSchema = z.object({
+  /** The answer judged (its final text). */
+  answer: z.string(),
+  expectedType: AnswerTypeSchema,
+  scores: z.object({ type: Score, format: Score, grounding: Score }),
+  /** Each problem in words the reflector and the user can act on. */
+  issues: z.array(z.string()),
+  pass: z.boolean(),
+  /** Who judged: the deterministic checks alone, or also a model. */
+  by: z.enum(["rules", "rules+llm"]),
+  /** Claims made from the answer (ids into `claims`). */
+  claims: z.array(z.string()),
+});
+export type Verdict = z.infer<typeof VerdictSchema>;
+
+/** The reflector's diagnosis of a failed verdict and where the run goes next. */
+export const ReflectionSchema = z.object({
+  id: z.string(),
+  diagnosis: z.string(),
+  improvement: z.array(z.string()),
+  /** `planner`: the plan was wrong; `coder`: the plan was fine, the code or its reading was not. */
+  route: z.enum(["planner", "coder"]),
+  verdict: VerdictSchema,
+});
+export type Reflection = z.infer<typeof ReflectionSchema>;
+
+/** An answer that was checked, kept so the best one can be returned when reflections run out. */
+export const CheckedAnswerSchema = z.object({
+  id: z.string(),
+  answer: AnswerSchema,
+  verdict: VerdictSchema,
+});
+export type CheckedAnswer = z.infer<typeof CheckedAnswerSchema>;
+
+/** A lesson from a past episode, as recalled from long-term memory. */
+export const MemorySchema = z.object({
+  key: z.string(),
+  namespace: z.array(z.string()),
+  question: z.string(),
+  pattern: z.string(),
+  plan: z.array(z.string()),
+  lessons: z.array(z.string()),
+  pitfalls: z.array(z.string()),
+  /** How many episodes were merged into this entry. */
+  episodes: z.number().int().positive(),
+  similarity: z.number(),
+});
+export type Memory = z.infer<typeof MemorySchema>;
+
 export const BudgetSchema = z.object({
   llmCalls: z.number().int().nonnegative(),
   promptTokens: z.number().int().nonnegative(),

@@ -5,11 +5,15 @@ import {
   AnswerSchema,
   AttemptSchema,
   BudgetSchema,
+  CheckedAnswerSchema,
   ClaimSchema,
   EdgeSchema,
   EvidenceSchema,
+  MemorySchema,
+  ReflectionSchema,
   TableRefSchema,
   TableSourceSchema,
+  VerdictSchema,
 } from "./schemas.js";
 
 /**
@@ -53,6 +57,25 @@ export const TableQAState = new StateSchema({
     },
   ),
   answer: AnswerSchema.nullable().default(null),
+  /** The checker's judgement of `answer`; null until checked. */
+  verdict: VerdictSchema.nullable().default(null),
+  /** Every answer checked so far, so the best one survives when reflections run out. */
+  checked: new ReducedValue(
+    z.array(CheckedAnswerSchema).default(() => []),
+    {
+      inputSchema: z.array(CheckedAnswerSchema),
+      reducer: upsertById,
+    },
+  ),
+  reflections: new ReducedValue(
+    z.array(ReflectionSchema).default(() => []),
+    {
+      inputSchema: z.array(ReflectionSchema),
+      reducer: upsertById,
+    },
+  ),
+  /** Lessons recalled from past episodes for the planner. */
+  memories: z.array(MemorySchema).default(() => []),
   budget: new ReducedValue(
     BudgetSchema.default(() => EMPTY_BUDGET),
     {

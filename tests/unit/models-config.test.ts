@@ -42,8 +42,18 @@ describe("resolveModel: which model a role uses", () => {
       TABLEMINDS_PLANNER_MODEL: "p",
       TABLEMINDS_CODER_MODEL: "c",
       TABLEMINDS_ANSWERER_MODEL: "a",
+      TABLEMINDS_CHECKER_MODEL: "ch",
+      TABLEMINDS_REFLECTOR_MODEL: "r",
+      TABLEMINDS_ARCHIVER_MODEL: "ar",
     };
-    expect(ROLES.map((role) => resolveModel(role, {}, perRole).model)).toEqual(["p", "c", "a"]);
+    expect(ROLES.map((role) => resolveModel(role, {}, perRole).model)).toEqual([
+      "p",
+      "c",
+      "a",
+      "ch",
+      "r",
+      "ar",
+    ]);
   });
 
   it("puts explicit settings above every variable, the role's own model first", () => {

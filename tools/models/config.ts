@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** The agents that talk to a model; each may use a different one. */
-export const ROLES = ["planner", "coder", "answerer"] as const;
+export const ROLES = ["planner", "coder", "answerer", "checker", "reflector", "archiver"] as const;
 export type Role = (typeof ROLES)[number];
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -43,12 +43,18 @@ const ModelEnvSchema = z.object({
   TABLEMINDS_PLANNER_MODEL: envValue(name),
   TABLEMINDS_CODER_MODEL: envValue(name),
   TABLEMINDS_ANSWERER_MODEL: envValue(name),
+  TABLEMINDS_CHECKER_MODEL: envValue(name),
+  TABLEMINDS_REFLECTOR_MODEL: envValue(name),
+  TABLEMINDS_ARCHIVER_MODEL: envValue(name),
 });
 
 const ROLE_ENV = {
   planner: "TABLEMINDS_PLANNER_MODEL",
   coder: "TABLEMINDS_CODER_MODEL",
   answerer: "TABLEMINDS_ANSWERER_MODEL",
+  checker: "TABLEMINDS_CHECKER_MODEL",
+  reflector: "TABLEMINDS_REFLECTOR_MODEL",
+  archiver: "TABLEMINDS_ARCHIVER_MODEL",
 } as const satisfies Record<Role, keyof z.infer<typeof ModelEnvSchema>>;
 
 export interface ResolvedModel {
