@@ -74,10 +74,18 @@ export const ConfigurationSchema = z.object({
     .max(1)
     .default(0.85)
     .describe("Similarity above which a new episode merges into its neighbour instead"),
+  llmArchiver: z
+    .boolean()
+    .default(false)
+    .describe("Let a model summarize each episode for memory (else a summary built from the run)"),
   embeddingModel: z
     .string()
     .optional()
     .describe("Embedding model on the endpoint; unset: a deterministic offline embedding"),
+  replayCache: z
+    .string()
+    .optional()
+    .describe("File of recorded model replies: a repeated call is answered from it, for free"),
   sampleRows: z.number().int().min(0).max(50).default(5).describe("Sample rows shown per table"),
 });
 
