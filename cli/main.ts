@@ -13,6 +13,8 @@ Environment:
   TABLEMINDS_PYTHON           python with pandas for the local sandbox (default: found on PATH;
                               \`npm run setup\` installs Debian's python3-pandas)
   TABLEMINDS_HOME             where table artifacts are stored (default ./.tableminds)
+  E2B_API_KEY                 key for E2B cloud sandboxes (--sandbox e2b)
+  E2B_DOMAIN, E2B_TEMPLATE    a self-hosted E2B; a template with python3 and pandas
   LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
 `;
 
@@ -58,6 +60,12 @@ export function buildProgram(): Command {
       "code attempts before answering anyway (default 3)",
       positiveInt,
     )
+    .addOption(
+      new Option("--sandbox <backend>", "where generated code runs (default local)").choices([
+        "local",
+        "e2b",
+      ]),
+    )
     .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
     .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
     .option("--stream", "stream tokens from the model", false)
@@ -79,6 +87,7 @@ export function buildProgram(): Command {
           model: opts.model,
           temperature: opts.temperature,
           maxCodeAttempts: opts.maxCodeAttempts,
+          sandbox: opts.sandbox,
           execTimeoutMs: opts.execTimeout,
           llmTimeoutMs: opts.llmTimeout,
           streaming: opts.stream,

@@ -2,6 +2,17 @@ import { LocalSandbox } from "./local.js";
 import type { Sandbox } from "./types.js";
 
 export {
+  DuckDbSql,
+  type DuckDbSqlOptions,
+  SqlError,
+  type SqlErrorKind,
+  type SqlQueryOptions,
+  type SqlResult,
+  sqlEvidence,
+} from "./duckdb.js";
+/** Types only: the E2B SDK itself is loaded when the e2b backend starts (see STARTERS). */
+export type { E2BSandboxOptions } from "./e2b.js";
+export {
   LocalSandbox,
   type LocalSandboxOptions,
   WarmWorker,
