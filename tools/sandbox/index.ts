@@ -1,16 +1,13 @@
 import { LocalSandbox } from "./local.js";
 import type { Sandbox } from "./types.js";
 
-export {
-  DuckDbSql,
-  type DuckDbSqlOptions,
-  SqlError,
-  type SqlErrorKind,
-  type SqlQueryOptions,
-  type SqlResult,
-  sqlEvidence,
+/** Types only: DuckDB's native module (~200 ms to load) and the E2B SDK load on first use. */
+export type {
+  DuckDbSqlOptions,
+  SqlErrorKind,
+  SqlQueryOptions,
+  SqlResult,
 } from "./duckdb.js";
-/** Types only: the E2B SDK itself is loaded when the e2b backend starts (see STARTERS). */
 export type { E2BSandboxOptions } from "./e2b.js";
 export {
   LocalSandbox,

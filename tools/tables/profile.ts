@@ -1,7 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { inferDtype, isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
-import { summarizeWithDuckDb } from "./profile-duckdb.js";
 import { readTable } from "./read.js";
 import { renderTable } from "./render.js";
 
@@ -176,7 +175,11 @@ export async function profileTable(
 ): Promise<string> {
   const sampleRows = opts.sampleRows ?? 5;
   const summary = (await isLargeTable(ref))
-    ? await summarizeWithDuckDb(ref, { sampleRows, examples: EXAMPLES_PER_COLUMN })
+    ? // DuckDB's native module takes ~200 ms to load: only tables this large pay for it.
+      await (await import("./profile-duckdb.js")).summarizeWithDuckDb(ref, {
+        sampleRows,
+        examples: EXAMPLES_PER_COLUMN,
+      })
     : await summarizeInNode(ref, sampleRows);
   return formatProfile(ref, summary, opts);
 }
