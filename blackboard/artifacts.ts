@@ -2,10 +2,14 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 
-/** Where table bytes live; `TABLEMINDS_HOME` moves it (default `./.tableminds`). */
+/** Where tableminds keeps its files: `TABLEMINDS_HOME`, default `./.tableminds`. */
+export function tablemindsHome(): string {
+  return process.env.TABLEMINDS_HOME ?? path.resolve(".tableminds");
+}
+
+/** Where table bytes live. */
 export function artifactDir(): string {
-  const home = process.env.TABLEMINDS_HOME ?? path.resolve(".tableminds");
-  return path.join(home, "artifacts");
+  return path.join(tablemindsHome(), "artifacts");
 }
 
 export function sha256(bytes: Buffer | string): string {

@@ -177,6 +177,10 @@ export const ReflectionSchema = z.object({
   /** `planner`: the plan was wrong; `coder`: the plan was fine, the code or its reading was not. */
   route: z.enum(["planner", "coder"]),
   verdict: VerdictSchema,
+  /** How many code attempts existed when it was made: the code retry bound counts from here. */
+  afterAttempts: z.number().int().nonnegative(),
+  /** False when the model's reply was unusable and the diagnosis was built from the verdict. */
+  byModel: z.boolean(),
 });
 export type Reflection = z.infer<typeof ReflectionSchema>;
 

@@ -1,7 +1,9 @@
 import { renderErrorHistory, renderPlan, renderTableNames } from "../blackboard/render.js";
 import type { Attempt } from "../blackboard/schemas.js";
+import type { TableQAStateValue } from "../blackboard/state.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
+import { renderReflection } from "./reflect.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 export const CODER_SYSTEM = `# tableminds coder
@@ -24,12 +26,15 @@ export function coderPrompt(parts: {
   tableNames: string;
   plan: string[];
   errorHistory: string;
+  /** The reflector's diagnosis of an earlier rejected answer, when there is one. */
+  reflection?: string;
 }): string {
   const sections = [
     parts.profiles.join("\n\n"),
     parts.tableNames,
     `Question: ${parts.question}`,
     parts.plan.length > 0 ? `Plan:\n${renderPlan(parts.plan)}` : "",
+    parts.reflection ?? "",
     parts.errorHistory
       ? `Earlier attempts failed. Fix the cause; do not repeat them.\n\n${parts.errorHistory}`
       : "",
@@ -62,6 +67,13 @@ function looksLikeBareCode(reply: string): boolean {
   return lines.every((line) => codeLike.test(line)) && /print\(/.test(reply);
 }
 
+/** The attempts of the current round: a reflection starts a new one with a fresh retry budget. */
+export function attemptsSinceReflection(
+  state: Pick<TableQAStateValue, "attempts" | "reflections">,
+): Attempt[] {
+  return state.attempts.slice(state.reflections.at(-1)?.afterAttempts ?? 0);
+}
+
 export function nextAttemptId(attempts: Attempt[]): string {
   return `a${attempts.length + 1}`;
 }
@@ -77,6 +89,7 @@ export const codeNode: TableQANode = async (state, runtime) => {
     tableNames: renderTableNames(state.tables),
     plan: state.plan,
     errorHistory: renderErrorHistory(state.attempts),
+    reflection: renderReflection(state.reflections),
   });
   const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal);
   const id = nextAttemptId(state.attempts);
