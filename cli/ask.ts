@@ -1,7 +1,9 @@
+import type { BaseStore } from "@langchain/langgraph";
 import type { Configuration } from "../blackboard/configuration.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
-import { loadGraph } from "./graphs.js";
+import { loadGraph, type RunnableGraph } from "./graphs.js";
+import { closeCheckpointer, openCheckpointer, withPersistence } from "./persistence.js";
 import { describeUpdate } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
 
@@ -12,39 +14,89 @@ export interface AskOptions {
   json: boolean;
   quiet: boolean;
   context: Partial<Configuration>;
+  /** Save every step under this id; asking again with it resumes an interrupted run. */
+  thread?: string;
+  /** Long-term memory for recall/archive; none means the graph runs without memory. */
+  store?: BaseStore;
+  /** Step limit of the run. */
+  recursionLimit?: number;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Raised when `--thread` names a run that asked something else. */
+export class ThreadMismatchError extends Error {
+  constructor(thread: string, asked: string) {
+    super(
+      `thread "${thread}" belongs to another question (${JSON.stringify(asked)}); ` +
+        "use a new --thread id for a new question",
+    );
+    this.name = "ThreadMismatchError";
+  }
+}
+
+type Start = { kind: "fresh" } | { kind: "resume"; next: readonly string[] } | { kind: "done" };
+
+/** Whether a threaded run starts, resumes where it stopped, or has already finished. */
+async function threadStart(graph: RunnableGraph, thread: string, question: string) {
+  const snapshot = await graph.getState({ configurable: { thread_id: thread } });
+  const values = isRecord(snapshot.values) ? snapshot.values : {};
+  if (typeof values.question !== "string") return { kind: "fresh" } satisfies Start;
+  if (values.question !== question) throw new ThreadMismatchError(thread, values.question);
+  if (snapshot.next.length > 0) return { kind: "resume", next: snapshot.next } satisfies Start;
+  return { kind: "done" } satisfies Start;
+}
+
 /** Runs one question through a graph, progress to stderr, the result to stdout. */
 export async function ask(options: AskOptions): Promise<TableQAStateValue> {
-  const graph = await loadGraph(options.graph);
-  const input = {
-    question: options.question,
-    sources: options.tables.map((path) => ({ path })),
+  const checkpointer = options.thread ? openCheckpointer() : undefined;
+  const graph = withPersistence(await loadGraph(options.graph), {
+    checkpointer,
+    store: options.store,
+  });
+  const thread = options.thread;
+  const say = (line: string) => {
+    if (!options.quiet) process.stderr.write(`${line}\n`);
   };
   let state: TableQAStateValue | undefined;
   try {
-    const stream = await graph.stream(input, {
-      streamMode: ["updates", "values"],
-      context: options.context,
-      recursionLimit: 10 + 4 * (options.context.maxCodeAttempts ?? 3),
-    });
-    for await (const chunk of stream) {
-      if (!Array.isArray(chunk)) continue;
-      const [mode, payload] = chunk as [string, unknown];
-      if (mode === "values") state = payload as TableQAStateValue;
-      if (mode === "updates" && isRecord(payload) && !options.quiet) {
-        for (const [node, update] of Object.entries(payload)) {
-          const line = isRecord(update) ? describeUpdate(node, update) : null;
-          if (line) process.stderr.write(`${line}\n`);
+    const start = thread
+      ? await threadStart(graph, thread, options.question)
+      : ({ kind: "fresh" } as Start);
+    if (start.kind === "resume") say(`resume thread ${thread} at ${start.next.join(", ")}`);
+    if (start.kind === "done") say(`thread ${thread} has finished; its answer:`);
+    const input =
+      start.kind === "fresh"
+        ? { question: options.question, sources: options.tables.map((path) => ({ path })) }
+        : null;
+    if (start.kind !== "done") {
+      const stream = await graph.stream(input, {
+        streamMode: ["updates", "values"],
+        context: options.context,
+        recursionLimit: options.recursionLimit ?? 10 + 4 * (options.context.maxCodeAttempts ?? 3),
+        ...(thread ? { configurable: { thread_id: thread } } : {}),
+      });
+      for await (const chunk of stream) {
+        if (!Array.isArray(chunk)) continue;
+        const [mode, payload] = chunk as [string, unknown];
+        if (mode === "values") state = payload as TableQAStateValue;
+        if (mode === "updates" && isRecord(payload)) {
+          for (const [node, update] of Object.entries(payload)) {
+            const line = isRecord(update) ? describeUpdate(node, update) : null;
+            if (line) say(line);
+          }
         }
       }
     }
+    if (thread && !state) {
+      const snapshot = await graph.getState({ configurable: { thread_id: thread } });
+      state = snapshot.values as TableQAStateValue;
+    }
   } finally {
     await closeSandboxes();
+    closeCheckpointer(checkpointer);
   }
   if (!state) throw new Error("the graph produced no state");
   if (options.json) {

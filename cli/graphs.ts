@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
+import type { PersistableGraph } from "./persistence.js";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -13,12 +14,15 @@ export function listGraphs(root = PROJECT_ROOT): Record<string, string> {
   return LangGraphJsonSchema.parse(JSON.parse(readFileSync(file, "utf8"))).graphs;
 }
 
-/** A runnable graph as the CLI drives it. */
-export interface RunnableGraph {
+/** A runnable graph as the CLI drives it: a compiled LangGraph graph. */
+export interface RunnableGraph extends PersistableGraph {
   stream(
-    input: Record<string, unknown>,
+    input: Record<string, unknown> | null,
     options: Record<string, unknown>,
   ): Promise<AsyncIterable<unknown>>;
+  getState(config: {
+    configurable: { thread_id: string };
+  }): Promise<{ values: unknown; next: readonly string[] }>;
 }
 
 export async function loadGraph(name: string, root = PROJECT_ROOT): Promise<RunnableGraph> {

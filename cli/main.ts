@@ -9,10 +9,12 @@ Environment:
   OPENAI_BASE_URL             any OpenAI-compatible endpoint (vLLM, SGLang, Ollama, llama.cpp,
                               LM Studio), e.g. http://127.0.0.1:8000/v1; default: OpenAI
   TABLEMINDS_MODEL            model for every role (default gpt-4o-mini)
-  TABLEMINDS_PLANNER_MODEL    model for the planner only (also _CODER_, _ANSWERER_)
+  TABLEMINDS_PLANNER_MODEL    model for the planner only (also _CODER_, _ANSWERER_, _CHECKER_,
+                              _REFLECTOR_, _ARCHIVER_)
   TABLEMINDS_PYTHON           python with pandas for the local sandbox (default: found on PATH;
                               \`npm run setup\` installs Debian's python3-pandas)
-  TABLEMINDS_HOME             where table artifacts are stored (default ./.tableminds)
+  TABLEMINDS_HOME             where artifacts, memory.sqlite and checkpoints.sqlite are kept
+                              (default ./.tableminds)
   E2B_API_KEY                 key for E2B cloud sandboxes (--sandbox e2b)
   E2B_DOMAIN, E2B_TEMPLATE    a self-hosted E2B; a template with python3 and pandas
   LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
@@ -21,6 +23,12 @@ Environment:
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected an integer >= 0");
   return n;
 }
 
@@ -69,6 +77,23 @@ export function buildProgram(): Command {
     .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
     .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
     .option("--stream", "stream tokens from the model", false)
+    .option("--no-check", "skip checking the answer (format, type, grounding)")
+    .option("--llm-checker", "also let a model score the answer's type, format and grounding")
+    .option(
+      "--max-reflections <n>",
+      "retries after a failed check, each with a diagnosis (default 2; 0: none)",
+      nonNegativeInt,
+    )
+    .option("--no-memory", "neither recall nor archive lessons of past questions")
+    .option("--memory-namespace <name>", "whose memory: a user or dataset name (default default)")
+    .option(
+      "--thread <id>",
+      "save each step under this id; the same command again resumes an interrupted run",
+    )
+    .option(
+      "--replay-cache <file>",
+      "answer repeated model calls from this file, and record new ones",
+    )
     .addHelpText("after", ENVIRONMENT)
     .action(async (table: string, question: string, opts) => {
       const graphs = listGraphs();
@@ -91,7 +116,14 @@ export function buildProgram(): Command {
           execTimeoutMs: opts.execTimeout,
           llmTimeoutMs: opts.llmTimeout,
           streaming: opts.stream,
+          check: opts.check,
+          llmChecker: opts.llmChecker,
+          maxReflections: opts.maxReflections,
+          memory: opts.memory,
+          memoryNamespace: opts.memoryNamespace,
+          replayCache: opts.replayCache,
         }),
+        thread: opts.thread,
       });
     });
 
