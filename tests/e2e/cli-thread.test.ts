@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startCli } from "../support/cli.js";
+import { EXAMPLES, useTempHome } from "../support/env.js";
+import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import type { StubReply, StubRequest } from "../support/stub-openai.js";
+import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+
+const TABLE = `${EXAMPLES}/olympics_2020_medals.csv`;
+
+describe("tableminds ask --thread", () => {
+  let stub: StubServer;
+  let env: Record<string, string | undefined>;
+  /** While set, the answerer's request never gets a reply and this is called instead. */
+  let onAnswerer: (() => void) | undefined;
+  const team = medalsTeam();
+
+  beforeAll(async () => {
+    stub = await startStubOpenAI({
+      respond: (req: StubRequest): StubReply => {
+        if (req.role === "answerer" && onAnswerer) {
+          onAnswerer();
+          return { hang: true };
+        }
+        return team(req);
+      },
+    });
+    env = {
+      OPENAI_BASE_URL: stub.url,
+      OPENAI_API_KEY: "test-key",
+      TABLEMINDS_MODEL: "stub-model",
+      TABLEMINDS_HOME: useTempHome(),
+    };
+  });
+
+  afterAll(async () => {
+    await stub?.close();
+  });
+
+  const roles = (from: number) => stub.requests.slice(from).map((r) => r.role);
+
+  it("resumes a run killed mid-way from its last checkpoint, without redoing finished steps", async () => {
+    const args = ["ask", TABLE, MEDALS_QUESTION, "--thread", "t-kill", "--no-memory"];
+    const reached = new Promise<void>((resolve) => {
+      onAnswerer = resolve;
+    });
+    const first = startCli(args, env);
+    await reached;
+    first.child.kill("SIGKILL");
+    const killed = await first.done;
+    expect(killed.signal).toBe("SIGKILL");
+    expect(killed.stdout).toBe("");
+    expect(killed.stderr).toMatch(/^run\s+a1 ok/m);
+    onAnswerer = undefined;
+
+    const before = stub.requests.length;
+    const resumed = await runCli(args, env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/resume thread t-kill at answerer/);
+    expect(resumed.stdout).toMatch(/^Answer: 203$/m);
+    expect(resumed.stdout).toContain("[a1:out2]");
+    // Planning, coding and running were saved: only the answer (and what follows) is new.
+    expect(roles(before)).not.toContain("planner");
+    expect(roles(before)).not.toContain("coder");
+    expect(roles(before)).toContain("answerer");
+  });
+
+  it("prints a finished thread's answer again without calling the model", async () => {
+    const args = ["ask", TABLE, MEDALS_QUESTION, "--thread", "t-done", "--no-memory"];
+    const first = await runCli(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    const before = stub.requests.length;
+    const again = await runCli(args, env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^Answer: 203$/m);
+    expect(again.stderr).toContain("thread t-done has finished");
+    expect(stub.requests.length).toBe(before);
+  });
+
+  it("refuses a thread that belongs to another question", async () => {
+    const result = await runCli(
+      ["ask", TABLE, "Which nation won the most silver medals?", "--thread", "t-done"],
+      env,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/thread "t-done" belongs to another question/);
+  });
+});
