@@ -10,6 +10,11 @@ const LABELS: Record<string, string> = {
   coder: "code",
   executor: "run",
   answerer: "answer",
+  recall: "memory",
+  checker: "check",
+  reflector: "reflect",
+  finalizer: "final",
+  archiver: "memory",
 };
 
 /** One progress line for a node's update, as the CLI prints it to stderr. */
@@ -39,5 +44,23 @@ export function describeUpdate(node: string, update: TableQAUpdate): string | nu
     return `${label} ${attempt.id} ok in ${Math.round(r.durationMs)} ms: ${count(printed, "output line")}, ${count(r.tables.length, "table")}`;
   }
   if (node === "answerer" && update.answer) return `${label} ${update.answer.final}`;
+  if (node === "recall" && Array.isArray(update.memories) && update.memories.length > 0) {
+    const similar = update.memories.map((m) => m.similarity.toFixed(2)).join(", ");
+    return `${label} ${count(update.memories.length, "lesson")} from similar past questions (similarity ${similar})`;
+  }
+  if (node === "checker" && update.verdict) {
+    const v = update.verdict;
+    const scores = `type ${v.scores.type}/2, format ${v.scores.format}/2, grounding ${v.scores.grounding}/2`;
+    const first = v.issues[0] ? `: ${v.issues[0]}` : "";
+    return `${label} ${v.pass ? "passed" : "failed"} (${scores})${v.pass ? "" : first}`;
+  }
+  const reflection = Array.isArray(update.reflections) ? update.reflections.at(-1) : undefined;
+  if (node === "reflector" && reflection) {
+    const to = reflection.route === "planner" ? "plan again" : "code again";
+    return `${label} ${reflection.id}, ${to}: ${reflection.diagnosis}`;
+  }
+  if (node === "finalizer" && update.answer && update.verdict) {
+    return `${label} no reflection left; the best checked answer: ${update.answer.final}`;
+  }
   return null;
 }

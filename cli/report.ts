@@ -1,5 +1,5 @@
 import { numberLines } from "../blackboard/render.js";
-import type { Attempt, Evidence } from "../blackboard/schemas.js";
+import type { Attempt, Evidence, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { renderTable } from "../tools/tables/profile.js";
 import { readTable } from "../tools/tables/read.js";
@@ -46,6 +46,7 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
   const byId = new Map(state.evidence.map((e) => [e.id, e]));
   const cited = answer.evidence.flatMap((id) => byId.get(id) ?? []);
   const parts = [`Answer: ${answer.final}`, ""];
+  if (state.verdict) parts.push(describeVerdict(state.verdict), "");
   if (cited.length === 0) {
     parts.push("Evidence: none found for this answer.");
   } else {
@@ -55,6 +56,13 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
   return parts.join("\n");
 }
 
+function describeVerdict(verdict: Verdict): string {
+  const { type, format, grounding } = verdict.scores;
+  const scores = `type ${type}/2, format ${format}/2, grounding ${grounding}/2`;
+  const head = `Check: ${verdict.pass ? "passed" : "FAILED"} (${scores}; by ${verdict.by})`;
+  return [head, ...verdict.issues.map((issue) => `  - ${issue}`)].join("\n");
+}
+
 /** The `--json` shape. */
 export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
   return {
@@ -62,6 +70,9 @@ export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
     evidence: state.evidence,
     plan: state.plan,
     attempts: state.attempts,
+    verdict: state.verdict,
+    reflections: state.reflections,
+    memories: state.memories,
     budget: state.budget,
   };
 }
