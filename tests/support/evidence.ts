@@ -1,0 +1,60 @@
+import { evidenceFromExecution } from "../../blackboard/evidence.js";
+import type { Attempt, Evidence, ExecResult, ProducedTable } from "../../blackboard/schemas.js";
+
+/**
+ * An attempt that ran `code` and printed `stdout`, with its evidence built by the same
+ * function the executor uses. Each printed line is mapped to the code line of the i-th
+ * print() call, as the sandbox's output spans would map it.
+ */
+export function ranAttempt(
+  id: string,
+  code: string,
+  stdout: string,
+  tables: ProducedTable[] = [],
+): { attempt: Attempt; evidence: Evidence[] } {
+  const printLines = code
+    .split("\n")
+    .flatMap((line, i) => (line.includes("print(") ? [i + 1] : []));
+  let offset = 0;
+  const spans = stdout
+    .split("\n")
+    .slice(0, -1)
+    .map((line, i) => {
+      const span = {
+        line: printLines[i] ?? printLines.at(-1) ?? 1,
+        start: offset,
+        end: offset + line.length + 1,
+      };
+      offset += line.length + 1;
+      return span;
+    });
+  const result: ExecResult = {
+    ok: true,
+    stdout,
+    stderr: "",
+    error: null,
+    tables,
+    spans,
+    truncated: false,
+    durationMs: 5,
+  };
+  const attempt: Attempt = { id, code, raw: code, result, parseError: null };
+  return {
+    attempt,
+    evidence: evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z"),
+  };
+}
+
+/** A source cell packet, as the answerer adds them. */
+export function cell(table: string, row: number, column: string, value: string): Evidence {
+  return {
+    id: `${table}:r${row}:${column}`,
+    modality: "table",
+    source: "answer",
+    anchor: { kind: "cells", table, rows: [row], columns: [column] },
+    value,
+    time: "2026-01-01T00:00:00Z",
+    provenance: { attempt: "source", parents: [] },
+    confidence: 1,
+  };
+}
