@@ -47,6 +47,11 @@ export function formatScore(answer: string): { score: 0 | 1 | 2; issue?: string 
   return { score: 2 };
 }
 
+function article(type: string): string {
+  const noun = type === "yesno" ? "yes/no" : type;
+  return `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`;
+}
+
 export function passes(scores: Verdict["scores"]): boolean {
   const { type, format, grounding } = scores;
   return Math.min(type, format, grounding) > 0 && type + format + grounding >= PASS_TOTAL;
@@ -102,7 +107,9 @@ export async function ruleVerdict(
   const scores = { type, format: format.score, grounding: groundingScore(checks) };
   const issues = [
     ...(format.issue ? [format.issue] : []),
-    ...(type < 2 ? [`the question asks for a ${expectedType}, the answer is a ${actual}`] : []),
+    ...(type < 2
+      ? [`the question asks for ${article(expectedType)}, the answer is ${article(actual)}`]
+      : []),
     ...groundingIssues(
       checks,
       state.attempts.some((a) => a.result?.ok),
