@@ -1,6 +1,8 @@
 import type { BaseStore } from "@langchain/langgraph";
-import type { Configuration } from "../blackboard/configuration.js";
+import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
+import { stepBound } from "../graphs/table_qa.js";
+import { openMemoryStore } from "../tools/memory/index.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
 import { loadGraph, type RunnableGraph } from "./graphs.js";
 import { closeCheckpointer, openCheckpointer, withPersistence } from "./persistence.js";
@@ -16,8 +18,10 @@ export interface AskOptions {
   context: Partial<Configuration>;
   /** Save every step under this id; asking again with it resumes an interrupted run. */
   thread?: string;
-  /** Long-term memory for recall/archive; none means the graph runs without memory. */
+  /** Long-term memory for recall/archive: a given store, else `$TABLEMINDS_HOME/memory.sqlite`. */
   store?: BaseStore;
+  /** False: no memory store at all. */
+  memory?: boolean;
   /** Step limit of the run. */
   recursionLimit?: number;
 }
@@ -52,9 +56,10 @@ async function threadStart(graph: RunnableGraph, thread: string, question: strin
 /** Runs one question through a graph, progress to stderr, the result to stdout. */
 export async function ask(options: AskOptions): Promise<TableQAStateValue> {
   const checkpointer = options.thread ? openCheckpointer() : undefined;
+  const ownStore = options.store || options.memory === false ? undefined : openMemoryStore();
   const graph = withPersistence(await loadGraph(options.graph), {
     checkpointer,
-    store: options.store,
+    store: options.store ?? ownStore,
   });
   const thread = options.thread;
   const say = (line: string) => {
@@ -75,7 +80,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue> {
       const stream = await graph.stream(input, {
         streamMode: ["updates", "values"],
         context: options.context,
-        recursionLimit: options.recursionLimit ?? 10 + 4 * (options.context.maxCodeAttempts ?? 3),
+        recursionLimit: options.recursionLimit ?? stepBound(ensureConfiguration(options.context)),
         ...(thread ? { configurable: { thread_id: thread } } : {}),
       });
       for await (const chunk of stream) {
@@ -97,6 +102,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue> {
   } finally {
     await closeSandboxes();
     closeCheckpointer(checkpointer);
+    ownStore?.close();
   }
   if (!state) throw new Error("the graph produced no state");
   if (options.json) {

@@ -124,6 +124,7 @@ export function buildProgram(): Command {
           replayCache: opts.replayCache,
         }),
         thread: opts.thread,
+        memory: opts.memory,
       });
     });
 

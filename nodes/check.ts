@@ -8,7 +8,7 @@ import {
   type ItemCheck,
   verifyGrounding,
 } from "../blackboard/verify.js";
-import { ask, ReplyParseError } from "./llm.js";
+import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 /*
@@ -210,15 +210,16 @@ export const checkNode: TableQANode = async (state, runtime) => {
   let verdict: Verdict = { ...rules, claims: claims.map((c) => c.id) };
   let budget = {};
   if (config.llmChecker && state.answer) {
-    const reply = await ask(
-      "checker",
-      CHECKER_SYSTEM,
-      checkerPrompt(state, rules),
-      config,
-      runtime?.signal,
+    const reply = await askOrFallBack(() =>
+      ask("checker", CHECKER_SYSTEM, checkerPrompt(state, rules), config, runtime?.signal),
     );
-    verdict = combine(verdict, parseCheck(reply.text));
-    budget = reply.budget;
+    if (reply) {
+      verdict = combine(verdict, parseCheck(reply.text));
+      budget = reply.budget;
+    } else {
+      const note = "the LLM checker could not be reached; the rules alone judged";
+      verdict = { ...verdict, issues: [...verdict.issues, note] };
+    }
   }
   const id = `c${state.checked.length + 1}`;
   const checked = state.answer ? [{ id, answer: state.answer, verdict }] : [];

@@ -1,6 +1,6 @@
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Budget } from "../blackboard/schemas.js";
-import { callModel } from "../tools/models/chat.js";
+import { callModel, ModelCallError } from "../tools/models/chat.js";
 import type { Role } from "../tools/models/config.js";
 
 export interface NodeReply {
@@ -60,5 +60,22 @@ export class ReplyParseError extends Error {
     const preview = reply.length > 200 ? `${reply.slice(0, 200)}...` : reply;
     super(`the ${role} reply has no ${expected}; it was: ${JSON.stringify(preview)}`);
     this.name = "ReplyParseError";
+  }
+}
+
+/**
+ * For advisory roles (checker, reflector, archiver), whose failure must not lose an answer
+ * already found: the reply, or null when the model kept failing (after the client's own
+ * retries) so the caller falls back to what it can do without one.
+ */
+export async function askOrFallBack(call: () => Promise<NodeReply>): Promise<NodeReply | null> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ModelCallError) {
+      process.emitWarning(`${error.message}; going on without this reply`, "TablemindsWarning");
+      return null;
+    }
+    throw error;
   }
 }

@@ -1,6 +1,8 @@
 import { renderTableNames } from "../blackboard/render.js";
+import { renderMemories } from "../tools/memory/episodes.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
+import { renderReflection } from "./reflect.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 export const PLANNER_SYSTEM = `# tableminds planner
@@ -15,8 +17,21 @@ Reply with the plan only, inside <plan></plan>, as numbered steps:
 </plan>
 Keep it to the steps needed (usually 2 to 6). Name columns exactly as the profile spells them.`;
 
-export function plannerPrompt(question: string, profiles: string[], tableNames: string): string {
-  return `${profiles.join("\n\n")}\n\n${tableNames}\n\nQuestion: ${question}`;
+export function plannerPrompt(
+  question: string,
+  profiles: string[],
+  tableNames: string,
+  context: { memories?: string; reflection?: string } = {},
+): string {
+  return [
+    profiles.join("\n\n"),
+    tableNames,
+    context.memories,
+    context.reflection,
+    `Question: ${question}`,
+  ]
+    .filter(Boolean)
+    .join("\n\n");
 }
 
 const STEP = /^\s*(?:step\s*)?(\d+)\s*[.):-]\s*(.+)$/i;
@@ -51,7 +66,10 @@ export const planNode: TableQANode = async (state, runtime) => {
   const profiles = await Promise.all(
     state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
   );
-  const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables));
+  const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {
+    memories: renderMemories(state.memories),
+    reflection: renderReflection(state.reflections),
+  });
   const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal);
   return { plan: parsePlan(reply.text), budget: reply.budget };
 };

@@ -1,7 +1,7 @@
 import { numberLines, renderPlan } from "../blackboard/render.js";
 import type { Reflection, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
-import { ask } from "./llm.js";
+import { ask, askOrFallBack } from "./llm.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 export const REFLECTOR_SYSTEM = `# tableminds reflector
@@ -93,21 +93,17 @@ export function reflectionFromVerdict(verdict: Verdict): ParsedReflection {
 }
 
 /**
- * Diagnoses the failed verdict and records where the run goes next. An unusable reply
- * does not end the run: the checker's own findings become the diagnosis.
+ * Diagnoses the failed verdict and records where the run goes next. A failed call or an
+ * unusable reply does not end the run: the checker's own findings become the diagnosis.
  */
 export const reflectNode: TableQANode = async (state, runtime) => {
   const verdict = state.verdict;
   if (!verdict) throw new Error("reflect needs a verdict: the checker must run before it");
   const config = configurationOf(runtime);
-  const reply = await ask(
-    "reflector",
-    REFLECTOR_SYSTEM,
-    reflectorPrompt(state, verdict),
-    config,
-    runtime?.signal,
+  const reply = await askOrFallBack(() =>
+    ask("reflector", REFLECTOR_SYSTEM, reflectorPrompt(state, verdict), config, runtime?.signal),
   );
-  const parsed = parseReflection(reply.text, verdict);
+  const parsed = reply ? parseReflection(reply.text, verdict) : null;
   const reflection: Reflection = {
     id: `r${state.reflections.length + 1}`,
     ...(parsed ?? reflectionFromVerdict(verdict)),
@@ -115,7 +111,7 @@ export const reflectNode: TableQANode = async (state, runtime) => {
     afterAttempts: state.attempts.length,
     byModel: parsed !== null,
   };
-  return { reflections: [reflection], budget: reply.budget };
+  return { reflections: [reflection], budget: reply?.budget ?? {} };
 };
 
 /** The latest reflection as prompt text for the planner or coder, or "" when there is none. */

@@ -34,7 +34,8 @@ describe("tableminds CLI", () => {
       .split("\n")
       .map((line) => line.split(/\s+/)[0])
       .filter(Boolean);
-    expect(stages).toEqual(["tables", "plan", "code", "run", "answer"]);
+    expect(stages).toEqual(["tables", "plan", "code", "run", "answer", "check"]);
+    expect(result.stderr).toMatch(/^check\s+passed \(type 2\/2, format 2\/2, grounding 2\/2\)$/m);
     expect(result.stderr).toContain("olympics_2020_medals (10 rows x 6 columns)");
   });
 

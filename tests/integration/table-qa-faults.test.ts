@@ -66,9 +66,14 @@ describe("table_qa under model faults", () => {
     });
     useStubEndpoint(stub.url);
     const state = (await graph.invoke(input, withContext(fast))) as TableQAStateValue;
-    expect(state.attempts).toHaveLength(2);
+    // Each of the three rounds (the first and two reflections) gets its own two attempts.
+    expect(state.attempts).toHaveLength(6);
     expect(state.attempts.every((a) => a.result?.error?.type === "ValueError")).toBe(true);
     expect(state.answer?.final).toBe("cannot be computed");
     expect(state.answer?.evidence).toEqual([]);
+    // The reflector has no script (the stub answers 500): its diagnosis comes from the verdict.
+    expect(state.reflections.map((r) => r.byModel)).toEqual([false, false]);
+    expect(state.verdict?.pass).toBe(false);
+    expect(state.verdict?.issues.join("\n")).toMatch(/refusal/);
   });
 });

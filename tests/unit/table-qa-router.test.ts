@@ -21,25 +21,37 @@ function attempt(id: string, ok: boolean): Attempt {
 
 describe("routeAfterExecute", () => {
   it("answers after a successful run", () => {
-    expect(routeAfterExecute({ attempts: [attempt("a1", true)] }, 3)).toBe("answerer");
+    expect(routeAfterExecute({ reflections: [], attempts: [attempt("a1", true)] }, 3)).toBe(
+      "answerer",
+    );
   });
 
   it("codes again after a failure while attempts remain", () => {
-    expect(routeAfterExecute({ attempts: [attempt("a1", false)] }, 3)).toBe("coder");
-    expect(routeAfterExecute({ attempts: [attempt("a1", false), attempt("a2", false)] }, 3)).toBe(
+    expect(routeAfterExecute({ reflections: [], attempts: [attempt("a1", false)] }, 3)).toBe(
       "coder",
     );
+    expect(
+      routeAfterExecute(
+        { reflections: [], attempts: [attempt("a1", false), attempt("a2", false)] },
+        3,
+      ),
+    ).toBe("coder");
   });
 
   it("answers anyway when the attempts are used up", () => {
     const three = [attempt("a1", false), attempt("a2", false), attempt("a3", false)];
-    expect(routeAfterExecute({ attempts: three }, 3)).toBe("answerer");
-    expect(routeAfterExecute({ attempts: [attempt("a1", false)] }, 1)).toBe("answerer");
+    expect(routeAfterExecute({ reflections: [], attempts: three }, 3)).toBe("answerer");
+    expect(routeAfterExecute({ reflections: [], attempts: [attempt("a1", false)] }, 1)).toBe(
+      "answerer",
+    );
   });
 
   it("answers when a retry succeeded", () => {
-    expect(routeAfterExecute({ attempts: [attempt("a1", false), attempt("a2", true)] }, 3)).toBe(
-      "answerer",
-    );
+    expect(
+      routeAfterExecute(
+        { reflections: [], attempts: [attempt("a1", false), attempt("a2", true)] },
+        3,
+      ),
+    ).toBe("answerer");
   });
 });

@@ -1,0 +1,143 @@
+import { z } from "zod";
+import type { Memory } from "../../blackboard/schemas.js";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import { maskValues } from "./embeddings.js";
+
+const MAX_NOTES = 8;
+
+/** One entry of long-term memory: what a solved question taught. */
+export const EpisodeSchema = z.object({
+  question: z.string(),
+  /** The question with its values masked: the shape other questions are matched on. */
+  pattern: z.string(),
+  /** The plan that last led to a checked answer. */
+  plan: z.array(z.string()),
+  lessons: z.array(z.string()),
+  pitfalls: z.array(z.string()),
+  answer: z.string(),
+  /** How many episodes were merged into this entry. */
+  episodes: z.number().int().positive(),
+  embedding: z.array(z.number()),
+  /** Which embedder made `embedding`; entries of another embedder are not compared. */
+  embedder: z.string(),
+});
+export type Episode = z.infer<typeof EpisodeSchema>;
+export type EpisodeSummary = Omit<Episode, "embedding" | "embedder">;
+
+export function questionPattern(question: string): string {
+  return maskValues(question).replace(/\s+/g, " ").trim();
+}
+
+function unique(items: string[], cap = MAX_NOTES): string[] {
+  return [...new Set(items.map((s) => s.trim()).filter(Boolean))].slice(0, cap);
+}
+
+/** The columns of the run's tables that the working code names, as "use these" lessons. */
+function columnsUsed(state: TableQAStateValue): string[] {
+  const code = state.attempts.findLast((a) => a.result?.ok)?.code ?? "";
+  return state.tables.flatMap((table) =>
+    table.columns
+      .map((c) => c.name)
+      .filter((name) => code.includes(`"${name}"`) || code.includes(`'${name}'`)),
+  );
+}
+
+/** What a finished run teaches, built from the run itself with no model. */
+export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
+  const failures = state.attempts.flatMap((a) => {
+    if (a.parseError) return ["a reply had no runnable code"];
+    const error = a.result?.ok === false ? a.result.error : null;
+    return error ? [`${error.type}: ${error.message.split("\n")[0]?.slice(0, 160)}`] : [];
+  });
+  const rejected = state.checked
+    .filter((c) => !c.verdict.pass)
+    .map(
+      (c) => `answer ${JSON.stringify(c.answer.final)} was rejected: ${c.verdict.issues[0] ?? ""}`,
+    );
+  const columns = columnsUsed(state);
+  const lessons = [
+    ...state.reflections.flatMap((r) => r.improvement),
+    ...(columns.length > 0 ? [`the answer came from the columns ${columns.join(", ")}`] : []),
+    ...(state.verdict
+      ? [
+          `the answer is ${state.verdict.expectedType === "text" ? "short text" : `a ${state.verdict.expectedType}`}`,
+        ]
+      : []),
+  ];
+  return {
+    question: state.question,
+    pattern: questionPattern(state.question),
+    plan: state.plan,
+    lessons: unique(lessons),
+    pitfalls: unique([...state.reflections.map((r) => r.diagnosis), ...rejected, ...failures]),
+    answer: state.answer?.final ?? "",
+    episodes: 1,
+  };
+}
+
+/** Evolves an entry with a newer episode: its plan replaces the old one, notes accumulate. */
+export function mergeEpisode(existing: Episode, incoming: EpisodeSummary): Episode {
+  return {
+    ...existing,
+    plan: incoming.plan.length > 0 ? incoming.plan : existing.plan,
+    lessons: unique([...incoming.lessons, ...existing.lessons]),
+    pitfalls: unique([...incoming.pitfalls, ...existing.pitfalls]),
+    answer: incoming.answer,
+    episodes: existing.episodes + incoming.episodes,
+  };
+}
+
+export interface Neighbour {
+  key: string;
+  similarity: number;
+}
+
+/** Add a new entry when no neighbour is within the threshold; otherwise merge into the nearest. */
+export function addOrMerge(
+  neighbours: Neighbour[],
+  threshold: number,
+): { action: "add" } | { action: "merge"; key: string } {
+  const near = neighbours.filter((n) => n.similarity >= threshold);
+  if (near.length === 0) return { action: "add" };
+  const nearest = near.reduce((best, n) => (n.similarity > best.similarity ? n : best));
+  return { action: "merge", key: nearest.key };
+}
+
+/** A recalled entry as the blackboard holds it. */
+export function toMemory(
+  key: string,
+  namespace: string[],
+  episode: Episode,
+  similarity: number,
+): Memory {
+  return {
+    key,
+    namespace,
+    question: episode.question,
+    pattern: episode.pattern,
+    plan: episode.plan,
+    lessons: episode.lessons,
+    pitfalls: episode.pitfalls,
+    episodes: episode.episodes,
+    similarity,
+  };
+}
+
+/** Recalled memories as a planner prompt section, or "" when there are none. */
+export function renderMemories(memories: Memory[]): string {
+  if (memories.length === 0) return "";
+  const blocks = memories.map((m, i) => {
+    const lines = [`${i + 1}. A similar question (${m.episodes} seen): ${m.question}`];
+    if (m.plan.length > 0)
+      lines.push(`   Plan that worked: ${m.plan.map((s, j) => `(${j + 1}) ${s}`).join(" ")}`);
+    for (const lesson of m.lessons) lines.push(`   Lesson: ${lesson}`);
+    for (const pitfall of m.pitfalls) lines.push(`   Pitfall: ${pitfall}`);
+    return lines.join("\n");
+  });
+  return `Lessons from similar past questions (use what applies; the table may differ):\n${blocks.join("\n")}`;
+}
+
+/** Store namespaces may not contain "." or ":"; a user's name for one may. */
+export function memoryNamespace(name: string): string[] {
+  return ["tableminds", "memories", name.replace(/[.:]/g, "_")];
+}
