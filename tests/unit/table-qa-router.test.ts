@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, ExecResult } from "../../blackboard/schemas.js";
-import { routeAfterExecute } from "../../graphs/table_qa.js";
+import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
+import {
+  RECURSION_LIMIT,
+  routeAfterAnswer,
+  routeAfterCheck,
+  routeAfterExecute,
+  routeAfterReflect,
+  stepBound,
+} from "../../graphs/table_qa.js";
+import { verdict } from "../support/verdicts.js";
 
 function result(ok: boolean): ExecResult {
   return {
@@ -53,5 +61,60 @@ describe("routeAfterExecute", () => {
         3,
       ),
     ).toBe("answerer");
+  });
+});
+
+describe("the check/reflect routers", () => {
+  const passing = verdict("203");
+  const failing = verdict("250", { grounding: 0 });
+  const reflection = (afterAttempts: number, route: "planner" | "coder" = "coder"): Reflection => ({
+    id: "r1",
+    diagnosis: "d",
+    improvement: [],
+    route,
+    verdict: failing,
+    afterAttempts,
+    byModel: true,
+  });
+
+  it("gives each round after a reflection its own code attempts", () => {
+    const twoFailed = [attempt("a1", false), attempt("a2", false)];
+    expect(routeAfterExecute({ attempts: twoFailed, reflections: [] }, 2)).toBe("answerer");
+    const roundTwo = [...twoFailed, attempt("a3", false)];
+    expect(routeAfterExecute({ attempts: roundTwo, reflections: [reflection(2)] }, 2)).toBe(
+      "coder",
+    );
+    const roundTwoDone = [...roundTwo, attempt("a4", false)];
+    expect(routeAfterExecute({ attempts: roundTwoDone, reflections: [reflection(2)] }, 2)).toBe(
+      "answerer",
+    );
+  });
+
+  it("checks only when checking is on", () => {
+    expect(routeAfterAnswer(true)).toBe("checker");
+    expect(routeAfterAnswer(false)).toBe("archiver");
+  });
+
+  it("archives a pass, reflects on a fail while reflections remain, then settles", () => {
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, 2)).toBe("archiver");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 2)).toBe("reflector");
+    expect(routeAfterCheck({ verdict: failing, reflections: [reflection(1)] }, 2)).toBe(
+      "reflector",
+    );
+    expect(
+      routeAfterCheck({ verdict: failing, reflections: [reflection(1), reflection(2)] }, 2),
+    ).toBe("finalizer");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 0)).toBe("finalizer");
+  });
+
+  it("goes back where the reflector said", () => {
+    expect(routeAfterReflect({ reflections: [reflection(1, "planner")] })).toBe("planner");
+    expect(routeAfterReflect({ reflections: [reflection(1, "coder")] })).toBe("coder");
+  });
+
+  it("bounds the steps of the largest run", () => {
+    expect(stepBound({ maxCodeAttempts: 1, maxReflections: 0 })).toBe(10);
+    expect(stepBound({ maxCodeAttempts: 3, maxReflections: 2 })).toBe(34);
+    expect(RECURSION_LIMIT).toBe(stepBound({ maxCodeAttempts: 10, maxReflections: 5 }));
   });
 });
