@@ -37,6 +37,19 @@ describe("tableminds CLI", () => {
     expect(stages).toEqual(["tables", "plan", "code", "run", "answer", "check"]);
     expect(result.stderr).toMatch(/^check\s+passed \(type 2\/2, format 2\/2, grounding 2\/2\)$/m);
     expect(result.stderr).toContain("olympics_2020_medals (10 rows x 6 columns)");
+    expect(result.stdout).toMatch(
+      /^Check: passed \(type 2\/2, format 2\/2, grounding 2\/2; by rules\)$/m,
+    );
+  });
+
+  it("recalls the lesson of the first run from $TABLEMINDS_HOME/memory.sqlite in a new process", async () => {
+    const result = await runCli(["ask", TABLE, MEDALS_QUESTION.replace("gold", "silver")], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /^memory\s+1 lesson from similar past questions \(similarity 0\.\d\d\)$/m,
+    );
+    const forgetful = await runCli(["ask", TABLE, MEDALS_QUESTION, "--no-memory"], env);
+    expect(forgetful.stderr).not.toMatch(/^memory/m);
   });
 
   it("prints {answer, evidence, plan, attempts} with --json", async () => {
@@ -83,6 +96,10 @@ describe("tableminds CLI", () => {
       "--model",
       "--max-code-attempts",
       "--exec-timeout",
+      "--thread",
+      "--no-memory",
+      "--max-reflections",
+      "--llm-checker",
       "OPENAI_API_KEY",
       "OPENAI_BASE_URL",
       "TABLEMINDS_MODEL",

@@ -49,6 +49,8 @@ export interface StubOptions {
   latencyMs?: number;
   /** The stub closes itself after this long without a request (default 60 s). */
   idleTimeoutMs?: number;
+  /** Serves POST /v1/embeddings with these vectors (404 without it). */
+  embed?: (text: string) => number[];
   /** Model ids listed by GET /v1/models (default ["stub-model"]). */
   models?: string[];
 }
@@ -57,6 +59,8 @@ export interface StubServer {
   /** Base URL for OPENAI_BASE_URL, e.g. http://127.0.0.1:PORT/v1 */
   url: string;
   requests: StubRequest[];
+  /** The texts of each POST /v1/embeddings, in order. */
+  embeddingRequests: string[][];
   close(): Promise<void>;
 }
 
@@ -176,6 +180,39 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
     });
   };
 
+  const embeddingRequests: string[][] = [];
+
+  /** The OpenAI client asks for base64 float32 vectors unless told otherwise. */
+  const handleEmbeddings = async (
+    http: IncomingMessage,
+    res: ServerResponse,
+    embed: (text: string) => number[],
+  ) => {
+    const body = z
+      .object({
+        input: z.union([z.string(), z.array(z.string())]),
+        model: z.string(),
+        encoding_format: z.enum(["float", "base64"]).optional(),
+      })
+      .parse(JSON.parse((await readBody(http)) ?? "{}"));
+    const texts = typeof body.input === "string" ? [body.input] : body.input;
+    embeddingRequests.push(texts);
+    const data = texts.map((text, index) => {
+      const vector = embed(text);
+      const embedding =
+        body.encoding_format === "base64"
+          ? Buffer.from(new Float32Array(vector).buffer).toString("base64")
+          : vector;
+      return { object: "embedding", index, embedding };
+    });
+    sendJson(res, 200, {
+      object: "list",
+      data,
+      model: body.model,
+      usage: { prompt_tokens: texts.length, total_tokens: texts.length },
+    });
+  };
+
   const server = createServer((http, res) => {
     touch();
     const path = (http.url ?? "/").split("?")[0]?.replace(/^\/v1(?=\/)/, "");
@@ -183,6 +220,10 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
       handleChat(http, res).catch((error) => {
         if (!res.headersSent) sendError(res, 500, `stub failure: ${String(error)}`);
         else res.destroy();
+      });
+    } else if (http.method === "POST" && path === "/embeddings" && opts.embed) {
+      handleEmbeddings(http, res, opts.embed).catch((error) => {
+        if (!res.headersSent) sendError(res, 500, `stub failure: ${String(error)}`);
       });
     } else if (http.method === "GET" && path === "/models") {
       const ids = opts.models ?? ["stub-model"];
@@ -220,7 +261,7 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
   server.unref();
   touch();
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, requests, close };
+  return { url: `http://127.0.0.1:${port}/v1`, requests, embeddingRequests, close };
 }
 
 function normalize(reply: StubReply): Exclude<StubReply, string> {
