@@ -22,9 +22,41 @@ describe_python() {
   limited "$1" -c 'import platform, sys, pandas; print(f"{sys.executable} (Python {platform.python_version()}, pandas {pandas.__version__})")' 2>/dev/null
 }
 
+# Root, or password-less sudo, for apt-get; empty when neither is available.
+root_prefix() {
+  if [[ "$(id -u)" == "0" ]]; then
+    echo ""
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    echo "sudo -n"
+  else
+    return 1
+  fi
+}
+
+# Scoring TableBench's charts runs matplotlib in the sandbox. Without it, everything else
+# works, so a failure here only warns.
+ensure_matplotlib() {
+  local python="$1"
+  limited "$python" -c 'import matplotlib' 2>/dev/null && return 0
+  local prefix
+  if [[ "$(command -v "$python")" == "/usr/bin/python3" ]] && command -v apt-get >/dev/null 2>&1 &&
+    prefix=$(root_prefix); then
+    echo "tableminds: installing python3-matplotlib with apt-get (to score charts)..."
+    if $prefix env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 ||
+      { $prefix apt-get update -qq && $prefix env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null; }; then
+      return 0
+    fi
+  fi
+  echo "tableminds: warning: $python cannot import matplotlib; TableBench charts will score 0." >&2
+  echo "  Install it (apt-get install python3-matplotlib, or pip install matplotlib)." >&2
+}
+
 if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
   if found=$(describe_python "$TABLEMINDS_PYTHON"); then
     echo "tableminds: sandbox python: $found"
+    ensure_matplotlib "$TABLEMINDS_PYTHON"
     exit 0
   fi
   echo "tableminds: TABLEMINDS_PYTHON=$TABLEMINDS_PYTHON cannot import pandas." >&2
@@ -36,6 +68,7 @@ fi
 for candidate in python3 /usr/bin/python3 python; do
   if found=$(describe_python "$candidate"); then
     echo "tableminds: sandbox python: $found"
+    ensure_matplotlib "$candidate"
     exit 0
   fi
 done
@@ -77,6 +110,7 @@ fi
 
 if found=$(describe_python /usr/bin/python3); then
   echo "tableminds: sandbox python: $found"
+  ensure_matplotlib /usr/bin/python3
   exit 0
 fi
 echo "tableminds: python3-pandas was installed, but /usr/bin/python3 still cannot import pandas." >&2

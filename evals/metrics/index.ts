@@ -1,0 +1,15 @@
+import type { Scorer } from "../types.js";
+import { tablebenchScorer } from "./tablebench.js";
+
+const SCORERS: Record<string, Scorer> = { tablebench: tablebenchScorer };
+
+/** The official scorer of a dataset. */
+export function getScorer(dataset: string): Scorer {
+  const scorer = SCORERS[dataset];
+  if (!scorer) {
+    throw new Error(
+      `no scorer for dataset "${dataset}"; known: ${Object.keys(SCORERS).join(", ")}`,
+    );
+  }
+  return scorer;
+}
