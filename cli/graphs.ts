@@ -20,6 +20,7 @@ export interface RunnableGraph extends PersistableGraph {
     input: Record<string, unknown> | null,
     options: Record<string, unknown>,
   ): Promise<AsyncIterable<unknown>>;
+  invoke(input: Record<string, unknown> | null, options: Record<string, unknown>): Promise<unknown>;
   getState(config: {
     configurable: { thread_id: string };
   }): Promise<{ values: unknown; next: readonly string[] }>;

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { ask } from "./ask.js";
 import { doctor } from "./doctor.js";
+import { registerEvalCommands } from "./eval.js";
 import { listGraphs } from "./graphs.js";
 
 const ENVIRONMENT = `
@@ -134,6 +135,8 @@ export function buildProgram(): Command {
     .action(async () => {
       process.exitCode = await doctor();
     });
+
+  registerEvalCommands(program);
 
   program
     .command("graphs")

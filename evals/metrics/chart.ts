@@ -40,6 +40,8 @@ export function chartScript(code: string, example: EvalExample): string {
     "plt.show = lambda *args, **kwargs: None",
     `_t = json.loads(${JSON.stringify(JSON.stringify(data))})`,
     'pd.DataFrame(_t["data"], columns=_t["columns"]).to_csv("table.csv", index=False)',
+    // Upstream's chart code reads table.csv itself; code written for our sandbox expects df.
+    'df = pd.read_csv("table.csv")',
     code,
     "ax = plt.gca()",
     `_y = ${EXTRACT[chartKind(example.chartType)]}`,

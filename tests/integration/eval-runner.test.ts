@@ -1,0 +1,119 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDataset } from "../../evals/datasets/index.js";
+import { sandboxChartRunner } from "../../evals/metrics/chart.js";
+import { getScorer } from "../../evals/metrics/index.js";
+import { writeReport } from "../../evals/report.js";
+import { loadResults } from "../../evals/results-file.js";
+import { runEvaluation, systemOutput } from "../../evals/runner.js";
+import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { useStubEndpoint, useTempHome } from "../support/env.js";
+import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+import { KNOWN_CODE, tablebenchTeam } from "../support/tablebench-team.js";
+
+const SAMPLE = path.resolve(
+  import.meta.dirname,
+  "../fixtures/datasets/tablebench/tablebench_sample40.jsonl",
+);
+
+describe("evaluating table_qa on the 40-question TableBench sample", () => {
+  let stub: StubServer;
+  const outDir = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-"));
+
+  beforeAll(async () => {
+    useTempHome();
+    stub = await startStubOpenAI({ respond: tablebenchTeam });
+    useStubEndpoint(stub.url);
+  });
+  afterAll(async () => {
+    await closeSandboxes();
+    await stub?.close();
+  });
+
+  it("answers every question once, scores them as the scorer does, and writes the report", async () => {
+    const examples = await loadDataset("tablebench", { path: SAMPLE });
+    const scorer = getScorer("tablebench");
+    const runChart = sandboxChartRunner(await getSandbox("local"));
+    const outcome = await runEvaluation({
+      examples,
+      scorer,
+      graph: "table_qa",
+      outDir,
+      concurrency: 8,
+      timeoutMs: 60_000,
+      retries: 0,
+      context: { memory: false, maxReflections: 0 },
+      runChart,
+    });
+    expect(outcome.ran).toBe(40);
+    const { records } = loadResults(path.join(outDir, "results.jsonl"));
+    expect(records.map((r) => r.id).sort()).toEqual(examples.map((e) => e.id).sort());
+    expect(records.every((r) => r.error === null && r.llmCalls >= 3)).toBe(true);
+
+    // Scored again, independently, from the outputs kept in the file: the same numbers.
+    const byId = new Map(examples.map((e) => [e.id, e]));
+    const rescored = await Promise.all(
+      records.map((r) => scorer.score(byId.get(r.id) ?? examples[0]!, r.output, { runChart })),
+    );
+    expect(rescored.map((s) => s.score)).toEqual(records.map((r) => r.score.score));
+    const report = await writeReport(outDir, examples, records, scorer);
+    expect(report.summary).toEqual(scorer.summarize(examples, rescored));
+    expect(report.summary.n).toBe(40);
+    expect(report.summary.parseRate).toBeGreaterThan(80);
+    // Exactly the three questions the stub has real code for are answered right.
+    const right = records
+      .filter((r) => r.score.score === 1)
+      .map((r) => byId.get(r.id)?.question ?? "");
+    expect(right).toHaveLength(KNOWN_CODE.length);
+    for (const [question] of KNOWN_CODE) expect(right.some((q) => question.test(q))).toBe(true);
+    expect(report.summary.overall).toBe(Math.round((100 * 3 * 100) / 40) / 100);
+
+    const markdown = readFileSync(path.join(outDir, "report.md"), "utf8");
+    expect(markdown).toContain(
+      `Overall: **${report.summary.overall.toFixed(2)}** over 40 questions`,
+    );
+    for (const chart of ["categories", "subcategories", "latency"]) {
+      const svg = readFileSync(path.join(outDir, "charts", `${chart}.svg`), "utf8");
+      expect(svg.startsWith("<svg")).toBe(true);
+    }
+    expect(existsSync(path.join(outDir, "report.json"))).toBe(true);
+
+    // A second run finds everything done and runs nothing.
+    const again = await runEvaluation({
+      examples,
+      scorer,
+      graph: "table_qa",
+      outDir,
+      concurrency: 8,
+      timeoutMs: 60_000,
+      retries: 0,
+      context: { memory: false },
+      runChart,
+    });
+    expect(again.ran).toBe(0);
+    expect(again.records).toHaveLength(40);
+  });
+
+  it("gives chart questions their code as the scorer expects it", () => {
+    const state = {
+      answer: { raw: "", final: "done", evidence: [] },
+      attempts: [{ id: "a1", code: "plt.bar([1], [2])", raw: "", result: null, parseError: null }],
+    };
+    const chart = {
+      id: "c",
+      dataset: "tablebench",
+      question: "",
+      tables: [],
+      gold: "",
+      category: "Visualization",
+    };
+    expect(systemOutput(chart as never, state as never)).toBe(
+      "```python\nplt.bar([1], [2])\n```\nFinal Answer: done",
+    );
+    expect(systemOutput({ ...chart, category: "FactChecking" } as never, state as never)).toBe(
+      "Final Answer: done",
+    );
+  });
+});
