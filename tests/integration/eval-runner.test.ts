@@ -55,7 +55,11 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     // Scored again, independently, from the outputs kept in the file: the same numbers.
     const byId = new Map(examples.map((e) => [e.id, e]));
     const rescored = await Promise.all(
-      records.map((r) => scorer.score(byId.get(r.id) ?? examples[0]!, r.output, { runChart })),
+      records.map((r) => {
+        const example = byId.get(r.id);
+        if (!example) throw new Error(`unknown id ${r.id}`);
+        return scorer.score(example, r.output, { runChart });
+      }),
     );
     expect(rescored.map((s) => s.score)).toEqual(records.map((r) => r.score.score));
     const report = await writeReport(outDir, examples, records, scorer);

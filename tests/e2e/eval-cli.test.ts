@@ -1,0 +1,159 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startCli } from "../support/cli.js";
+import { useTempHome } from "../support/env.js";
+import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+import { tablebenchTeam } from "../support/tablebench-team.js";
+
+const SAMPLE = path.resolve(
+  import.meta.dirname,
+  "../fixtures/datasets/tablebench/tablebench_sample40.jsonl",
+);
+const LIMIT = 10;
+
+function ids(file: string): string[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => (JSON.parse(l) as { id: string }).id);
+}
+
+describe("tableminds eval", () => {
+  let stub: StubServer;
+  let env: Record<string, string | undefined>;
+  const runs = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-cli-"));
+
+  beforeAll(async () => {
+    // Slow enough that a run can be stopped in the middle.
+    stub = await startStubOpenAI({ respond: tablebenchTeam, latencyMs: 60 });
+    env = {
+      OPENAI_BASE_URL: stub.url,
+      OPENAI_API_KEY: "test-key",
+      TABLEMINDS_MODEL: "stub-model",
+      TABLEMINDS_HOME: useTempHome(),
+    };
+  });
+  afterAll(async () => {
+    await stub?.close();
+  });
+
+  const args = (out: string, extra: string[] = []) => [
+    "eval",
+    "--dataset",
+    "tablebench",
+    "--data",
+    SAMPLE,
+    "--limit",
+    String(LIMIT),
+    "--concurrency",
+    "2",
+    "--out",
+    out,
+    "--max-reflections",
+    "0",
+    ...extra,
+  ];
+
+  /** Starts a run and sends `signal` once `results` lines are written. */
+  async function stopAfter(out: string, results: number, signal: NodeJS.Signals) {
+    const running = startCli(args(out), env);
+    let seen = 0;
+    let sent = false;
+    running.child.stderr?.on("data", (chunk: Buffer) => {
+      seen += (String(chunk).match(/^\[\d+\/\d+\]/gm) ?? []).length;
+      if (seen >= results && !sent) {
+        sent = true;
+        running.child.kill(signal);
+      }
+    });
+    return running.done;
+  }
+
+  it("resumes after kill -9 without losing or repeating a question", async () => {
+    const out = path.join(runs, "killed");
+    const killed = await stopAfter(out, 3, "SIGKILL");
+    expect(killed.signal).toBe("SIGKILL");
+    const before = ids(path.join(out, "results.jsonl"));
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    expect(before.length).toBeLessThan(LIMIT);
+
+    const resumed = await runCli(args(out), env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(
+      `${LIMIT - before.length} to run, ${before.length} already done`,
+    );
+    const after = ids(path.join(out, "results.jsonl"));
+    expect(after).toHaveLength(LIMIT);
+    expect(new Set(after).size).toBe(LIMIT);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(resumed.stdout).toMatch(/^tablebench: overall \d+\.\d\d over 10 questions/m);
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain("over 10 questions");
+  });
+
+  it("detects a torn last line, moves it aside and runs that question again", async () => {
+    const out = path.join(runs, "killed");
+    const file = path.join(out, "results.jsonl");
+    const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+    const lastId = (JSON.parse(lines.at(-1) ?? "{}") as { id: string }).id;
+    // What a crash in the middle of a write leaves: the last record cut short.
+    writeFileSync(file, `${lines.slice(0, -1).join("\n")}\n${(lines.at(-1) ?? "").slice(0, 40)}`);
+    const repaired = await runCli(args(out), env);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(repaired.stderr).toMatch(/1 torn line\(s\) in results\.jsonl moved to .*corrupt-/);
+    expect(repaired.stderr).toContain("1 to run, 9 already done");
+    const after = ids(file);
+    expect(after).toHaveLength(LIMIT);
+    expect(after.at(-1)).toBe(lastId);
+    expect(readdirSync(out).some((f) => f.startsWith("results.jsonl.corrupt-"))).toBe(true);
+  });
+
+  it("stops cleanly on Ctrl-C with exit code 130 and a whole file", async () => {
+    const out = path.join(runs, "interrupted");
+    const stopped = await stopAfter(out, 2, "SIGINT");
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain("stopping");
+    const lines = readFileSync(path.join(out, "results.jsonl"), "utf8").split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.length).toBeLessThan(LIMIT);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it("scores predictions made elsewhere and compares two runs", async () => {
+    const predictions = path.join(runs, "predictions.jsonl");
+    const sample = readFileSync(SAMPLE, "utf8").split("\n").filter(Boolean).slice(0, 4);
+    const rows = sample.map((l) => JSON.parse(l) as { id: string; answer: string });
+    writeFileSync(
+      predictions,
+      rows
+        .map((r, i) =>
+          JSON.stringify({ id: r.id, prediction: i < 2 ? `Final Answer: ${r.answer}` : "no idea" }),
+        )
+        .join("\n"),
+    );
+    const scored = await runCli(
+      ["eval", "score", predictions, "--dataset", "tablebench", "--data", SAMPLE, "--json"],
+      env,
+    );
+    expect(scored.code, scored.stderr).toBe(0);
+    const summary = JSON.parse(scored.stdout) as { n: number; parseRate: number };
+    expect(summary.n).toBe(4);
+    expect(summary.parseRate).toBe(50);
+
+    appendFileSync(predictions, '\n{"id": "not-a-question", "prediction": "x"}');
+    const unknown = await runCli(
+      ["eval", "score", predictions, "--dataset", "tablebench", "--data", SAMPLE],
+      env,
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("id not-a-question is not in tablebench");
+
+    const compared = await runCli(
+      ["eval", "compare", path.join(runs, "killed"), path.join(runs, "killed")],
+      env,
+    );
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(compared.stdout).toContain("better on 0, worse on 0, equal on 10");
+  });
+});
