@@ -7,10 +7,12 @@ export interface StubProcess {
 }
 
 /** Starts bench/stub-process.ts in a child process and waits for its URL. */
-export function spawnStub(latencyMs: number): Promise<StubProcess> {
+export function spawnStub(latencyMs: number, team = "medals"): Promise<StubProcess> {
   const script = path.join(import.meta.dirname, "stub-process.ts");
   const tsx = path.join(import.meta.dirname, "../node_modules/.bin/tsx");
-  const child = spawn(tsx, [script, String(latencyMs)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(tsx, [script, String(latencyMs), team], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let out = "";
     child.on("error", reject);

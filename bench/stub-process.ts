@@ -3,13 +3,15 @@
  * model server would be, so its work never lands on the measured process's event loop.
  * Prints the server URL on the first line of stdout; exits when stdin closes.
  *
- *   npx tsx bench/stub-process.ts <latencyMs>
+ *   npx tsx bench/stub-process.ts <latencyMs> [medals|tablebench]
  */
 import { medalsTeam } from "../tests/support/scripts.js";
 import { startStubOpenAI } from "../tests/support/stub-openai.js";
+import { tablebenchTeam } from "../tests/support/tablebench-team.js";
 
 const latencyMs = Number(process.argv[2] ?? 0);
-const stub = await startStubOpenAI({ respond: medalsTeam(), latencyMs, idleTimeoutMs: 600_000 });
+const team = process.argv[3] === "tablebench" ? tablebenchTeam : medalsTeam();
+const stub = await startStubOpenAI({ respond: team, latencyMs, idleTimeoutMs: 600_000 });
 process.stdout.write(`${stub.url}\n`);
 process.stdin.resume();
 process.stdin.on("end", () => {
