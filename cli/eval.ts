@@ -119,6 +119,10 @@ export function registerEvalCommands(program: Command): void {
     .option("-m, --model <name>", "model for every role")
     .option("--max-reflections <n>", "reflections after a failed check (default 2)", nonNegativeInt)
     .option("--no-check", "skip checking answers")
+    .option(
+      "--replay-cache <file>",
+      "answer repeated model calls from this file and record new ones",
+    )
     .option("-q, --quiet", "no progress on stderr", false)
     .action(async (opts) => {
       const { loadDataset, getScorer, runEvaluation, writeReport, localCharts } = await evals();
@@ -152,6 +156,7 @@ export function registerEvalCommands(program: Command): void {
               model: opts.model,
               maxReflections: opts.maxReflections,
               check: opts.check,
+              replayCache: opts.replayCache ? path.resolve(opts.replayCache) : undefined,
               memory: false,
             }).filter(([, v]) => v !== undefined),
           ),

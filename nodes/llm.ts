@@ -37,7 +37,7 @@ export async function ask(
       maxRetries: config.llmMaxRetries,
       streaming: config.streaming,
     },
-    { signal },
+    { signal, replayCache: config.replayCache },
   );
   return {
     text: reply.text,

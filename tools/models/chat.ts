@@ -16,6 +16,8 @@ import { onFailedModelAttempt } from "./retry.js";
 
 export { ModelCallError } from "./errors.js";
 
+import { ReplayCache, replayCacheAt } from "./replay-cache.js";
+
 export interface ModelReply {
   text: string;
   promptTokens: number;
@@ -23,11 +25,15 @@ export interface ModelReply {
   /** Wall-clock time of the call, retries and backoff included. */
   ms: number;
   model: string;
+  /** True when the reply came from the replay cache, with no request made. */
+  cached?: boolean;
 }
 
 export interface CallModelOptions {
   signal?: AbortSignal;
   callbacks?: Callbacks;
+  /** A replay cache file (else TABLEMINDS_REPLAY_CACHE): a repeated call is answered from it. */
+  replayCache?: string;
 }
 
 const MAX_CACHED_MODELS = 64;
@@ -115,6 +121,17 @@ export async function callModel(
       cause,
     });
 
+  const cacheFile = opts.replayCache ?? (process.env.TABLEMINDS_REPLAY_CACHE?.trim() || undefined);
+  const cache = cacheFile ? replayCacheAt(cacheFile) : undefined;
+  const cacheKey = ReplayCache.key({
+    model: resolved.model,
+    baseUrl: resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+    temperature: parsed.temperature,
+    messages,
+  });
+  const recorded = cache?.get(cacheKey);
+  if (recorded) return { ...recorded, ms: 0, model: resolved.model, cached: true };
+
   const started = performance.now();
   let reply: AIMessageChunk;
   try {
@@ -133,13 +150,15 @@ export async function callModel(
   const text = reply.text;
   if (text.trim() === "") throw failure("the reply has no text");
   const usage: UsageMetadata | undefined = reply.usage_metadata;
-  return {
+  const result = {
     text,
     promptTokens: usage?.input_tokens ?? 0,
     completionTokens: usage?.output_tokens ?? 0,
     ms,
     model: resolved.model,
   };
+  cache?.put(cacheKey, resolved.model, result);
+  return result;
 }
 
 async function streamReply(
