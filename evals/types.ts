@@ -9,6 +9,11 @@ export const EvalExampleSchema = z.object({
   tables: z.array(TableSourceSchema).min(1),
   /** The gold answer as the dataset writes it (TableBench text, WikiTQ `|`-joined targets, TabFact "1"/"0"). */
   gold: z.string(),
+  /**
+   * WikiTQ's CoreNLP-normalized targets (`targetCanon` of tagged/data/*.tagged), one per gold
+   * value; its official evaluator compares against these when it has them.
+   */
+  goldCanonical: z.array(z.string()).optional(),
   /** TableBench's qtype and qsubtype; other datasets may leave them unset. */
   category: z.string().optional(),
   subcategory: z.string().optional(),

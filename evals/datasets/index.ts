@@ -4,12 +4,18 @@ import { fileURLToPath } from "node:url";
 import { tablemindsHome } from "../../blackboard/artifacts.js";
 import type { EvalExample } from "../types.js";
 import { loadTableBench } from "./tablebench.js";
+import { loadWikiTQ } from "./wikitq.js";
 
-export const DATASETS = ["tablebench"] as const;
+export const DATASETS = ["tablebench", "wikitq"] as const;
 export type DatasetName = (typeof DATASETS)[number];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const FILES: Record<DatasetName, string> = { tablebench: "tablebench_test.jsonl" };
+/** What a dataset's home holds: TableBench is one file, WikiTQ a directory tree. */
+const FILES: Record<DatasetName, string> = { tablebench: "tablebench_test.jsonl", wikitq: "." };
+const UPSTREAM: Record<DatasetName, string> = {
+  tablebench: "https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench",
+  wikitq: "https://github.com/ppasupat/WikiTableQuestions (the whole repository)",
+};
 
 /** Where datasets are kept on this machine: `$TABLEMINDS_HOME/datasets/<name>/`. */
 export function datasetHome(name: string): string {
@@ -25,13 +31,12 @@ export function resolveDatasetFile(name: DatasetName, explicit?: string): string
   const candidates = [
     path.join(datasetHome(name), FILES[name]),
     path.join(ROOT, "..", "shared", "datasets", name, FILES[name]),
-  ];
+  ].map((p) => path.normalize(p));
   const found = candidates.find((file) => existsSync(file));
   if (found) return found;
   throw new Error(
     `no copy of ${name} found (looked in ${candidates.join(", ")}); ` +
-      `download ${FILES[name]} from https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench ` +
-      `into ${datasetHome(name)}, or pass --data PATH`,
+      `download it from ${UPSTREAM[name]} into ${datasetHome(name)}, or pass --data PATH`,
   );
 }
 
@@ -45,6 +50,7 @@ export async function loadDataset(
   options: { path?: string; limit?: number } = {},
 ): Promise<EvalExample[]> {
   if (!isDataset(name)) throw new Error(`unknown dataset "${name}"; known: ${DATASETS.join(", ")}`);
-  const examples = await loadTableBench(resolveDatasetFile(name, options.path));
+  const source = resolveDatasetFile(name, options.path);
+  const examples = name === "wikitq" ? await loadWikiTQ(source) : await loadTableBench(source);
   return options.limit === undefined ? examples : examples.slice(0, options.limit);
 }

@@ -1,7 +1,13 @@
 import type { Scorer } from "../types.js";
+import { tabfactScorer } from "./tabfact.js";
 import { tablebenchScorer } from "./tablebench.js";
+import { wikitqScorer } from "./wikitq.js";
 
-const SCORERS: Record<string, Scorer> = { tablebench: tablebenchScorer };
+const SCORERS: Record<string, Scorer> = {
+  tablebench: tablebenchScorer,
+  wikitq: wikitqScorer,
+  tabfact: tabfactScorer,
+};
 
 /** The official scorer of a dataset. */
 export function getScorer(dataset: string): Scorer {

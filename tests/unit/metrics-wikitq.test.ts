@@ -1,0 +1,147 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadDataset } from "../../evals/datasets/index.js";
+import { parseWikiTQCsv } from "../../evals/datasets/wikitq.js";
+import { pythonFloat, pythonInt } from "../../evals/metrics/python-numbers.js";
+import { parseVerdict, tabfactScorer } from "../../evals/metrics/tabfact.js";
+import {
+  checkDenotation,
+  normalizeWikiTQ,
+  predictionItems,
+  toValue,
+  toValueList,
+  tsvUnescapeList,
+  wikitqScorer,
+} from "../../evals/metrics/wikitq.js";
+import { loadTable } from "../../tools/tables/load.js";
+import { useTempHome } from "../support/env.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../fixtures/datasets/wikitq");
+
+describe("Python's int() and float(), as the evaluator parses numbers", () => {
+  it("accepts what Python accepts and JavaScript's Number() does not", () => {
+    expect(pythonInt(" 12 ")).toBe(12);
+    expect(pythonInt("+5")).toBe(5);
+    expect(pythonInt("007")).toBe(7);
+    expect(pythonInt("1_000")).toBe(1000);
+    expect(pythonFloat("5.")).toBe(5);
+    expect(pythonFloat(".5")).toBe(0.5);
+    expect(pythonFloat("1e3")).toBe(1000);
+    expect(pythonFloat("Infinity")).toBe(Number.POSITIVE_INFINITY);
+    expect(Number.isNaN(pythonFloat("nan"))).toBe(true);
+  });
+
+  it("refuses what Python refuses and Number() accepts", () => {
+    expect(pythonInt("")).toBeNull();
+    expect(pythonFloat("")).toBeNull();
+    expect(pythonFloat("0x10")).toBeNull();
+    expect(pythonInt("1.0")).toBeNull();
+    expect(pythonFloat("1,000")).toBeNull();
+    expect(pythonFloat("1__0")).toBeNull();
+    expect(pythonFloat("_1")).toBeNull();
+    expect(pythonFloat("1e")).toBeNull();
+  });
+});
+
+describe("the WikiTQ evaluator", () => {
+  it("normalizes strings as the evaluator does", () => {
+    expect(normalizeWikiTQ("Café")).toBe("cafe");
+    expect(normalizeWikiTQ("“Quoted”")).toBe("quoted");
+    expect(normalizeWikiTQ("1982–1985")).toBe("1982-1985");
+    expect(normalizeWikiTQ("Italy[3]")).toBe("italy");
+    expect(normalizeWikiTQ("Smith (politician)")).toBe("smith");
+    expect(normalizeWikiTQ("(only parentheses)")).toBe("(only parentheses)");
+    expect(normalizeWikiTQ("Done.")).toBe("done");
+    expect(normalizeWikiTQ("  New   York ")).toBe("new york");
+    expect(normalizeWikiTQ("Ace†")).toBe("ace");
+  });
+
+  it("reads numbers first, then dates (a bare year is a number), else strings", () => {
+    expect(toValue("17")).toMatchObject({ kind: "number", amount: 17 });
+    expect(toValue("100,000", "100000.0")).toMatchObject({ kind: "number", amount: 100000 });
+    expect(toValue("January 26, 1995", "1995-01-26")).toMatchObject({
+      kind: "date",
+      ymd: [1995, 1, 26],
+    });
+    expect(toValue("2000", "2000-xx-xx")).toMatchObject({ kind: "number", amount: 2000 });
+    expect(toValue("March", "xx-03-xx")).toMatchObject({ kind: "date", ymd: [-1, 3, -1] });
+    expect(toValue("xx-13-xx")).toMatchObject({ kind: "string" });
+    expect(toValue("Italy")).toMatchObject({ kind: "string", normalized: "italy" });
+  });
+
+  it("checks a denotation: same number of values, each target matched", () => {
+    const targets = toValueList(["2004", "2005", "2006"]);
+    expect(checkDenotation(targets, toValueList(["2006", "2004", "2005"]))).toBe(true);
+    expect(checkDenotation(targets, toValueList(["2004", "2005"]))).toBe(false);
+    expect(checkDenotation(toValueList(["17"]), toValueList(["17.0000001"]))).toBe(true);
+    expect(checkDenotation(toValueList(["17"]), toValueList(["17.01"]))).toBe(false);
+    expect(checkDenotation(toValueList(["100,000"], ["100000.0"]), toValueList(["100000"]))).toBe(
+      true,
+    );
+    // Without its canonical form "100,000" is a string, and "100000" does not match it.
+    expect(checkDenotation(toValueList(["100,000"]), toValueList(["100000"]))).toBe(false);
+    expect(checkDenotation(toValueList(["Italy"]), toValueList(["italy."]))).toBe(true);
+  });
+
+  it("unescapes TSV fields and splits a prediction into values", () => {
+    expect(tsvUnescapeList("a\\pb|c\\nd|e\\\\f")).toEqual(["a|b", "c\nd", "e\\f"]);
+    expect(predictionItems("2004, 2005, 2006")).toEqual(["2004", "2005", "2006"]);
+    expect(predictionItems("100,000")).toEqual(["100,000"]);
+    expect(predictionItems("a|b")).toEqual(["a", "b"]);
+    expect(parseWikiTQCsv('"A","B\nC"\n"5h 29\' 10\\"","x\\\\y"\n')).toEqual({
+      columns: ["A", "B\nC"],
+      data: [["5h 29' 10\"", "x\\y"]],
+    });
+  });
+
+  it("scores the gold answers of the real 15-question fixture at 100%", async () => {
+    const examples = await loadDataset("wikitq", { path: ROOT });
+    expect(examples).toHaveLength(15);
+    expect(examples[1]?.goldCanonical).toEqual(["100000.0"]);
+    const scores = await Promise.all(
+      examples.map((e) =>
+        wikitqScorer.score(e, `Final Answer: ${tsvUnescapeList(e.gold).join(", ")}`),
+      ),
+    );
+    expect(wikitqScorer.summarize(examples, scores).overall).toBe(100);
+    const wrong = await wikitqScorer.score(examples[0] ?? examples[1]!, "Final Answer: France");
+    expect(wrong.score).toBe(0);
+  });
+
+  it("loads the fixture's tables through the table loader", async () => {
+    useTempHome();
+    const examples = await loadDataset("wikitq", { path: ROOT });
+    for (const e of examples) {
+      const source = e.tables[0];
+      if (!source || "path" in source) throw new Error("expected an inline table");
+      const { table } = await loadTable(source);
+      expect(table.rows).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("TabFact", () => {
+  it("reads verdicts and scores accuracy against labels 1 and 0", async () => {
+    expect(parseVerdict("Yes")).toBe(1);
+    expect(parseVerdict("**entailed**")).toBe(1);
+    expect(parseVerdict("refuted.")).toBe(0);
+    expect(parseVerdict("False")).toBe(0);
+    expect(parseVerdict("maybe")).toBeNull();
+    const example = {
+      id: "t1",
+      dataset: "tabfact",
+      question: "s",
+      tables: [{ columns: ["a"], data: [[1]] }],
+      gold: "0",
+    };
+    expect((await tabfactScorer.score(example, "Final Answer: refuted")).score).toBe(1);
+    expect((await tabfactScorer.score(example, "Final Answer: yes")).score).toBe(0);
+    const unparsed = await tabfactScorer.score(example, "Final Answer: unclear");
+    expect(unparsed).toMatchObject({ score: 0, parsed: false });
+    expect(tabfactScorer.summarize([example], [unparsed])).toMatchObject({
+      overall: 0,
+      parseRate: 0,
+      n: 1,
+    });
+  });
+});
