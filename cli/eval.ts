@@ -1,25 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { SingleBar } from "cli-progress";
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { z } from "zod";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
 import type { ChartRunner, DatasetSummary } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { nonNegativeInt, positiveInt } from "./args.js";
 import { listGraphs } from "./graphs.js";
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
-  return n;
-}
-
-function nonNegativeInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected an integer >= 0");
-  return n;
-}
 
 const RunJsonSchema = z.object({
   dataset: z.string(),

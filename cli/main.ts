@@ -1,4 +1,5 @@
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
+import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
 import { ask } from "./ask.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
@@ -20,24 +21,6 @@ Environment:
   E2B_DOMAIN, E2B_TEMPLATE    a self-hosted E2B; a template with python3 and pandas
   LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
 `;
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
-  return n;
-}
-
-function nonNegativeInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected an integer >= 0");
-  return n;
-}
-
-function nonNegativeNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError("expected a number >= 0");
-  return n;
-}
 
 export function buildProgram(): Command {
   const program = new Command("tableminds")

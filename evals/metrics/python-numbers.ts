@@ -4,15 +4,18 @@
  * "+5", "5." and "infinity" are. Surrounding whitespace is ignored by both.
  */
 const DIGITS = String.raw`\d(?:_?\d)*`;
-const INT = new RegExp(String.raw`^[+-]?${DIGITS}$`);
+const INT = new RegExp(`^[+-]?${DIGITS}$`);
 const FLOAT = new RegExp(
   String.raw`^[+-]?(?:(?:${DIGITS}(?:\.(?:${DIGITS})?)?|\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf(?:inity)?|nan)$`,
   "i",
 );
 
-/** Python's str.strip() with no argument: Unicode whitespace. */
+/** Python's str.strip() with no argument: Unicode whitespace, and the separators U+001C to U+001F. */
+const PY_SPACE = `[\\s${String.fromCharCode(0x1c, 0x1d, 0x1e, 0x1f)}\u0085]+`;
+const PY_STRIP = new RegExp(`^${PY_SPACE}|${PY_SPACE}$`, "gu");
+
 function pyStrip(text: string): string {
-  return text.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/gu, "");
+  return text.replace(PY_STRIP, "");
 }
 
 export function pythonInt(text: string): number | null {

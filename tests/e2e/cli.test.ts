@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
-import { EXAMPLES, useTempHome } from "../support/env.js";
+import { EXAMPLES, stubEnv } from "../support/env.js";
 import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -12,12 +12,7 @@ describe("tableminds CLI", () => {
 
   beforeAll(async () => {
     stub = await startStubOpenAI({ respond: medalsTeam() });
-    env = {
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: "test-key",
-      TABLEMINDS_MODEL: "stub-model",
-      TABLEMINDS_HOME: useTempHome(),
-    };
+    env = stubEnv(stub.url);
   });
 
   afterAll(async () => {

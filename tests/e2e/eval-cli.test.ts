@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cli.js";
-import { useTempHome } from "../support/env.js";
+import { stubEnv } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
@@ -28,12 +28,7 @@ describe("tableminds eval", () => {
   beforeAll(async () => {
     // Slow enough that a run can be stopped in the middle.
     stub = await startStubOpenAI({ respond: tablebenchTeam, latencyMs: 60 });
-    env = {
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: "test-key",
-      TABLEMINDS_MODEL: "stub-model",
-      TABLEMINDS_HOME: useTempHome(),
-    };
+    env = stubEnv(stub.url);
   });
   afterAll(async () => {
     await stub?.close();

@@ -2,7 +2,6 @@ import { readdir, readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { AuthenticationError } from "e2b";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
 import {
   E2BConfigError,
@@ -13,20 +12,7 @@ import {
 } from "../../tools/sandbox/e2b.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
-
-const MEDALS_CSV = [
-  "nation,gold,silver",
-  "United States,39,41",
-  "China,38,32",
-  "Japan,27,14",
-  "Great Britain,22,21",
-].join("\n");
-
-async function tableRef(name: string, csv: string, columns: TableRef["columns"]) {
-  const { sha256, uri } = await putArtifact(`${csv}\n`, "csv");
-  const rows = csv.split("\n").length - 1;
-  return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
-}
+import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
 
 const fakes: FakeE2B[] = [];
 const opened: E2BSandbox[] = [];

@@ -5,27 +5,13 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { defaultWorkerCount, LocalSandbox } from "../../tools/sandbox/local.js";
 import { findPython, PythonNotFoundError } from "../../tools/sandbox/python.js";
 import { useTempHome } from "../support/env.js";
+import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
 import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
-
-const MEDALS_CSV = [
-  "nation,gold,silver",
-  "United States,39,41",
-  "China,38,32",
-  "Japan,27,14",
-  "Great Britain,22,21",
-].join("\n");
-
-async function tableRef(name: string, csv: string, columns: TableRef["columns"]) {
-  const { sha256, uri } = await putArtifact(`${csv}\n`, "csv");
-  const rows = csv.split("\n").length - 1;
-  return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
-}
 
 function someTable() {
   return tableRef("single", "x\n1", [{ name: "x", dtype: "int64" }]);

@@ -26,3 +26,13 @@ type InvokeOptions = NonNullable<Parameters<typeof graph.invoke>[1]>;
 export function withContext(context: Partial<Configuration>): InvokeOptions {
   return { context: context as InvokeOptions["context"] };
 }
+
+/** The environment a CLI subprocess needs to use a stub endpoint, with its own home. */
+export function stubEnv(url: string): Record<string, string | undefined> {
+  return {
+    OPENAI_BASE_URL: url,
+    OPENAI_API_KEY: "test-key",
+    TABLEMINDS_MODEL: "stub-model",
+    TABLEMINDS_HOME: useTempHome(),
+  };
+}

@@ -104,7 +104,9 @@ describe("the WikiTQ evaluator", () => {
       ),
     );
     expect(wikitqScorer.summarize(examples, scores).overall).toBe(100);
-    const wrong = await wikitqScorer.score(examples[0] ?? examples[1]!, "Final Answer: France");
+    const [first] = examples;
+    if (!first) throw new Error("empty fixture");
+    const wrong = await wikitqScorer.score(first, "Final Answer: France");
     expect(wrong.score).toBe(0);
   });
 
