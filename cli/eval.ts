@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
-import type { ChartRunner, DatasetSummary } from "../evals/types.js";
+import type { ChartRunner, DatasetSummary, EvalExample } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { nonNegativeInt, positiveInt } from "./args.js";
 import { listGraphs } from "./graphs.js";
@@ -171,6 +171,9 @@ export function registerEvalCommands(program: Command): void {
         process.stdout.write(
           `${summaryLines(report.summary)}\nreport: ${path.join(outDir, "report.md")}\n`,
         );
+        if (process.env.LANGSMITH_API_KEY?.trim()) {
+          await toLangSmith(opts.dataset, opts.graph, outDir, examples, outcome.records);
+        }
         if (outcome.interrupted) process.exitCode = 130;
       } finally {
         process.removeListener("SIGINT", onSigint);
@@ -257,6 +260,33 @@ export function registerEvalCommands(program: Command): void {
       writeFileSync(path.join(runB, "compare.md"), text);
       process.stdout.write(text);
     });
+}
+
+/** Also records the run as a LangSmith experiment; a failure there loses nothing local. */
+async function toLangSmith(
+  dataset: string,
+  graph: string,
+  outDir: string,
+  examples: EvalExample[],
+  records: ResultRecord[],
+): Promise<void> {
+  const { recordExperiment } = await import("../evals/langsmith.js");
+  const experimentName = `${path.basename(outDir)}-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  try {
+    await recordExperiment({
+      datasetName: `tableminds-${dataset}`,
+      experimentName,
+      graph,
+      examples,
+      records,
+    });
+    process.stderr.write(`eval: recorded in LangSmith as experiment ${experimentName}\n`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `eval: warning: could not record the run in LangSmith (${message}); the local results are complete\n`,
+    );
+  }
 }
 
 async function loadRun(dir: string) {

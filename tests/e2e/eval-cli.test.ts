@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cli.js";
 import { stubEnv } from "../support/env.js";
+import { startLangSmithCapture } from "../support/langsmith-capture.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
@@ -150,5 +151,46 @@ describe("tableminds eval", () => {
     );
     expect(compared.code, compared.stderr).toBe(0);
     expect(compared.stdout).toContain("better on 0, worse on 0, equal on 10");
+  });
+});
+
+describe("tableminds eval with LANGSMITH_API_KEY", () => {
+  it("records the run as an experiment on the LangSmith endpoint", async () => {
+    const stub = await startStubOpenAI({ respond: tablebenchTeam });
+    const capture = await startLangSmithCapture();
+    try {
+      const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-ls-"));
+      const result = await runCli(
+        [
+          "eval",
+          "--dataset",
+          "tablebench",
+          "--data",
+          SAMPLE,
+          "--limit",
+          "2",
+          "--out",
+          out,
+          "--max-reflections",
+          "0",
+        ],
+        {
+          ...stubEnv(stub.url),
+          LANGSMITH_API_KEY: "test",
+          LANGSMITH_ENDPOINT: capture.url,
+          LANGSMITH_TRACING: undefined,
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/recorded in LangSmith as experiment/);
+      const posted = (p: string) =>
+        capture.requests.filter((r) => r.method === "POST" && r.path === p);
+      expect(posted("/runs")).toHaveLength(2);
+      expect(posted("/feedback")).toHaveLength(2);
+      expect(posted("/sessions")).toHaveLength(1);
+    } finally {
+      await capture.close();
+      await stub.close();
+    }
   });
 });

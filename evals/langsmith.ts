@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import { Client } from "langsmith";
+import type { ResultRecord } from "./results-file.js";
+import type { EvalExample } from "./types.js";
+
+/** A UUID derived from `parts`, so reruns refer to the same dataset examples and runs. */
+export function stableUuid(...parts: string[]): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest("hex");
+  const variant = ((Number.parseInt(h.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface ExperimentOptions {
+  datasetName: string;
+  experimentName: string;
+  graph: string;
+  examples: EvalExample[];
+  records: ResultRecord[];
+  /** Default: a client from LANGSMITH_API_KEY / LANGSMITH_ENDPOINT. */
+  client?: Client;
+}
+
+/**
+ * Records an evaluation as a LangSmith experiment: the dataset and its examples (created
+ * once, reused after), an experiment session tied to it, one run per answered question with
+ * its reference example, and its score as feedback.
+ */
+export async function recordExperiment(
+  options: ExperimentOptions,
+): Promise<{ datasetId: string; experimentId: string }> {
+  const client = options.client ?? new Client({ autoBatchTracing: false });
+  const dataset = await client.readDataset({ datasetName: options.datasetName }).catch(() =>
+    client.createDataset(options.datasetName, {
+      description: `tableminds: ${options.datasetName}`,
+    }),
+  );
+  const known = new Set<string>();
+  for await (const example of client.listExamples({ datasetId: dataset.id })) known.add(example.id);
+  const missing = options.examples.filter((e) => !known.has(stableUuid(options.datasetName, e.id)));
+  if (missing.length > 0) {
+    await client.createExamples(
+      missing.map((e) => ({
+        id: stableUuid(options.datasetName, e.id),
+        dataset_id: dataset.id,
+        inputs: { question: e.question, id: e.id },
+        outputs: { answer: e.gold },
+        metadata: { category: e.category, subcategory: e.subcategory },
+      })),
+    );
+  }
+  const project = await client.createProject({
+    projectName: options.experimentName,
+    referenceDatasetId: dataset.id,
+    metadata: { graph: options.graph },
+  });
+  const byId = new Map(options.examples.map((e) => [e.id, e]));
+  for (const record of options.records) {
+    const example = byId.get(record.id);
+    if (!example) continue;
+    const runId = stableUuid(options.experimentName, record.id);
+    const end = Date.parse(record.finishedAt);
+    await client.createRun({
+      id: runId,
+      name: options.graph,
+      run_type: "chain",
+      inputs: { question: example.question },
+      outputs: { answer: record.prediction, output: record.output },
+      error: record.error ?? undefined,
+      reference_example_id: stableUuid(options.datasetName, record.id),
+      project_name: options.experimentName,
+      start_time: end - record.latencyMs,
+      end_time: end,
+    });
+    await client.createFeedback({
+      runId,
+      key: record.score.metric,
+      score: record.score.score,
+      sessionId: project.id,
+    });
+  }
+  return { datasetId: dataset.id, experimentId: project.id };
+}
