@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
 import { ask } from "./ask.js";
+import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
 import { listGraphs } from "./graphs.js";
@@ -120,6 +121,7 @@ export function buildProgram(): Command {
     });
 
   registerEvalCommands(program);
+  registerDataCommands(program);
 
   program
     .command("graphs")

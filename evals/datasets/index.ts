@@ -11,7 +11,10 @@ export type DatasetName = (typeof DATASETS)[number];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** What a dataset's home holds: TableBench is one file, WikiTQ a directory tree. */
-const FILES: Record<DatasetName, string> = { tablebench: "tablebench_test.jsonl", wikitq: "." };
+const FILES: Record<DatasetName, string> = {
+  tablebench: "tablebench_test.jsonl",
+  wikitq: "WikiTableQuestions",
+};
 const UPSTREAM: Record<DatasetName, string> = {
   tablebench: "https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench",
   wikitq: "https://github.com/ppasupat/WikiTableQuestions (the whole repository)",
