@@ -19,7 +19,8 @@ import { closeSandboxes } from "../tools/sandbox/index.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const RUNS = Number(process.argv[2] ?? 30);
-const STEPS = 5; // ingest, planner, coder, executor, answerer
+// ingest, recall, planner, coder, executor, answerer, checker, archiver
+const STEPS = 8;
 const TABLE = path.resolve(import.meta.dirname, "../examples/olympics_2020_medals.csv");
 
 process.env.TABLEMINDS_HOME = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-"));
@@ -34,12 +35,18 @@ const bareGraph = new StateGraph(new StateSchema({ n: z.number().default(0) }))
   .addNode("s3", noop)
   .addNode("s4", noop)
   .addNode("s5", noop)
+  .addNode("s6", noop)
+  .addNode("s7", noop)
+  .addNode("s8", noop)
   .addEdge(START, "s1")
   .addEdge("s1", "s2")
   .addEdge("s2", "s3")
   .addEdge("s3", "s4")
   .addEdge("s4", "s5")
-  .addEdge("s5", END)
+  .addEdge("s5", "s6")
+  .addEdge("s6", "s7")
+  .addEdge("s7", "s8")
+  .addEdge("s8", END)
   .compile();
 
 function median(values: number[]): number {
