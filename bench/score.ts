@@ -40,7 +40,7 @@ function chartCode(e: EvalExample): string {
   const body =
     draw[e.chartType ?? ""] ??
     "for i, ys in enumerate(refs): plt.bar([x + 0.3 * i for x in range(len(ys))], ys, width=0.3)";
-  return `\`\`\`python\nimport matplotlib.pyplot as plt\nnan = float("nan")\nrefs = ${refs}\n${body}\nplt.show()\n\`\`\``;
+  return `\`\`\`python\nimport matplotlib.pyplot as plt\nimport numpy as np\nnan = float("nan")\nrefs = ${refs}\nrefs = refs if isinstance(refs[0], list) else [refs]\n${body}\nplt.show()\n\`\`\``;
 }
 
 console.log(
@@ -51,7 +51,12 @@ await timeText("perturbed answers", (e) => `Final Answer: ${e.gold}x`);
 const runChart = sandboxChartRunner(await getSandbox("local"));
 const started = performance.now();
 const chartScores = [];
-for (const e of charts) chartScores.push(await scorer.score(e, chartCode(e), { runChart }));
+for (const e of charts) {
+  const s = await scorer.score(e, chartCode(e), { runChart });
+  chartScores.push(s);
+  if (process.env.SHOW_FAILS && s.score !== 1)
+    console.log("  fail:", e.chartType, e.gold.slice(0, 70));
+}
 const ms = performance.now() - started;
 const passed = chartScores.filter((s) => s.score === 1).length;
 console.log(

@@ -76,7 +76,7 @@ export function parseReferences(gold: string): Nested[] | null {
   const body = /y_references\s*=\s*(\[[\s\S]*\])/.exec(gold)?.[1];
   if (!body) return null;
   try {
-    return JSON.parse(body.replace(/\bnan\b/gi, "null")) as Nested[];
+    return JSON.parse(body.replace(/\b(?:np\.)?nan\b/gi, "null")) as Nested[];
   } catch {
     return null;
   }

@@ -152,6 +152,7 @@ describe("charts", () => {
       [1, null],
     ]);
     expect(parseReferences("Final Answer: 3")).toBeNull();
+    expect(parseReferences("y_references = [[1, np.nan]]")).toEqual([[1, null]]);
     expect(sameValues([3, 1, 2], [1, 2, 3.001])).toBe(true);
     expect(sameValues([1, 2], [1, 2, 3])).toBe(false);
     expect(sameValues([1, null], [null, 1])).toBe(true);
