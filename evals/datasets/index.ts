@@ -3,21 +3,24 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { tablemindsHome } from "../../blackboard/artifacts.js";
 import type { EvalExample } from "../types.js";
+import { loadTabFact } from "./tabfact.js";
 import { loadTableBench } from "./tablebench.js";
 import { loadWikiTQ } from "./wikitq.js";
 
-export const DATASETS = ["tablebench", "wikitq"] as const;
+export const DATASETS = ["tablebench", "wikitq", "tabfact"] as const;
 export type DatasetName = (typeof DATASETS)[number];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-/** What a dataset's home holds: TableBench is one file, WikiTQ a directory tree. */
+/** What a dataset's home holds: TableBench is one file, WikiTQ and TabFact directory trees. */
 const FILES: Record<DatasetName, string> = {
   tablebench: "tablebench_test.jsonl",
   wikitq: "WikiTableQuestions",
+  tabfact: "Table-Fact-Checking-master",
 };
 const UPSTREAM: Record<DatasetName, string> = {
   tablebench: "https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench",
   wikitq: "https://github.com/ppasupat/WikiTableQuestions (the whole repository)",
+  tabfact: "https://github.com/wenhuchen/Table-Fact-Checking (tokenized_data/ and data/all_csv/)",
 };
 
 /** Where datasets are kept on this machine: `$TABLEMINDS_HOME/datasets/<name>/`. */
@@ -54,6 +57,11 @@ export async function loadDataset(
 ): Promise<EvalExample[]> {
   if (!isDataset(name)) throw new Error(`unknown dataset "${name}"; known: ${DATASETS.join(", ")}`);
   const source = resolveDatasetFile(name, options.path);
-  const examples = name === "wikitq" ? await loadWikiTQ(source) : await loadTableBench(source);
+  const loaders: Record<DatasetName, (source: string) => Promise<EvalExample[]>> = {
+    tablebench: loadTableBench,
+    wikitq: (root) => loadWikiTQ(root),
+    tabfact: loadTabFact,
+  };
+  const examples = await loaders[name](source);
   return options.limit === undefined ? examples : examples.slice(0, options.limit);
 }

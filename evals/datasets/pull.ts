@@ -25,6 +25,11 @@ export const SOURCES: Record<DatasetName, { url: string; file: string; unzip: bo
     file: "WikiTableQuestions.zip",
     unzip: true,
   },
+  tabfact: {
+    url: "https://github.com/wenhuchen/Table-Fact-Checking/archive/refs/heads/master.zip",
+    file: "Table-Fact-Checking.zip",
+    unzip: true,
+  },
 };
 
 export class PullError extends Error {

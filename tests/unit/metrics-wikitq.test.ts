@@ -147,3 +147,42 @@ describe("TabFact", () => {
     });
   });
 });
+
+describe("the TabFact loader", () => {
+  const TABFACT = path.resolve(import.meta.dirname, "../fixtures/datasets/tabfact");
+
+  it("reads upstream's test statements and '#'-separated tables", async () => {
+    const examples = await loadDataset("tabfact", { path: TABFACT });
+    expect(examples).toHaveLength(30);
+    expect(examples[0]).toMatchObject({
+      id: "2-1570274-4.html.csv#0",
+      gold: "1",
+      dataset: "tabfact",
+    });
+    expect(examples[5]?.gold).toBe("0");
+    expect(examples[0]?.question).toContain('the table "tony lema"');
+    const table = examples[0]?.tables[0];
+    expect(table && "columns" in table ? table.columns : []).toEqual([
+      "tournament",
+      "wins",
+      "top - 5",
+      "top - 10",
+      "top - 25",
+      "events",
+      "cuts made",
+    ]);
+  });
+
+  it("scores gold verdicts at 100% and flipped ones at 0%", async () => {
+    const examples = await loadDataset("tabfact", { path: TABFACT });
+    const say = (yes: boolean) => `Final Answer: ${yes ? "yes" : "no"}`;
+    const right = await Promise.all(
+      examples.map((e) => tabfactScorer.score(e, say(e.gold === "1"))),
+    );
+    const wrong = await Promise.all(
+      examples.map((e) => tabfactScorer.score(e, say(e.gold !== "1"))),
+    );
+    expect(tabfactScorer.summarize(examples, right).overall).toBe(100);
+    expect(tabfactScorer.summarize(examples, wrong).overall).toBe(0);
+  });
+});
