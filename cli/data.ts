@@ -7,11 +7,11 @@ export function registerDataCommands(program: Command): void {
   data
     .command("pull")
     .description("download a dataset into $TABLEMINDS_HOME/datasets/<name> (needs internet access)")
-    .argument("<name>", "tablebench, wikitq or tabfact")
+    .argument("<name>", "tablebench, wikitq, tabfact or finqa")
     .action(async (name: string) => {
       const { isDataset } = await import("../evals/datasets/index.js");
       if (!isDataset(name))
-        throw new Error(`unknown dataset "${name}"; known: tablebench, wikitq, tabfact`);
+        throw new Error(`unknown dataset "${name}"; known: tablebench, wikitq, tabfact, finqa`);
       const { pullDataset, sourceUrl } = await import("../evals/datasets/pull.js");
       process.stderr.write(`data: downloading ${name} from ${sourceUrl(name)}\n`);
       let shown = 0;

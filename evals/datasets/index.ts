@@ -3,11 +3,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { tablemindsHome } from "../../blackboard/artifacts.js";
 import type { EvalExample } from "../types.js";
+import { loadFinQA } from "./finqa.js";
 import { loadTabFact } from "./tabfact.js";
 import { loadTableBench } from "./tablebench.js";
 import { loadWikiTQ } from "./wikitq.js";
 
-export const DATASETS = ["tablebench", "wikitq", "tabfact"] as const;
+export const DATASETS = ["tablebench", "wikitq", "tabfact", "finqa"] as const;
 export type DatasetName = (typeof DATASETS)[number];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -16,11 +17,13 @@ const FILES: Record<DatasetName, string> = {
   tablebench: "tablebench_test.jsonl",
   wikitq: "WikiTableQuestions",
   tabfact: "Table-Fact-Checking-master",
+  finqa: "test.json",
 };
 const UPSTREAM: Record<DatasetName, string> = {
   tablebench: "https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench",
   wikitq: "https://github.com/ppasupat/WikiTableQuestions (the whole repository)",
   tabfact: "https://github.com/wenhuchen/Table-Fact-Checking (tokenized_data/ and data/all_csv/)",
+  finqa: "https://github.com/czyssrs/FinQA (dataset/test.json)",
 };
 
 /** Where datasets are kept on this machine: `$TABLEMINDS_HOME/datasets/<name>/`. */
@@ -61,6 +64,7 @@ export async function loadDataset(
     tablebench: loadTableBench,
     wikitq: (root) => loadWikiTQ(root),
     tabfact: loadTabFact,
+    finqa: loadFinQA,
   };
   const examples = await loaders[name](source);
   return options.limit === undefined ? examples : examples.slice(0, options.limit);

@@ -30,6 +30,11 @@ export const SOURCES: Record<DatasetName, { url: string; file: string; unzip: bo
     file: "Table-Fact-Checking.zip",
     unzip: true,
   },
+  finqa: {
+    url: "https://raw.githubusercontent.com/czyssrs/FinQA/main/dataset/test.json",
+    file: "test.json",
+    unzip: false,
+  },
 };
 
 export class PullError extends Error {
