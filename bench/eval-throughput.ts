@@ -6,13 +6,14 @@
  *
  *   npx tsx bench/eval-throughput.ts [questions=64] [concurrency=16] [latencyMs=200]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadDataset } from "../evals/datasets/index.js";
 import { getScorer } from "../evals/metrics/index.js";
 import { runEvaluation } from "../evals/runner.js";
-import { closeSandboxes } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import type { LocalSandbox } from "../tools/sandbox/local.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const QUESTIONS = Number(process.argv[2] ?? 64);
@@ -22,6 +23,17 @@ const SAMPLE = path.resolve(
   import.meta.dirname,
   "../tests/fixtures/datasets/tablebench/tablebench_sample40.jsonl",
 );
+
+/** CPU ms of a process and its reaped children (the sandbox's runs), from /proc. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
+    return (ticks * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
 
 const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-eval-"));
 process.env.TABLEMINDS_HOME = home;
@@ -39,6 +51,7 @@ try {
     if (!e) throw new Error("empty sample");
     return { ...e, id: `${e.id}-${i}` };
   });
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const outcome = await runEvaluation({
     examples,
@@ -51,6 +64,11 @@ try {
     context: { memory: false, maxReflections: 0 },
   });
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const pool = (await getSandbox("local")) as LocalSandbox;
+  const pythonMs = pool.workerPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  await closeSandboxes();
+  const stubMs = await stub.stop();
   const calls = outcome.records.reduce((sum, r) => sum + r.llmCalls, 0);
   const chainMs = Math.max(...outcome.records.map((r) => r.llmCalls)) * LATENCY_MS;
   const idealMs = Math.max((calls * LATENCY_MS) / CONCURRENCY, chainMs);
@@ -70,8 +88,12 @@ try {
   console.log(
     `  ratio (ideal / measured): ${((100 * idealMs) / wallMs).toFixed(1)}% (goal >= 80%)`,
   );
+  const per = (ms: number) => `${(ms / QUESTIONS).toFixed(1)} ms`;
+  console.log(
+    `  CPU per question: runtime (Node) ${per((cpu.user + cpu.system) / 1000)}, sandbox (Python) ${per(pythonMs)}, stub model ${stubMs === null ? "?" : per(stubMs)}; ${os.cpus().length} cores`,
+  );
 } finally {
   await closeSandboxes();
-  stub.stop();
+  await stub.stop();
   rmSync(home, { recursive: true, force: true });
 }

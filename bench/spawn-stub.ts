@@ -3,7 +3,8 @@ import path from "node:path";
 
 export interface StubProcess {
   url: string;
-  stop: () => void;
+  /** Stops the stub; resolves with the CPU time it used, in ms, when it reported one. */
+  stop: () => Promise<number | null>;
 }
 
 /** Starts bench/stub-process.ts in a child process and waits for its URL. */
@@ -11,8 +12,23 @@ export function spawnStub(latencyMs: number, team = "medals"): Promise<StubProce
   const script = path.join(import.meta.dirname, "stub-process.ts");
   const tsx = path.join(import.meta.dirname, "../node_modules/.bin/tsx");
   const child = spawn(tsx, [script, String(latencyMs), team], {
-    stdio: ["pipe", "pipe", "inherit"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err += d;
+  });
+  let stopping: Promise<number | null> | undefined;
+  const stop = () =>
+    (stopping ??= new Promise<number | null>((done) => {
+      child.once("close", () => {
+        const cpu = /stub-cpu-ms (\d+)/.exec(err)?.[1];
+        const rest = err.replace(/stub-cpu-ms \d+\n?/, "");
+        if (rest.trim()) process.stderr.write(rest);
+        done(cpu === undefined ? null : Number(cpu));
+      });
+      child.stdin.end();
+    }));
   return new Promise((resolve, reject) => {
     let out = "";
     child.on("error", reject);
@@ -22,7 +38,7 @@ export function spawnStub(latencyMs: number, team = "medals"): Promise<StubProce
       const line = out.split("\n")[0];
       if (out.includes("\n") && line) {
         child.removeAllListeners("exit");
-        resolve({ url: line.trim(), stop: () => child.stdin.end() });
+        resolve({ url: line.trim(), stop });
       }
     });
   });

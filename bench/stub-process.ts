@@ -15,5 +15,8 @@ const stub = await startStubOpenAI({ respond: team, latencyMs, idleTimeoutMs: 60
 process.stdout.write(`${stub.url}\n`);
 process.stdin.resume();
 process.stdin.on("end", () => {
+  // The benchmark reads this to tell the stub's own CPU from the runtime's.
+  const { user, system } = process.cpuUsage();
+  process.stderr.write(`stub-cpu-ms ${Math.round((user + system) / 1000)}\n`);
   void stub.close().then(() => process.exit(0));
 });
