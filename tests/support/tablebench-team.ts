@@ -25,7 +25,9 @@ export function tablebenchTeam(req: StubRequest): StubReply {
     const prompt = lastMessage(req);
     const known = KNOWN_CODE.find(([question]) => question.test(prompt));
     if (known) return `\`\`\`python\n${known[1]}\n\`\`\``;
-    const chart = /draw|chart|plot/i.test(prompt);
+    // Only the question decides: table profiles often mention charts (music charts, say).
+    const question = /^Question: (.*)$/m.exec(prompt)?.[1] ?? "";
+    const chart = /draw|chart|plot/i.test(question);
     return chart
       ? "```python\nimport matplotlib.pyplot as plt\nnum = df.select_dtypes('number')\nplt.bar(range(len(num)), num.iloc[:, 0] if num.shape[1] else [0])\nprint(len(df))\n```"
       : "```python\nrows = len(df)\nprint(rows)\n```";
