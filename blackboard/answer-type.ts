@@ -1,72 +1,272 @@
+import { parseNumber } from "./numbers.js";
 import type { AnswerType } from "./schemas.js";
 
-const YES_NO_START =
-  /^(is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|shall)\b/i;
-const NUMBER_ASK =
-  /\b(how many|how much|what percentage|what percent|by how much|how (?:long|far|old|high|large|big|tall)|calculate|compute|what (?:is|was|are|were) the (?:total|average|mean|median|sum|difference|percentage|ratio|proportion|number|count|rate|increase|decrease|growth|change|combined|overall|standard deviation|variance|correlation coefficient|range|maximum|minimum|highest|lowest) (?:\w+ )?(?:of|in|between|for|number|value|score|per|across|from|among))/i;
-const DATE_ASK =
-  /\b(when|what year|which year|in what year|what date|which date|which month|what month)\b/i;
-const LIST_ASK =
-  /\b(list|top \d+|top ?(?:two|three|four|five|ten)|top\d|which (?:\w+ ){0,2}(?:are|were|have|had)\b|what are the|name all|all the \w+ (?:that|which|with))\b/i;
-const ENTITY_ASK = /^(?:.*\b)?(which|who|whom|whose|what (?:is|was) the name|name the)\b/i;
+/*
+ * What kind of answer a question asks for, from its wording alone, and what kind an answer
+ * is. A question is read at its last interrogative sentence ("X is defined as ... Which
+ * country has the highest X?"), after lead-ins such as "According to the table," and
+ * clauses such as "In 2001," or "If X rose by 10%,".
+ */
 
-/** Strips a leading "According to the table," and similar so the question's own verb leads. */
-function core(question: string): string {
-  return question
+const LEAD_IN =
+  /^(?:(?:according to|based on|using|given|from|looking at|in the context of|considering)\b[^,?]*,|in the table,|in this table,)\s*/i;
+const QUESTION_START =
+  /^(?:how|what|which|who|whom|whose|when|where|why|(?:in|on|at|for|during|from|of|by|with|among) (?:which|what)|is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|list|name|give|find|identify|describe|explain|calculate|compute|estimate|forecast|predict|please)\b/i;
+const CLAUSE_THEN_QUESTION =
+  /,\s+((?:how|what|which|who|whom|whose|when|where|(?:in|on|at|for|during) (?:which|what)|is|are|was|were|does|do|did|can|could|will|would)\b.*)$/i;
+
+/** The sentence that carries the question: the last one ending in "?", else the last one. */
+export function focusQuestion(question: string): string {
+  const sentences: string[] = [];
+  for (const piece of question
+    .replace(/\s+/g, " ")
     .trim()
-    .replace(
-      /^(?:according to (?:the )?(?:table|data)|based on (?:the )?(?:table|data)|in the table)[,:]?\s*/i,
-      "",
-    )
-    .trim();
+    .split(/(?<=[.?!])\s+(?=[A-Z"'(])/)) {
+    // "Calvin L. Rampton", "St. Louis": an initial or abbreviation does not end a sentence.
+    const previous = sentences.at(-1);
+    if (previous && /(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Mt|No|vs|Jr|Sr|Co|Inc|Ltd))\.$/.test(previous))
+      sentences[sentences.length - 1] = `${previous} ${piece}`;
+    else sentences.push(piece);
+  }
+  const asked = sentences.filter((s) => s.includes("?"));
+  let focus = (asked.at(-1) ?? sentences.at(-1) ?? "").trim();
+  for (let i = 0; i < 3 && LEAD_IN.test(focus); i++) focus = focus.replace(LEAD_IN, "");
+  focus = focus.replace(/^[*"'\s]+/, "");
+  if (!QUESTION_START.test(focus)) {
+    const after = CLAUSE_THEN_QUESTION.exec(focus)?.[1];
+    if (after) return after;
+  }
+  return focus;
+}
+
+const AUXILIARY =
+  /^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|shall|may|might|must)\b/i;
+const REQUEST = /^(?:can|could|would|will) you (?:please )?(?:(?:help (?:me )?)?(\w+))\b(?: me)?/i;
+const LIST_VERBS = /^(?:list|name|enumerate|rank)$/i;
+const NUMBER_VERBS = /^(?:calculate|compute|estimate|count|sum|total|quantify)$/i;
+
+const NUMBER_START =
+  /^(?:how (?:many|much|long|far|old|high|large|big|tall|heavy|fast|often)|by how (?:much|many)|(?:calculate|compute|estimate|count)\b|what (?:percentage|percent|proportion|share|fraction|amount)\b|what (?:can|could|might|would|will) (?:we |be |one )?(?:forecast|predict|expect|project|estimate)\w*)/i;
+const NUMBER_NOUNS = [
+  "total|average|mean|median|mode|sum|difference|percentage|percent|ratio|proportion|share",
+  "number|count|rate|increase|decrease|growth|change|standard deviation|variance|range",
+  "maximum|minimum|max|min|amount|value|score|points|population|price|cost|length|height",
+  "weight|area|distance|duration|margin|gap|forecast|prediction|projection|estimate|cagr",
+  "correlation coefficient|payout|ranking|rank|position|capacity|elevation|salary|budget",
+  "temperature|speed|age|size|mass|volume|income|revenue|profit|gdp|density|frequency",
+  "attendance|votes|turnover|index|quantity|tonnage|yield|output|expenditure|spending",
+  "viewership|ratings?",
+  String.raw`(?:forecast(?:ed)?|predicted|projected|expected|estimated|likely|anticipated) [\w-]+`,
+].join("|");
+const NUMBER_WHAT = new RegExp(
+  String.raw`^what(?:'s| is| was| are| were| will be| would be| might be| could be| should be)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:${NUMBER_NOUNS})\b`,
+  "i",
+);
+/** A second amount asked for in the same breath: "the mean and standard deviation". */
+const SECOND_AMOUNT = new RegExp(
+  String.raw`\band\s+(?:the\s+|its\s+|their\s+)?(?:[\w-]+\s+)?(?:${NUMBER_NOUNS})\b`,
+  "i",
+);
+/** "what is the name / team / event of ...": a thing, not an amount, despite numbers later on. */
+const THING_WHAT =
+  /^what(?:'s| is| was| are| were)\s+(?:the\s+)?(?:name|title|event|team|country|player|city|place|person|location|role|type|kind|category|model|song|film|award|competition|venue|club|party|nation|region)\b/i;
+const DATE_START =
+  /^(?:when (?:did|was|were|is|are|does|do|will|has|had)\b|(?:in |during |on |by |for )?(?:what|which) (?:[\w-]+ )?(?:year|date|month|day|season|decade|time period|period|era)s?\b|what(?:'s| is| was) the (?:year|date|month|day|season|decade)\b|(?:in |during )?what year)/i;
+const COMPOUND =
+  /(?:,|\band\b|;)\s*(?:also\s+)?(?:what(?:'s)?|which|who|how|when|where|in (?:which|what)|is|are|was|were|does|did)\b[^?]*\?*\s*$|\band (?:its|their|the corresponding|the respective) \w+/i;
+/** Anomalies, insights, correlations and the like want a conclusion, often with a figure. */
+const ANALYSIS =
+  /\b(?:anomal\w*|outliers?|unusual\w*|abnormal\w*|deviates?|deviating|insights?|main (?:features|columns|components|characteristics)|significance)\b/i;
+/** "what is the impact of ...", "what is the relationship between ...": a conclusion. */
+const PROSE_WHAT =
+  /^what(?:'s| is| was| are| were| can be)\s+(?:the\s+)?(?:\w+\s+)?(?:impact|effect|influence|relationship|trend|pattern|insight|conclusion|observed|said)\b/i;
+const PROSE_TOPIC =
+  /\b(?:trends?|correlat\w*|impact|influence[sd]?|affects?|effects?|relationship|patterns?|causes?|causal\w*|drivers?)\b/i;
+/** "Calculate X to determine which Y": the part after "to determine" is what is asked. */
+const PURPOSE = /\bto (?:determine|identify|find(?: out)?|see|figure out|decide)\s+(.+)$/i;
+const NUMBER_WORDS =
+  /^(?:two|three|four|five|six|seven|eight|nine|ten|\d+|top\d*|several|all|both)$/i;
+const NOUN_STOP =
+  /^(?:has|have|had|is|are|was|were|did|do|does|won|scored|received|recorded|shows?|showed|exhibits?|in|of|with|from|for|among|on|by|that|whose|who|which|to|at|between|when|where|than|and|or|experienced|achieved|saw|ranked|finished)$/i;
+const NOT_PLURAL = /(?:ss|us|is|ics|news|series|species|status|class)$/i;
+
+/** Whether the noun after "which"/"what" asks for several things ("which 3 countries", "which teams"). */
+function pluralTarget(rest: string): boolean {
+  for (const word of rest.split(/\s+/).slice(0, 5)) {
+    const bare = word.replace(/[^\w'-]/g, "");
+    if (!bare) continue;
+    if (NOUN_STOP.test(bare)) return false;
+    // "which judge's scores": the owner is what is asked for.
+    if (/'s$/i.test(bare)) return /s's$/i.test(bare);
+    if (NUMBER_WORDS.test(bare) && !/^(?:1|one)$/i.test(bare)) return true;
+    if (/(?:\(s\)|s)$/i.test(word.replace(/[?,.]+$/, "")) && !NOT_PLURAL.test(bare)) return true;
+  }
+  return false;
+}
+
+/** "the mean and standard deviation", "the number of X and the percentage": two values. */
+function amounts(q: string): AnswerType {
+  return SECOND_AMOUNT.test(q) && !/\bbetween\b/i.test(q) ? "list" : "number";
 }
 
 /** What kind of answer a question asks for, from its wording. `text` when nothing fits. */
 export function expectedAnswerType(question: string): AnswerType {
-  const q = core(question);
-  if (YES_NO_START.test(q) && !/\bor\b/i.test(q)) return "yesno";
-  if (NUMBER_ASK.test(q)) return "number";
-  if (DATE_ASK.test(q)) return "date";
-  if (LIST_ASK.test(q)) return "list";
-  if (ENTITY_ASK.test(q)) return "entity";
+  const whole = question.replace(/\s+/g, " ");
+  let q = focusQuestion(question);
+
+  const request = REQUEST.exec(q);
+  if (request) {
+    const verb = request[1] ?? "";
+    if (/^(?:tell|find|determine|show|say)$/i.test(verb)) q = q.slice(request[0].length).trim();
+    else if (LIST_VERBS.test(verb)) return "list";
+    else if (NUMBER_VERBS.test(verb)) return "number";
+    else return "text";
+  }
+  if (/^(?:please\s+)?(?:list|name all|enumerate|rank)\b/i.test(q)) return "list";
+  if (/^(?:please\s+)?(?:describe|explain|analy[sz]e|summari[sz]e|discuss|compare)\b/i.test(q))
+    return "text";
+  if (ANALYSIS.test(q)) return "text";
+  if (/\bcorrelat/i.test(whole) && !/^what(?:'s| is| was) the correlation coefficient\b/i.test(q))
+    return "text";
+  if (/\btrends?\b/i.test(q) && !NUMBER_START.test(q) && !NUMBER_WHAT.test(q)) return "text";
+  if (/^how (?:does|do|did|has|have|is|are|was|were|might|could|would|will)\b/i.test(q))
+    return "text";
+  const purpose = PURPOSE.exec(q)?.[1];
+  if (purpose && /^(?:which|who|whom|whose|what|the|identify|list|name)\b/i.test(purpose))
+    return expectedAnswerType(/^the\b/i.test(purpose) ? `identify ${purpose}` : purpose);
+  if (PROSE_WHAT.test(q)) return "text";
+
+  if (AUXILIARY.test(q)) {
+    // "Is X or Y larger?" asks which, not whether.
+    if (/\bor\b/i.test(q) && !/\bor not\b/i.test(q)) return PROSE_TOPIC.test(q) ? "text" : "entity";
+    return "yesno";
+  }
+  if (COMPOUND.test(q) && /^(?:what|which|who|how|when|where|in (?:which|what)|name)\b/i.test(q))
+    return "list";
+  if (NUMBER_START.test(q)) return amounts(q);
+  if (DATE_START.test(q)) return "date";
+  if (THING_WHAT.test(q)) return "entity";
+  if (NUMBER_WHAT.test(q)) return amounts(q);
+  if (
+    /^(?:what|which)(?:'s| is| was| are| were)\s+(?:the\s+)?top\s*(?:\d+|two|three|four|five|ten)\b/i.test(
+      q,
+    )
+  )
+    return "list";
+  if (/^what (?:are|were) the\b/i.test(q)) return "list";
+  const which =
+    /^(?:in |for |from |at |on |of |by |with |during |among )?(?:which|what)\s+(.*)$/i.exec(q);
+  if (which) return pluralTarget(which[1] ?? "") ? "list" : "entity";
+  if (/^(?:who|whom|whose|where)\b/i.test(q)) return "entity";
+  if (/^(?:name|give|find|identify)\s+(?:the\s+)?(?:\w+\s+)?(?:\w+s)\b/i.test(q)) return "list";
+  if (/^(?:name|find|identify)\b/i.test(q)) return "entity";
+  if (/^(?:forecast|predict|project|estimate)\b/i.test(q)) return "number";
   return "text";
 }
 
-const YES_NO = /^(yes|no|true|false)$/i;
-const NUMBER = /^[-+]?[$€£¥]?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*%?(?:\s*[a-z%]{1,12}\.?)?$/i;
-const DATE =
-  /^(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2},?)?(?:\s+\d{4})?)$/i;
+const MONTH =
+  "(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
+/** A date, a month and year, or a season such as "1990 - 91" or "2019/20". */
+const DATE = new RegExp(
+  String.raw`^(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}\s*[-–/]\s*\d{2}(?:\d{2})?|(?:\d{1,2}(?:st|nd|rd|th)?\s+)?${MONTH}(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?(?:\s+\d{4})?)$`,
+  "i",
+);
+const MONTH_DAY = new RegExp(String.raw`${MONTH}\s+\d{1,2}(?:st|nd|rd|th)?$`, "i");
+
+/** A date as answers write them; it has a digit ("May" alone is not one). */
+export function isDate(text: string): boolean {
+  const t = text.trim();
+  return /\d/.test(t) && DATE.test(t);
+}
+
+const YES_NO = /^(?:yes|no|true|false)$/i;
+
+/** "Yes", "No.", "Yes, the total is higher": the answer a yes/no question got, or null. */
+export function leadingYesNo(answer: string): "yes" | "no" | null {
+  const match =
+    /^\W*(yes|no|true|false)\b(?:\s*$|\s*[,.;:!—–-]|\s+(?:it|the|they|there|because|since|as)\b)/i.exec(
+      answer.trim(),
+    );
+  if (!match?.[1]) return null;
+  return /^(?:yes|true)$/i.test(match[1]) ? "yes" : "no";
+}
+
+/**
+ * The entries of a list answer, with "and" left inside them: "a, b and c" gives "a" and "b and
+ * c". Thousands separators ("1,062") and dates ("March 3, 1999") are not split.
+ */
+export function listSegments(answer: string): string[] {
+  const text = answer.trim();
+  if (!text) return [];
+  if (isDate(text)) return [text];
+  const pieces = text
+    .split(/\s*;\s*|\s*\n\s*|,(?!\d{3}(?!\d))\s*/)
+    .map((piece) => piece.trim())
+    .filter(Boolean);
+  const merged: string[] = [];
+  for (const piece of pieces) {
+    const previous = merged.at(-1);
+    // Put back "March 3, 1999": a month and day followed by a year.
+    if (previous && /^\d{4}$/.test(piece) && MONTH_DAY.test(previous)) {
+      merged[merged.length - 1] = `${previous}, ${piece}`;
+    } else merged.push(piece);
+  }
+  return merged;
+}
 
 /** The items of an answer: "a, b and c" has three; "1,062" is one number. */
 export function answerItems(answer: string): string[] {
-  return answer
-    .split(/\s*;\s*|,(?!\d{3}(?!\d))\s*|\s+and\s+|\s*\n\s*/)
-    .map((item) => item.trim())
-    .filter(Boolean);
+  return listSegments(answer).flatMap((segment) =>
+    isDate(segment)
+      ? [segment]
+      : segment
+          .split(/\s+(?:and|&)\s+/i)
+          .map((item) => item.trim())
+          .filter(Boolean),
+  );
+}
+
+function wordCount(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** Prose: a sentence or an explanation rather than values. */
+export function isProse(answer: string): boolean {
+  return (
+    listSegments(answer).some((segment) => wordCount(segment) > 7) ||
+    /[a-z][.!?]\s+[A-Z]/.test(answer) ||
+    /\b(?:because|since|therefore|which means|due to|indicat\w+|suggest\w*)\b/i.test(answer)
+  );
 }
 
 /** What kind of answer was given. */
 export function actualAnswerType(answer: string): AnswerType {
-  if (DATE.test(answer.trim())) return "date";
-  const items = answerItems(answer);
-  if (items.length === 0) return "text";
+  const text = answer.trim();
+  if (!text) return "text";
+  if (leadingYesNo(text)) return "yesno";
+  if (isDate(text)) return "date";
+  if (isProse(text)) return "text";
+  const items = answerItems(text);
   if (items.length > 1) return "list";
   const only = items[0] ?? "";
   if (YES_NO.test(only)) return "yesno";
-  if (DATE.test(only)) return "date";
-  if (NUMBER.test(only)) return "number";
-  return only.split(/\s+/).length <= 6 ? "entity" : "text";
+  if (isDate(only)) return "date";
+  if (parseNumber(only)) return "number";
+  return "entity";
 }
 
 /**
  * How well an answer's type fits the question: 2 fits, 1 plausible (a list where one value
- * was asked, a number where a date was, an entity where text was), 0 does not fit.
+ * was asked, a number where a name was), 0 does not fit (a name where a number was asked,
+ * anything but yes/no for a yes/no question). `answer` lets a sentence holding a number pass
+ * as plausible for a number question.
  */
-export function typeScore(expected: AnswerType, actual: AnswerType): 0 | 1 | 2 {
+export function typeScore(expected: AnswerType, actual: AnswerType, answer = ""): 0 | 1 | 2 {
   if (expected === actual || expected === "text") return 2;
   switch (expected) {
     case "number":
-      return actual === "list" ? 1 : 0;
+      if (actual === "list" || actual === "date") return 1;
+      return actual === "text" && /\d/.test(answer) ? 1 : 0;
     case "yesno":
       return 0;
     case "date":
@@ -74,7 +274,8 @@ export function typeScore(expected: AnswerType, actual: AnswerType): 0 | 1 | 2 {
       if (actual === "number") return 2;
       return actual === "list" || actual === "entity" ? 1 : 0;
     case "list":
-      return actual === "yesno" ? 0 : 2;
+      if (actual === "yesno") return 0;
+      return actual === "text" ? 1 : 2;
     case "entity":
       if (actual === "text" || actual === "date") return 2;
       return actual === "yesno" ? 0 : 1;

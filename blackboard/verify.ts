@@ -1,117 +1,38 @@
 import { createHash } from "node:crypto";
-import { readTable } from "../tools/tables/read.js";
-import { answerItems } from "./answer-type.js";
+import { isProse, leadingYesNo, listSegments } from "./answer-type.js";
+import { type Claimed, carriedBy, claimed, normalizeText } from "./matching.js";
+import { type CarryOptions, numberTokens, parseNumber } from "./numbers.js";
+import { type FinalLine, finalLine, printedBooleans } from "./printed.js";
 import type { Attempt, Claim, Edge, Evidence, TableRef } from "./schemas.js";
+import { loadTables, type PreparedCell, tableHits } from "./table-search.js";
+
+/*
+ * The deterministic grounding verifier. An answer is cut into items (list entries, "and"
+ * parts, the numbers of a sentence) and each item is traced to evidence:
+ *   - a line printed by a successful attempt (code evidence), rounding allowed;
+ *   - a cell of an intermediate table a successful attempt produced, rounding allowed;
+ *   - a source cell, already posted as evidence or found in the run's tables, exactly.
+ * An item is `conflicted` when the evidence says otherwise: the last value the last successful
+ * attempt printed is a different value of the same kind (and nothing else that attempt printed
+ * carries the item), the printed truth value is the opposite of a yes/no answer, or the items
+ * come in another order than printed when the question asks for an order. Otherwise it is
+ * `supported` when traced, else `unsupported`.
+ */
+
+/** What an item is: a number, a yes/no, a name or phrase, or a sentence nothing can trace. */
+export type ItemKind = "number" | "yesno" | "text" | "prose";
 
 /** How one item of an answer stands against the evidence. */
 export interface ItemCheck {
   item: string;
+  kind: ItemKind;
   status: Claim["status"];
   /** Evidence that carries the item. */
   supports: string[];
-  /** Evidence that says otherwise (the final printed value, a printed True/False). */
+  /** Evidence that says otherwise. */
   conflicts: string[];
-  /** Why it conflicts, in words, when it does. */
+  /** Why it conflicts, in words a reflector can act on, when it does. */
   note?: string;
-}
-
-const YES = /^(yes|true)$/i;
-const NO = /^(no|false)$/i;
-/** Intermediate tables bigger than this are not searched cell by cell. */
-const MAX_SEARCHED_ROWS = 100_000;
-
-/** A number written in an answer or a cell: thousands separators, currency, units and % allowed. */
-export interface ParsedNumber {
-  value: number;
-  /** Decimal places as written: the precision the answer claims. */
-  places: number;
-  percent: boolean;
-}
-
-export function parseNumber(text: string): ParsedNumber | null {
-  const trimmed = text.trim();
-  const match =
-    /^[-+]?[$€£¥]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?|[-+]?\.\d+)\s*(%|percent)?(?:\s*[a-z$€£¥]{0,12}\.?)?$/i.exec(
-      trimmed,
-    );
-  if (!match?.[1]) return null;
-  const negative = /^-|^[$€£¥]\s*-/.test(trimmed) && !match[1].startsWith("-");
-  const value = Number(match[1].replace(/,/g, "")) * (negative ? -1 : 1);
-  if (!Number.isFinite(value)) return null;
-  return { value, places: match[2]?.length ?? 0, percent: Boolean(match[3]) };
-}
-
-/** Every number inside a printed line or cell, e.g. "total: 1,062.5 (45%)" gives 1062.5 and 45. */
-function numbersIn(text: string): ParsedNumber[] {
-  const found = text.match(
-    /[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?\s*%?|[-+]?\.\d+/g,
-  );
-  return (found ?? []).flatMap((token) => {
-    const value = Number(token.replace(/[,%\s]/g, ""));
-    if (!Number.isFinite(value)) return [];
-    return [
-      { value, places: /\.(\d+)/.exec(token)?.[1]?.length ?? 0, percent: token.includes("%") },
-    ];
-  });
-}
-
-function round(value: number, places: number): number {
-  const factor = 10 ** places;
-  return Math.round(value * factor + Number.EPSILON * Math.sign(value)) / factor;
-}
-
-/**
- * Whether `found` carries the number `claimed`: equal at the precision the answer states
- * (10.6 is carried by 10.57 and 10.6000001, 11 by 10.6), with a fraction and its percent
- * (0.45 and 45%) taken as the same value.
- */
-export function numberCarried(claimed: ParsedNumber, found: ParsedNumber): boolean {
-  const scales = [1, 100, 0.01];
-  return scales.some((scale) => {
-    if (scale !== 1 && !claimed.percent && !found.percent) return false;
-    const candidate = found.value * scale;
-    if (round(candidate, claimed.places) === claimed.value) return true;
-    return Math.abs(candidate - claimed.value) <= 1e-9 * Math.max(1, Math.abs(claimed.value));
-  });
-}
-
-function normalizeText(text: string): string {
-  return text
-    .toLowerCase()
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
-}
-
-/** Whether a printed line or cell carries a word item: the same words, as whole words. */
-export function textCarried(item: string, value: string): boolean {
-  const needle = normalizeText(item);
-  const hay = normalizeText(value);
-  if (!needle) return false;
-  return hay === needle || ` ${hay} `.includes(` ${needle} `);
-}
-
-function carried(item: string, value: string | number): boolean {
-  const claimed = parseNumber(item);
-  if (claimed) {
-    const found =
-      typeof value === "number" ? [{ value, places: 0, percent: false }] : numbersIn(value);
-    return found.some((f) => numberCarried(claimed, f));
-  }
-  return typeof value === "string" && textCarried(item, value);
-}
-
-function booleanOf(value: string | number | boolean): boolean | null {
-  if (typeof value === "boolean") return value;
-  const last =
-    String(value)
-      .trim()
-      .split(/[\s:=]+/)
-      .at(-1) ?? "";
-  if (YES.test(last)) return true;
-  if (NO.test(last)) return false;
-  return null;
 }
 
 /** What the verifier looks at. */
@@ -119,142 +40,251 @@ export interface GroundingInput {
   answer: string;
   evidence: Evidence[];
   attempts: Attempt[];
-  /** Whether the question asks for the items in a given order ("in descending order", "rank"). */
+  /** The run's source tables, searched cell by cell. */
+  tables?: TableRef[];
+  /** The question: whether it asks for a percentage or an order. */
+  question?: string;
+  /** Overrides what the question says about order. */
   ordered?: boolean;
+  /** Timestamp of the cell evidence the verifier posts (tests pin it). */
+  now?: string;
 }
 
-/** Scalar evidence: printed lines and source cells. */
-function scalars(evidence: Evidence[]): { id: string; value: string | number | boolean }[] {
-  return evidence.flatMap((e) =>
-    e.value === null || typeof e.value === "object" ? [] : [{ id: e.id, value: e.value }],
+export interface Grounding {
+  checks: ItemCheck[];
+  /** Source cells the verifier found that were not evidence yet, ready to post. */
+  cells: Evidence[];
+}
+
+/** Source cells cited per item and table: enough to show where, not every repeat. */
+const MAX_CELL_HITS = 3;
+
+/** Whether a question asks for its items in an order. */
+export function asksForOrder(question: string): boolean {
+  return /\b(?:in (?:\w+ )?order|rank (?:them|the)|sort(?:ed)?|ascending|descending|from (?:highest|lowest|largest|smallest|most|least|best|worst|oldest|newest|earliest|latest)|chronologically)\b/i.test(
+    question,
   );
 }
 
-/** The last value the last successful attempt printed: what the code itself concluded. */
-function finalPrinted(input: GroundingInput): Evidence | undefined {
-  const good = input.attempts.findLast((a) => a.result?.ok);
-  if (!good) return undefined;
-  return input.evidence.findLast(
-    (e) =>
-      e.provenance.attempt === good.id && e.anchor.kind === "code" && typeof e.value !== "object",
-  );
+/** A scalar value that can carry an item: a printed line or a posted cell. */
+interface Scalar {
+  id: string;
+  value: string | number | boolean;
+  /** Printed by an attempt (rounding allowed), rather than read from a source cell. */
+  computed: boolean;
+  attempt: string;
 }
 
-async function tableHits(items: string[], evidence: Evidence[]): Promise<Map<string, string[]>> {
-  const hits = new Map<string, string[]>();
-  for (const e of evidence) {
-    const ref = e.value;
-    if (ref === null || typeof ref !== "object" || ref.rows > MAX_SEARCHED_ROWS) continue;
-    const data = await readTable(ref as TableRef).catch(() => null);
-    if (!data) continue;
-    for (const item of items) {
-      const inTable =
-        data.columns.some((c) => carried(item, c)) ||
-        data.rows.some((row) => row.some((cell) => cell.trim() !== "" && carried(item, cell)));
-      if (inTable) hits.set(item, [...(hits.get(item) ?? []), e.id]);
-    }
+/** The items an answer makes claims with, and what kind each is. */
+function itemsOf(
+  answer: string,
+  foundWhole: (text: string) => boolean,
+): { item: string; kind: ItemKind }[] {
+  const text = answer.trim();
+  if (!text) return [];
+  if (leadingYesNo(text)) {
+    const word = /^\W*(\w+)/.exec(text)?.[1] ?? text;
+    const rest = text.slice(text.indexOf(word) + word.length);
+    return [
+      { item: word, kind: "yesno" },
+      ...numberTokens(rest).map((item) => ({ item, kind: "number" as const })),
+    ];
   }
-  return hits;
+  if (isProse(text)) {
+    const numbers = numberTokens(text).map((item) => ({ item, kind: "number" as const }));
+    return numbers.length > 0 ? numbers : [{ item: text, kind: "prose" }];
+  }
+  const items = listSegments(text).flatMap((segment) => {
+    const parts = segment.split(/\s+(?:and|&)\s+/i);
+    // "Trinidad and Tobago" stays whole when the evidence has it whole.
+    if (parts.length === 1 || foundWhole(segment)) return [segment];
+    return parts.map((p) => p.trim()).filter(Boolean);
+  });
+  return items.map((item) => ({ item, kind: parseNumber(item) ? "number" : "text" }));
 }
 
 /**
- * Traces each item of an answer to the evidence: printed values, intermediate tables and
- * source cells. An item the code's own final output contradicts is a conflict; one found
- * nowhere is unsupported.
+ * Traces each item of an answer to the evidence (see the comment at the top of this file),
+ * and lists the source cells it found that were not evidence yet.
  */
-export async function verifyGrounding(input: GroundingInput): Promise<ItemCheck[]> {
-  const items = answerItems(input.answer);
-  const values = scalars(input.evidence);
-  const inTables = await tableHits(items, input.evidence);
-  const last = finalPrinted(input);
-  const checks = items.map((item): ItemCheck => {
-    const claimedBool = YES.test(item) ? true : NO.test(item) ? false : null;
-    if (claimedBool !== null) return checkYesNo(item, claimedBool, values, last);
-    const supports = [
-      ...values
-        .filter((v) => typeof v.value !== "boolean" && carried(item, v.value))
-        .map((v) => v.id),
-      ...(inTables.get(item) ?? []),
-    ];
-    if (supports.length > 0) return { item, status: "supported", supports, conflicts: [] };
-    if (last && items.length === 1 && typeof last.value !== "boolean" && last.value !== null) {
-      const lastValue = String(last.value);
-      const sameKind = (parseNumber(item) !== null) === numbersIn(lastValue).length > 0;
-      if (sameKind) {
-        return {
-          item,
-          status: "conflicted",
-          supports: [],
-          conflicts: [last.id],
-          note: `the answer ${JSON.stringify(item)} differs from ${last.id}, the last value the code printed: ${JSON.stringify(lastValue)}`,
-        };
+export async function verifyGrounding(input: GroundingInput): Promise<Grounding> {
+  const now = input.now ?? new Date().toISOString();
+  const goodAttempts = input.attempts.filter((a) => a.result?.ok);
+  const good = new Set(goodAttempts.map((a) => a.id));
+  const percentQuestion = /\b(?:percent|percentage)\b|%/i.test(input.question ?? "");
+  const computed: CarryOptions = { rounding: true, percentQuestion };
+  const exact: CarryOptions = { rounding: false, percentQuestion };
+
+  const scalars = input.evidence.flatMap((e): Scalar[] => {
+    if (e.value === null || typeof e.value === "object" || e.modality === "memory") return [];
+    const fromCode = e.anchor.kind === "code";
+    // Lines printed by a failed attempt show nothing the answer may rest on.
+    if (fromCode && !good.has(e.provenance.attempt)) return [];
+    return [{ id: e.id, value: e.value, computed: fromCode, attempt: e.provenance.attempt }];
+  });
+  const tables = await loadTables([
+    ...input.evidence.flatMap((e) =>
+      e.value !== null && typeof e.value === "object" && good.has(e.provenance.attempt)
+        ? [{ evidenceId: e.id, ref: e.value }]
+        : [],
+    ),
+    ...(input.tables ?? []).map((ref) => ({ evidenceId: null, ref })),
+  ]);
+  const lastGood = goodAttempts.at(-1);
+  const final = lastGood ? finalLine(lastGood, input.evidence) : undefined;
+  const known = new Set(input.evidence.map((e) => e.id));
+  const posted = new Map<string, Evidence>();
+
+  const cellPacket = (table: TableRef, cell: PreparedCell | null, column: string): string => {
+    const id = cell ? `${table.name}:r${cell.row}:${column}` : `${table.name}:col:${column}`;
+    if (!known.has(id) && !posted.has(id)) {
+      posted.set(id, {
+        id,
+        modality: "table",
+        source: "check",
+        anchor: {
+          kind: "cells",
+          table: table.name,
+          rows: cell ? [cell.row] : [],
+          columns: [column],
+        },
+        value: cell ? cell.raw : column,
+        time: now,
+        provenance: { attempt: "source", parents: [] },
+        confidence: 1,
+      });
+    }
+    return id;
+  };
+
+  const find = (item: Claimed): string[] => {
+    const ids = scalars
+      .filter((s) => carriedBy(item, s.value, s.computed ? computed : exact))
+      .map((s) => s.id);
+    for (const loaded of tables) {
+      const hits = tableHits(item, loaded.table, loaded.evidenceId ? computed : exact);
+      if (loaded.evidenceId) {
+        if (hits.cells.length > 0 || hits.column) ids.push(loaded.evidenceId);
+        continue;
+      }
+      if (hits.column) ids.push(cellPacket(loaded.ref, null, hits.column));
+      for (const cell of hits.cells.slice(0, MAX_CELL_HITS)) {
+        ids.push(cellPacket(loaded.ref, cell, cell.column));
       }
     }
-    return { item, status: "unsupported", supports: [], conflicts: [] };
+    return [...new Set(ids)];
+  };
+
+  const items = itemsOf(input.answer, (text) => find(claimed(text)).length > 0);
+  const checks = items.map(({ item, kind }): ItemCheck => {
+    if (kind === "yesno") return checkYesNo(item, scalars, goodAttempts, input.evidence);
+    if (kind === "prose") return { item, kind, status: "unsupported", supports: [], conflicts: [] };
+    const claim = claimed(item);
+    const supports = find(claim);
+    const conflict =
+      items.length === 1 ? finalConflict(claim, kind, supports, final, scalars) : null;
+    if (conflict) return { item, kind, status: "conflicted", supports, ...conflict };
+    const status = supports.length > 0 ? "supported" : "unsupported";
+    return { item, kind, status, supports, conflicts: [] };
   });
-  if (input.ordered) markOrder(checks, last);
-  return checks;
+  if (input.ordered ?? asksForOrder(input.question ?? "")) {
+    markOrder(
+      checks,
+      scalars.filter((s) => s.attempt === lastGood?.id),
+    );
+  }
+  const used = new Set(checks.flatMap((c) => c.supports));
+  return { checks, cells: [...posted.values()].filter((cell) => used.has(cell.id)) };
+}
+
+/**
+ * A single-item answer that the code's final printed value contradicts: a different value of
+ * the same kind, and nothing else the last attempt printed carries the answer.
+ */
+function finalConflict(
+  item: Claimed,
+  kind: ItemKind,
+  supports: string[],
+  final: FinalLine | undefined,
+  scalars: Scalar[],
+): { conflicts: string[]; note: string } | null {
+  if (!final?.value || supports.includes(final.packet.id)) return null;
+  const sameKind =
+    (kind === "number" && final.value.kind === "number") ||
+    (kind === "text" && final.value.kind === "text" && !/\d/.test(item.text));
+  if (!sameKind) return null;
+  const lastAttempt = final.packet.provenance.attempt;
+  if (scalars.some((s) => s.attempt === lastAttempt && supports.includes(s.id))) return null;
+  return {
+    conflicts: [final.packet.id],
+    note: `the answer ${JSON.stringify(item.text)} differs from ${final.packet.id}, the last value the code printed: ${JSON.stringify(final.printed)}`,
+  };
 }
 
 function checkYesNo(
   item: string,
-  claimed: boolean,
-  values: { id: string; value: string | number | boolean }[],
-  last: Evidence | undefined,
+  scalars: Scalar[],
+  goodAttempts: Attempt[],
+  evidence: Evidence[],
 ): ItemCheck {
-  const printed = values.flatMap((v) => {
-    const b = booleanOf(v.value);
-    return b === null ? [] : [{ id: v.id, value: b }];
-  });
-  const lastBool = last && typeof last.value !== "object" ? booleanOf(last.value as string) : null;
-  if (lastBool !== null && last) {
-    return lastBool === claimed
-      ? { item, status: "supported", supports: [last.id], conflicts: [] }
-      : {
-          item,
-          status: "conflicted",
-          supports: [],
-          conflicts: [last.id],
-          note: `the answer ${item} contradicts ${last.id}, which printed ${lastBool ? "True" : "False"}`,
-        };
+  const claimedYes = /^(?:yes|true)$/i.test(item);
+  const base = { item, kind: "yesno" as const };
+  // The newest successful attempt that printed a truth value decides.
+  for (const attempt of [...goodAttempts].reverse()) {
+    const lines = scalars
+      .filter((s) => s.attempt === attempt.id && s.computed)
+      .map((s) => ({ id: s.id, values: printedBooleans(s.value) }))
+      .filter((line) => line.values.length > 0);
+    if (lines.length === 0) continue;
+    const final = finalLine(attempt, evidence);
+    const stated = final ? printedBooleans(final.packet.value as string | number | boolean) : [];
+    if (final && stated.length === 1) {
+      const said = stated[0] === true;
+      if (said === claimedYes) {
+        return { ...base, status: "supported", supports: [final.packet.id], conflicts: [] };
+      }
+      return {
+        ...base,
+        status: "conflicted",
+        supports: [],
+        conflicts: [final.packet.id],
+        note: `the answer ${item} contradicts ${final.packet.id}, which printed ${JSON.stringify(final.printed)} (${said ? "yes" : "no"})`,
+      };
+    }
+    const agree = lines.filter((l) => l.values.every((v) => v === claimedYes)).map((l) => l.id);
+    const disagree = lines.filter((l) => l.values.every((v) => v !== claimedYes)).map((l) => l.id);
+    if (agree.length > 0 && disagree.length === 0) {
+      return { ...base, status: "supported", supports: agree, conflicts: [] };
+    }
+    if (disagree.length > 0 && agree.length === 0) {
+      return {
+        ...base,
+        status: "conflicted",
+        supports: [],
+        conflicts: disagree,
+        note: `the answer ${item} contradicts ${disagree.join(", ")}, which printed ${claimedYes ? "False" : "True"}`,
+      };
+    }
+    return { ...base, status: "unsupported", supports: agree, conflicts: disagree };
   }
-  const agree = printed.filter((p) => p.value === claimed).map((p) => p.id);
-  const disagree = printed.filter((p) => p.value !== claimed).map((p) => p.id);
-  if (agree.length > 0 && disagree.length === 0) {
-    return { item, status: "supported", supports: agree, conflicts: [] };
-  }
-  if (disagree.length > 0 && agree.length === 0) {
-    return {
-      item,
-      status: "conflicted",
-      supports: [],
-      conflicts: disagree,
-      note: `the answer ${item} contradicts ${disagree.join(", ")}`,
-    };
-  }
-  return { item, status: "unsupported", supports: agree, conflicts: disagree };
+  return { ...base, status: "unsupported", supports: [], conflicts: [] };
 }
 
-/** For ordered questions, a list printed in another order than the answer's is a conflict. */
-function markOrder(checks: ItemCheck[], last: Evidence | undefined): void {
-  if (checks.length < 2 || !last || typeof last.value !== "string") return;
-  const printed = normalizeText(last.value);
-  const positions = checks.map((c) => printed.indexOf(normalizeText(c.item)));
-  if (positions.some((p) => p < 0)) return;
-  const inOrder = positions.every((p, i) => i === 0 || p > (positions[i - 1] ?? -1));
-  if (inOrder) return;
-  for (const check of checks) {
-    check.status = "conflicted";
-    check.conflicts = [...new Set([...check.conflicts, last.id])];
-    check.note = `the answer lists the items in another order than ${last.id} printed them (${JSON.stringify(last.value)})`;
+/** For ordered questions: items printed together in another order than the answer's conflict. */
+function markOrder(checks: ItemCheck[], printed: Scalar[]): void {
+  if (checks.length < 2) return;
+  for (const line of [...printed].reverse()) {
+    const hay = ` ${normalizeText(String(line.value))} `;
+    const positions = checks.map((c) => hay.indexOf(` ${normalizeText(c.item)} `));
+    if (positions.some((p) => p < 0)) continue;
+    if (positions.every((p, i) => i === 0 || p > (positions[i - 1] ?? -1))) return;
+    for (const check of checks) {
+      check.status = "conflicted";
+      check.conflicts = [...new Set([...check.conflicts, line.id])];
+      check.note = `the question asks for an order and ${line.id} printed the items in another order: ${JSON.stringify(String(line.value))}`;
+    }
+    return;
   }
-}
-
-/** Whether a question asks for its items in an order. */
-export function asksForOrder(question: string): boolean {
-  return /\b(order|rank(?:ed|ing)?|sort(?:ed)?|ascending|descending|from (?:highest|lowest|largest|smallest|most|least))\b/i.test(
-    question,
-  );
 }
 
 /** Claims (one per item) and their supports/conflicts edges, with ids stable for an answer. */
@@ -270,7 +300,7 @@ export function claimsFrom(
     claims.push({
       id,
       text: check.item,
-      evidence: [...check.supports, ...check.conflicts],
+      evidence: [...new Set([...check.supports, ...check.conflicts])],
       status: check.status,
     });
     for (const from of check.supports) edges.push({ from, to: id, kind: "supports" });
@@ -279,11 +309,15 @@ export function claimsFrom(
   return { claims, edges };
 }
 
-/** 2 when every item is supported, 0 on any conflict or when nothing is, else 1. */
+/**
+ * 2 when every item is supported; 0 on any conflict, or when no item is supported (except a
+ * sentence with no value in it to trace, which gets 1: only a model can judge it); else 1.
+ */
 export function groundingScore(checks: ItemCheck[]): 0 | 1 | 2 {
   if (checks.length === 0) return 0;
   if (checks.some((c) => c.status === "conflicted")) return 0;
   const supported = checks.filter((c) => c.status === "supported").length;
   if (supported === checks.length) return 2;
-  return supported === 0 ? 0 : 1;
+  if (supported > 0) return 1;
+  return checks.every((c) => c.kind === "prose") ? 1 : 0;
 }

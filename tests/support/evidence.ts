@@ -58,3 +58,22 @@ export function cell(table: string, row: number, column: string, value: string):
     confidence: 1,
   };
 }
+
+/** An attempt that printed `stdout` and then raised, with the evidence the executor posts for it. */
+export function failedAttempt(
+  id: string,
+  code: string,
+  stdout: string,
+): { attempt: Attempt; evidence: Evidence[] } {
+  const ran = ranAttempt(id, code, stdout);
+  const result: ExecResult = {
+    ...(ran.attempt.result as ExecResult),
+    ok: false,
+    error: { type: "ValueError", message: "no luck", line: code.split("\n").length },
+  };
+  const attempt: Attempt = { ...ran.attempt, result };
+  return {
+    attempt,
+    evidence: evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z"),
+  };
+}

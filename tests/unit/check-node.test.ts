@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { CheckedAnswer, Claim, Edge } from "../../blackboard/schemas.js";
+import type {
+  Attempt,
+  CheckedAnswer,
+  Claim,
+  Edge,
+  Evidence,
+  TableRef,
+} from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import {
+  CHECKER_SYSTEM,
+  checkerPrompt,
   checkNode,
   combine,
   formatScore,
@@ -10,22 +19,30 @@ import {
   ruleVerdict,
 } from "../../nodes/check.js";
 import { ReplyParseError } from "../../nodes/llm.js";
+import { useTempHome } from "../support/env.js";
 import { ranAttempt } from "../support/evidence.js";
+import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
 import { answer } from "../support/verdicts.js";
+
+useTempHome();
+
+const Q = "How many gold medals did these ten nations win in total?";
+const CODE = 'print("nations:", n)\nprint(total)';
+const runtime = { context: { llmChecker: false } } as never;
 
 function stateWith(
   question: string,
   final: string | null,
-  stdout = "nations: 10\n203\n",
+  run: { attempt: Attempt; evidence: Evidence[] } = ranAttempt("a1", CODE, "nations: 10\n203\n"),
+  tables: TableRef[] = [],
 ): TableQAStateValue {
-  const { attempt, evidence } = ranAttempt("a1", 'print("nations:", n)\nprint(total)', stdout);
   return {
     question,
     sources: [],
-    tables: [],
+    tables,
     plan: ["Sum the gold column."],
-    attempts: [attempt],
-    evidence,
+    attempts: [run.attempt],
+    evidence: run.evidence,
     claims: [],
     edges: [],
     answer: final === null ? null : answer(final),
@@ -37,60 +54,173 @@ function stateWith(
   };
 }
 
-const Q = "How many gold medals did these ten nations win in total?";
-const runtime = { context: { llmChecker: false } } as never;
-
 describe("formatScore", () => {
-  it("rewards a bare answer and marks prose, refusals and leftovers", () => {
+  it("rewards a bare answer and marks prose, markdown, refusals and leftovers", () => {
     expect(formatScore("203").score).toBe(2);
-    expect(formatScore("Real Betis, Real Madrid B").score).toBe(2);
-    expect(formatScore("203. The code summed the gold column of every nation.").score).toBe(1);
+    expect(formatScore("Real Betis, Real Madrid B", "list").score).toBe(2);
+    const long = "benin, quebec, cape verde, ivory coast, chile, peru, sierra leone, ghana, togo";
+    expect(formatScore(`${long}, ${long}, ${long}`, "list").score).toBe(2);
+    expect(formatScore("203. The code summed the gold column of every nation.")).toEqual({
+      score: 1,
+      issue: "the answer carries an explanation (10 words); give only the value",
+    });
+    expect(formatScore("Yes, because 203 is more than 200", "yesno").score).toBe(1);
+    expect(formatScore("**203**").score).toBe(1);
+    expect(formatScore('"Japan"').issue).toBe(
+      "the answer is wrapped in markdown or quotes; give the bare value",
+    );
     expect(formatScore("I cannot tell from the table").score).toBe(0);
+    expect(formatScore("cannot be computed").issue).toMatch(/refusal/);
+    expect(formatScore("unknown").score).toBe(0);
     expect(formatScore("Final Answer: 203").score).toBe(0);
     expect(formatScore("  ").score).toBe(0);
+  });
+
+  it("lets a question that wants an explanation have one, within reason", () => {
+    const prose =
+      "The table lists the medals of ten nations. The United States leads with 39 gold.";
+    expect(formatScore(prose, "text").score).toBe(2);
+    expect(formatScore(prose, "number").score).toBe(1);
+    expect(formatScore("word ".repeat(300), "text").score).toBe(1);
   });
 });
 
 describe("the check node without a model", () => {
   it("passes a grounded answer of the right type, with claims and supports edges", async () => {
     const update = await checkNode(stateWith(Q, "203"), runtime);
-    expect(update.verdict?.pass).toBe(true);
-    expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 2 });
-    expect(update.verdict?.by).toBe("rules");
-    expect((update.claims as Claim[]).map((c) => c.status)).toEqual(["supported"]);
-    expect(update.edges).toEqual([
-      { from: "a1:out2", to: (update.claims as Claim[])[0]?.id, kind: "supports" },
+    expect(update.verdict).toMatchObject({
+      answer: "203",
+      expectedType: "number",
+      scores: { type: 2, format: 2, grounding: 2 },
+      issues: [],
+      pass: true,
+      by: "rules",
+    });
+    const claims = update.claims as Claim[];
+    expect(claims.map((c) => [c.text, c.status, c.evidence])).toEqual([
+      ["203", "supported", ["a1:out2"]],
     ]);
+    expect(update.verdict?.claims).toEqual(claims.map((c) => c.id));
+    expect(update.edges).toEqual([{ from: "a1:out2", to: claims[0]?.id, kind: "supports" }]);
     expect((update.checked as CheckedAnswer[]).map((c) => [c.id, c.answer.final])).toEqual([
       ["c1", "203"],
     ]);
+    expect(update.budget).toEqual({});
   });
 
-  it("fails an answer the output contradicts and says which output", async () => {
+  it("fails an answer the output contradicts and says which output printed what", async () => {
     const update = await checkNode(stateWith(Q, "205"), runtime);
     expect(update.verdict?.pass).toBe(false);
-    expect(update.verdict?.scores.grounding).toBe(0);
-    expect(update.verdict?.issues.join("\n")).toMatch(/"205" differs from a1:out2.*"203"/);
-    expect((update.edges as Edge[])[0]?.kind).toBe("conflicts");
+    expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 0 });
+    expect(update.verdict?.issues).toEqual([
+      'the answer "205" differs from a1:out2, the last value the code printed: "203"',
+    ]);
+    expect((update.edges as Edge[]).map((e) => [e.from, e.kind])).toEqual([
+      ["a1:out2", "conflicts"],
+    ]);
+    expect((update.claims as Claim[])[0]?.status).toBe("conflicted");
   });
 
-  it("fails an answer of the wrong type", async () => {
-    const { verdict } = await ruleVerdict(stateWith(Q, "Japan", "Japan\n"));
+  it("fails a yes/no answer the printed truth value contradicts", async () => {
+    const run = ranAttempt("a1", "print(total > 200)", "True\n");
+    const { verdict } = await ruleVerdict(stateWith("Did they win more than 200 gold?", "No", run));
+    expect(verdict.scores).toEqual({ type: 2, format: 2, grounding: 0 });
+    expect(verdict.issues).toEqual([
+      'the answer No contradicts a1:out1, which printed "True" (yes)',
+    ]);
+  });
+
+  it("fails an answer of the wrong type and says what was asked", async () => {
+    const run = ranAttempt("a1", "print(best)", "Japan\n");
+    const { verdict } = await ruleVerdict(stateWith(Q, "Japan", run));
     expect(verdict.scores.type).toBe(0);
     expect(verdict.pass).toBe(false);
-    expect(verdict.issues).toContain("the question asks for a number, the answer is an entity");
+    expect(verdict.issues).toContain(
+      'the question asks for a number, the answer "Japan" is an entity',
+    );
+  });
+
+  it("gives partial grounding for a list with an untraced item, and says which", async () => {
+    const { verdict } = await ruleVerdict(stateWith(Q, "205, 203"));
+    expect(verdict.scores).toEqual({ type: 1, format: 2, grounding: 1 });
+    expect(verdict.pass).toBe(false);
+    expect(verdict.issues).toContain(
+      'nothing the code printed, no table it produced and no source cell carries "205"',
+    );
+  });
+
+  it("grounds an answer in a source table and posts the cell it was read from", async () => {
+    const medals = await tableRef("medals", MEDALS_CSV, [
+      { name: "nation", dtype: "object" },
+      { name: "gold", dtype: "int64" },
+      { name: "silver", dtype: "int64" },
+    ]);
+    const run = ranAttempt("a1", "print(most)", "41\n");
+    const state = stateWith("Which nation won the most silver medals?", "United States", run, [
+      medals,
+    ]);
+    const update = await checkNode(state, runtime);
+    expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 2 });
+    expect((update.evidence as Evidence[]).map((e) => [e.id, e.value, e.source])).toEqual([
+      ["medals:r0:nation", "United States", "check"],
+    ]);
+    expect((update.edges as Edge[])[0]).toMatchObject({
+      from: "medals:r0:nation",
+      kind: "supports",
+    });
+  });
+
+  it("says an answer has no evidence when no code ran", async () => {
+    const state = { ...stateWith(Q, "42"), attempts: [], evidence: [] };
+    const { verdict } = await ruleVerdict(state);
+    expect(verdict.scores.grounding).toBe(0);
+    expect(verdict.issues).toEqual([
+      '"42" has no evidence: no code attempt succeeded and no source cell holds it',
+    ]);
   });
 
   it("fails when there is no answer at all", async () => {
     const update = await checkNode(stateWith(Q, null), runtime);
     expect(update.verdict?.pass).toBe(false);
-    expect(update.verdict?.issues).toEqual(["no answer was produced"]);
+    expect(update.verdict?.scores).toEqual({ type: 0, format: 0, grounding: 0 });
+    expect(update.verdict?.issues).toEqual([
+      "no answer was produced: the answerer never ran or its reply was unusable",
+    ]);
     expect(update.checked).toEqual([]);
+    expect(update.claims).toEqual([]);
+  });
+
+  it("numbers checked answers and does not repeat edges already on the blackboard", async () => {
+    const first = stateWith(Q, "203");
+    const once = await checkNode(first, runtime);
+    const again = await checkNode(
+      {
+        ...first,
+        edges: once.edges as Edge[],
+        checked: once.checked as CheckedAnswer[],
+      },
+      runtime,
+    );
+    expect((again.checked as CheckedAnswer[])[0]?.id).toBe("c2");
+    expect(again.claims).toEqual(once.claims);
+    expect(again.edges).toEqual([]);
   });
 });
 
-describe("the LLM checker's reply and how it combines", () => {
-  it("parses JSON, fenced JSON and score lines", () => {
+describe("the LLM checker's prompt, reply and how it combines", () => {
+  it("shows the model the code, the output and what the rules traced", async () => {
+    const state = stateWith(Q, "205");
+    const { verdict, grounding } = await ruleVerdict(state);
+    const prompt = checkerPrompt(state, verdict, grounding.checks);
+    expect(CHECKER_SYSTEM.split("\n")[0]).toBe("# tableminds checker");
+    expect(prompt).toContain(`Question: ${Q}`);
+    expect(prompt).toContain("Answer: 205");
+    expect(prompt).toContain("2 | print(total)");
+    expect(prompt).toContain("Output:\nnations: 10\n203");
+    expect(prompt).toMatch(/- "205": contradicted \(the answer "205" differs from a1:out2/);
+  });
+
+  it("parses JSON, fenced or nested JSON, and score lines", () => {
     expect(parseCheck('{"type": 2, "format": 1, "grounding": 2, "issues": ["wordy"]}')).toEqual({
       scores: { type: 2, format: 1, grounding: 2 },
       issues: ["wordy"],
@@ -100,14 +230,21 @@ describe("the LLM checker's reply and how it combines", () => {
       format: 2,
       grounding: 1,
     });
-    expect(parseCheck("Type: 2\nFormat: 2\n**Grounding**: 0").scores.grounding).toBe(0);
+    expect(
+      parseCheck('Here: {"scores": {"answer_type": 1, "format": 2, "evidence": 0}, "issue": "x"}'),
+    ).toEqual({ scores: { type: 1, format: 2, grounding: 0 }, issues: ["x"] });
+    expect(parseCheck("Type: 2/2\nFormat: 2\n**Grounding**: 0\n- 205 is not printed")).toEqual({
+      scores: { type: 2, format: 2, grounding: 0 },
+      issues: ["205 is not printed"],
+    });
   });
 
-  it("fails clearly on a reply without scores", () => {
+  it("fails clearly on a reply without usable scores", () => {
     expect(() => parseCheck("Looks good to me!")).toThrow(ReplyParseError);
     expect(() => parseCheck('{"type": 7, "format": 2, "grounding": 2}')).toThrow(
-      /type, format and grounding/,
+      /checker reply has no scores for type, format and grounding/,
     );
+    expect(() => parseCheck("type: 2, format: 2")).toThrow(ReplyParseError);
   });
 
   it("lets the model refine but never overrule a hard finding", async () => {
@@ -124,7 +261,12 @@ describe("the LLM checker's reply and how it combines", () => {
     });
     expect(harsh.scores.grounding).toBe(1);
     expect(harsh.issues).toContain("checker: unsure");
-    expect(passes(harsh.scores)).toBe(true);
+    expect(harsh.pass).toBe(true);
+    expect(
+      combine(grounded, { scores: { type: 2, format: 2, grounding: 0 }, issues: [] }).pass,
+    ).toBe(false);
     expect(passes({ type: 1, format: 1, grounding: 2 })).toBe(false);
+    expect(passes({ type: 2, format: 2, grounding: 1 })).toBe(true);
+    expect(passes({ type: 2, format: 2, grounding: 0 })).toBe(false);
   });
 });
