@@ -1,9 +1,11 @@
 import { z } from "zod";
-import type { Memory } from "../../blackboard/schemas.js";
+import type { AnswerType, Memory } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { maskValues } from "./embeddings.js";
+import { decodeVector, maskValues } from "./embeddings.js";
 
-const MAX_NOTES = 8;
+/** An entry keeps at most this many lessons and as many pitfalls, each at most NOTE_CHARS long. */
+export const MAX_NOTES = 8;
+const NOTE_CHARS = 240;
 
 /** One entry of long-term memory: what a solved question taught. */
 export const EpisodeSchema = z.object({
@@ -17,19 +19,32 @@ export const EpisodeSchema = z.object({
   answer: z.string(),
   /** How many episodes were merged into this entry. */
   episodes: z.number().int().positive(),
-  embedding: z.array(z.number()),
+  /** The pattern's vector: base64 float32 (see encodeVector), or plain numbers as first stored. */
+  embedding: z.union([z.string(), z.array(z.number())]),
   /** Which embedder made `embedding`; entries of another embedder are not compared. */
   embedder: z.string(),
 });
 export type Episode = z.infer<typeof EpisodeSchema>;
 export type EpisodeSummary = Omit<Episode, "embedding" | "embedder">;
 
+/** The question with its numbers and quoted values masked: "... in <num>?". */
 export function questionPattern(question: string): string {
   return maskValues(question).replace(/\s+/g, " ").trim();
 }
 
-function unique(items: string[], cap = MAX_NOTES): string[] {
-  return [...new Set(items.map((s) => s.trim()).filter(Boolean))].slice(0, cap);
+export function episodeVector(episode: Pick<Episode, "embedding">): ArrayLike<number> {
+  return typeof episode.embedding === "string"
+    ? decodeVector(episode.embedding)
+    : episode.embedding;
+}
+
+/** Notes without blanks or repeats, the first ones kept when there are too many. */
+function unique(items: string[]): string[] {
+  const notes = items.map((s) => {
+    const note = s.replace(/\s+/g, " ").trim();
+    return note.length > NOTE_CHARS ? `${note.slice(0, NOTE_CHARS - 3)}...` : note;
+  });
+  return [...new Set(notes.filter(Boolean))].slice(0, MAX_NOTES);
 }
 
 /** The columns of the run's tables that the working code names, as "use these" lessons. */
@@ -42,6 +57,15 @@ function columnsUsed(state: TableQAStateValue): string[] {
   );
 }
 
+const ANSWER_KIND: Record<AnswerType, string> = {
+  number: "a number",
+  list: "a list",
+  yesno: "yes or no",
+  date: "a date",
+  entity: "a name from the table",
+  text: "short text",
+};
+
 /** What a finished run teaches, built from the run itself with no model. */
 export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
   const failures = state.attempts.flatMap((a) => {
@@ -51,18 +75,15 @@ export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
   });
   const rejected = state.checked
     .filter((c) => !c.verdict.pass)
-    .map(
-      (c) => `answer ${JSON.stringify(c.answer.final)} was rejected: ${c.verdict.issues[0] ?? ""}`,
-    );
+    .map((c) => {
+      const why = c.verdict.issues[0];
+      return `the answer ${JSON.stringify(c.answer.final)} was rejected${why ? `: ${why}` : ""}`;
+    });
   const columns = columnsUsed(state);
   const lessons = [
     ...state.reflections.flatMap((r) => r.improvement),
     ...(columns.length > 0 ? [`the answer came from the columns ${columns.join(", ")}`] : []),
-    ...(state.verdict
-      ? [
-          `the answer is ${state.verdict.expectedType === "text" ? "short text" : `a ${state.verdict.expectedType}`}`,
-        ]
-      : []),
+    ...(state.verdict ? [`the answer is ${ANSWER_KIND[state.verdict.expectedType]}`] : []),
   ];
   return {
     question: state.question,
@@ -72,6 +93,21 @@ export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
     pitfalls: unique([...state.reflections.map((r) => r.diagnosis), ...rejected, ...failures]),
     answer: state.answer?.final ?? "",
     episodes: 1,
+  };
+}
+
+/** Lessons and pitfalls, as an archiver model writes them. */
+export interface Notes {
+  lessons: string[];
+  pitfalls: string[];
+}
+
+/** A summary with a model's notes first and the run's own after them. */
+export function withNotes(summary: EpisodeSummary, notes: Notes): EpisodeSummary {
+  return {
+    ...summary,
+    lessons: unique([...notes.lessons, ...summary.lessons]),
+    pitfalls: unique([...notes.pitfalls, ...summary.pitfalls]),
   };
 }
 
@@ -92,13 +128,17 @@ export interface Neighbour {
   similarity: number;
 }
 
-/** Add a new entry when no neighbour is within the threshold; otherwise merge into the nearest. */
+/**
+ * MAPLE's archiving rule: a new entry is added only when few stored ones (at most `few`)
+ * lie within the similarity threshold; otherwise the nearest one evolves instead.
+ */
 export function addOrMerge(
   neighbours: Neighbour[],
   threshold: number,
+  few = 0,
 ): { action: "add" } | { action: "merge"; key: string } {
   const near = neighbours.filter((n) => n.similarity >= threshold);
-  if (near.length === 0) return { action: "add" };
+  if (near.length <= few) return { action: "add" };
   const nearest = near.reduce((best, n) => (n.similarity > best.similarity ? n : best));
   return { action: "merge", key: nearest.key };
 }

@@ -1,16 +1,34 @@
 import path from "node:path";
 import { tablemindsHome } from "../../blackboard/artifacts.js";
-import { SqliteStore } from "./sqlite-store.js";
+import { SqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
 
-export { createEmbedder, type Embedder, OfflineEmbeddings, offlineEmbed } from "./embeddings.js";
+export {
+  createEmbedder,
+  decodeVector,
+  type Embedder,
+  encodeVector,
+  maskValues,
+  OFFLINE_ID,
+  OfflineEmbeddings,
+  offlineEmbed,
+} from "./embeddings.js";
 export * from "./episodes.js";
-export { cosine, SqliteStore } from "./sqlite-store.js";
+export {
+  cosine,
+  SqliteStore,
+  type SqliteStoreOptions,
+  STORE_SCHEMA_VERSION,
+} from "./sqlite-store.js";
 
+/** `$TABLEMINDS_HOME/memory.sqlite`, TABLEMINDS_HOME defaulting to ./.tableminds. */
 export function memoryFile(): string {
   return path.join(tablemindsHome(), "memory.sqlite");
 }
 
 /** The persistent long-term memory: `$TABLEMINDS_HOME/memory.sqlite` unless told otherwise. */
-export function openMemoryStore(file = memoryFile()): SqliteStore {
-  return new SqliteStore(file);
+export function openMemoryStore(
+  file = memoryFile(),
+  options: SqliteStoreOptions = {},
+): SqliteStore {
+  return new SqliteStore(file, options);
 }

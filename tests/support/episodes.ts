@@ -1,0 +1,75 @@
+import type { Attempt, Reflection, TableRef } from "../../blackboard/schemas.js";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import { answer, verdict } from "./verdicts.js";
+
+export const MEDALS_TABLE: TableRef = {
+  id: "t1",
+  name: "medals",
+  uri: "/nowhere/medals.csv",
+  sha256: "0".repeat(64),
+  rows: 10,
+  columns: [
+    { name: "nation", dtype: "object" },
+    { name: "gold", dtype: "int64" },
+    { name: "silver", dtype: "int64" },
+  ],
+};
+
+export const WORKING_CODE = "total = df[\"gold\"].sum()\nprint(df['nation'].count(), total)";
+
+/** An attempt that ran, or one that raised `error` ("Type: message"). */
+export function attempt(id: string, code: string, error?: string): Attempt {
+  const [type = "Error", message = ""] = error?.split(": ") ?? [];
+  return {
+    id,
+    code,
+    raw: code,
+    result: {
+      ok: !error,
+      stdout: error ? "" : "10 203\n",
+      stderr: "",
+      error: error ? { type, message, line: 1 } : null,
+      tables: [],
+      spans: [],
+      truncated: false,
+      durationMs: 5,
+    },
+    parseError: null,
+  };
+}
+
+export function reflection(id: string, diagnosis: string, improvement: string[]): Reflection {
+  return {
+    id,
+    diagnosis,
+    improvement,
+    route: "coder",
+    verdict: verdict("210", { grounding: 0 }),
+    afterAttempts: 1,
+    byModel: true,
+  };
+}
+
+/** A finished run whose answer passed its check, unless `over` says otherwise. */
+export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAStateValue {
+  return {
+    question: "How many gold medals did these 10 nations win in 2020?",
+    sources: [],
+    tables: [MEDALS_TABLE],
+    plan: ["Keep the nation and gold columns.", "Sum the gold column and print it."],
+    attempts: [
+      attempt("a1", 'df["golds"].sum()', "KeyError: 'golds'"),
+      attempt("a2", WORKING_CODE),
+    ],
+    evidence: [],
+    claims: [],
+    edges: [],
+    answer: answer("203"),
+    verdict: verdict("203"),
+    checked: [{ id: "c1", answer: answer("203"), verdict: verdict("203") }],
+    reflections: [],
+    memories: [],
+    budget: { llmCalls: 0, promptTokens: 0, completionTokens: 0, llmMs: 0, execMs: 0 },
+    ...over,
+  };
+}
