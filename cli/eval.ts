@@ -1,41 +1,47 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { SingleBar } from "cli-progress";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { z } from "zod";
+import type { Configuration } from "../blackboard/configuration.js";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
-import type { ChartRunner, DatasetSummary, EvalExample } from "../evals/types.js";
+import type { ChartRunner, EvalExample, QuestionScore } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import { nonNegativeInt, positiveInt } from "./args.js";
+import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
+import { evalProgress } from "./eval-progress.js";
 import { listGraphs } from "./graphs.js";
 
-const RunJsonSchema = z.object({
-  dataset: z.string(),
-  data: z.string().optional(),
-  limit: z.number().optional(),
-});
+const DATASET_HELP = "dataset: tablebench, wikitq or tabfact";
 
-function summaryLines(summary: DatasetSummary): string {
-  const groups = summary.groups.map(
-    (g) =>
-      `  ${g.name.padEnd(20)} ${String(g.n).padStart(4)}  ${g.metric.padEnd(6)} ${g.score.toFixed(2)}`,
-  );
-  return [
-    `${summary.dataset}: overall ${summary.overall.toFixed(2)} over ${summary.n} questions, Parse@1 ${summary.parseRate.toFixed(2)}%`,
-    ...groups,
-  ].join("\n");
-}
+const EVAL_HELP = `
+"tableminds eval --dataset NAME ..." is short for "tableminds eval run --dataset NAME ...".
+
+Examples:
+  tableminds eval --dataset tablebench --limit 100 --concurrency 8 --out runs/tb-100
+  tableminds eval score predictions.jsonl --dataset tablebench --out runs/other-system
+  tableminds eval report runs/tb-100
+  tableminds eval compare runs/other-system runs/tb-100
+`;
+
+const RUN_HELP = `
+The same command again resumes: questions already in results.jsonl are skipped, and a line
+torn by a crash is moved to results.jsonl.corrupt-<time> so its question runs again.
+Ctrl-C stops starting questions, drops those in flight (they run next time), writes the
+report of what is done and exits with 130. With LANGSMITH_API_KEY set, a finished run is
+also recorded as a LangSmith experiment (LANGSMITH_ENDPOINT for a self-hosted one).
+`;
 
 /** The evaluation modules load on use: charts and the runner cost ~0.3 s that `ask` need not pay. */
 async function evals() {
-  const [datasets, metrics, chart, report, results, runner] = await Promise.all([
+  const [datasets, metrics, chart, report, results, runner, runInfo, pool] = await Promise.all([
     import("../evals/datasets/index.js"),
     import("../evals/metrics/index.js"),
     import("../evals/metrics/chart.js"),
     import("../evals/report.js"),
     import("../evals/results-file.js"),
     import("../evals/runner.js"),
+    import("../evals/run-info.js"),
+    import("../evals/pool.js"),
   ]);
   return {
     ...datasets,
@@ -43,96 +49,176 @@ async function evals() {
     ...report,
     ...results,
     ...runner,
+    ...runInfo,
+    ...pool,
     localCharts: async (): Promise<ChartRunner> =>
       chart.sandboxChartRunner(await getSandbox("local")),
   };
 }
 
-/** Progress on stderr: a bar with rate and ETA on a terminal, a line per question otherwise. */
-function progress(quiet: boolean) {
-  let bar: SingleBar | undefined;
-  let count = 0;
-  let total = 0;
-  return {
-    start(todo: number, done: number, all: number) {
-      total = all;
-      count = done;
-      if (quiet) return;
-      if (process.stderr.isTTY) {
-        bar = new SingleBar({
-          format: "eval [{bar}] {value}/{total} | {rate}/min | ETA {eta_formatted} | score {score}",
-          stream: process.stderr,
-        });
-        bar.start(all, done, { rate: "0.0", score: "-" });
-      } else {
-        process.stderr.write(`eval: ${todo} to run, ${done} already done, ${all} in all\n`);
-      }
-    },
-    tick(record: ResultRecord, started: number, mean: number) {
-      count += 1;
-      if (quiet) return;
-      const rate = ((count * 60_000) / Math.max(1, performance.now() - started)).toFixed(1);
-      if (bar) bar.update(count, { rate, score: (100 * mean).toFixed(1) });
-      else {
-        const err = record.error ? ` error: ${record.error}` : "";
-        process.stderr.write(
-          `[${count}/${total}] ${record.id} ${record.score.metric}=${record.score.score.toFixed(2)} ${record.latencyMs} ms${err}\n`,
-        );
-      }
-    },
-    stop() {
-      bar?.stop();
-    },
+function summaryText(report: Report): string {
+  const s = report.summary;
+  const groups = s.groups.map(
+    (g) =>
+      `  ${g.name.padEnd(20)} ${String(g.n).padStart(4)}  ${g.metric.padEnd(6)} ${g.score.toFixed(2)}`,
+  );
+  const errors = report.errors.count > 0 ? [`  ${report.errors.count} failed to run`] : [];
+  return [
+    `${s.dataset}: overall ${s.overall.toFixed(2)} over ${s.n} questions, Parse@1 ${s.parseRate.toFixed(2)}%`,
+    ...groups,
+    ...errors,
+  ].join("\n");
+}
+
+/** The flags of the run configuration that make sense for a whole evaluation. */
+function withConfigurationFlags(command: Command): Command {
+  return command
+    .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
+    .option("--temperature <t>", "sampling temperature (default 0)", nonNegativeNumber)
+    .option("--max-code-attempts <n>", "code attempts per question (default 3)", positiveInt)
+    .addOption(
+      new Option("--sandbox <backend>", "where generated code runs (default local)").choices([
+        "local",
+        "e2b",
+      ]),
+    )
+    .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
+    .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
+    .option("--no-check", "skip checking answers (format, type, grounding)")
+    .option("--llm-checker", "also let a model score each answer")
+    .option(
+      "--max-reflections <n>",
+      "retries after a failed check (default 2; 0: none)",
+      nonNegativeInt,
+    )
+    .option(
+      "--replay-cache <file>",
+      "answer repeated model calls from this file and record new ones",
+    );
+}
+
+const ConfigurationFlagsSchema = z.object({
+  model: z.string().optional(),
+  temperature: z.number().optional(),
+  maxCodeAttempts: z.number().optional(),
+  sandbox: z.enum(["local", "e2b"]).optional(),
+  execTimeout: z.number().optional(),
+  llmTimeout: z.number().optional(),
+  check: z.boolean().optional(),
+  llmChecker: z.boolean().optional(),
+  maxReflections: z.number().optional(),
+  replayCache: z.string().optional(),
+});
+
+function contextFromFlags(opts: unknown): Partial<Configuration> {
+  const flags = ConfigurationFlagsSchema.parse(opts);
+  const context: Partial<Configuration> = {
+    model: flags.model,
+    temperature: flags.temperature,
+    maxCodeAttempts: flags.maxCodeAttempts,
+    sandbox: flags.sandbox,
+    execTimeoutMs: flags.execTimeout,
+    llmTimeoutMs: flags.llmTimeout,
+    // --no-check gives false; the default (true) is left to the configuration.
+    check: flags.check === false ? false : undefined,
+    llmChecker: flags.llmChecker,
+    maxReflections: flags.maxReflections,
+    replayCache: flags.replayCache ? path.resolve(flags.replayCache) : undefined,
+    // Questions must not teach each other during an evaluation.
+    memory: false,
   };
+  return Object.fromEntries(
+    Object.entries(context).filter(([, v]) => v !== undefined),
+  ) as Partial<Configuration>;
+}
+
+const PredictionSchema = z.object({ id: z.coerce.string(), prediction: z.string() });
+
+/** A predictions file: JSONL of {id, prediction}; every id must be a question of the dataset. */
+function readPredictions(file: string, known: Map<string, EvalExample>, dataset: string) {
+  const predictions: { example: EvalExample; prediction: string }[] = [];
+  const seen = new Set<string>();
+  for (const [i, line] of readFileSync(file, "utf8").split("\n").entries()) {
+    if (!line.trim()) continue;
+    const where = `${file}:${i + 1}`;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new Error(`${where}: not JSON`);
+    }
+    const parsed = PredictionSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new Error(`${where}: expected {"id": ..., "prediction": "<the raw output>"}`);
+    }
+    const example = known.get(parsed.data.id);
+    if (!example) throw new Error(`${where}: id ${parsed.data.id} is not in ${dataset}`);
+    if (seen.has(example.id)) throw new Error(`${where}: id ${example.id} appears twice`);
+    seen.add(example.id);
+    predictions.push({ example, prediction: parsed.data.prediction });
+  }
+  if (predictions.length === 0) throw new Error(`${file}: no predictions`);
+  return predictions;
 }
 
 export function registerEvalCommands(program: Command): void {
   const evalCommand = program
     .command("eval")
-    .description("evaluate a graph on a benchmark (TableBench), resumably, and report the scores");
+    .description("evaluate a graph on a benchmark, resumably, and report the scores")
+    .addHelpText("after", EVAL_HELP);
 
-  evalCommand
-    .command("run", { isDefault: true })
-    .description("run a dataset's questions through a graph; the same command again resumes")
-    .requiredOption("-d, --dataset <name>", "dataset: tablebench")
-    .option(
-      "--data <path>",
-      "the dataset file (default: $TABLEMINDS_HOME/datasets/<name>, or ../shared)",
-    )
-    .option("-g, --graph <name>", "graph of langgraph.json", "table_qa")
-    .option("-n, --limit <n>", "only the first n questions", positiveInt)
-    .option("-c, --concurrency <k>", "questions in flight at once", positiveInt, 4)
-    .option("-o, --out <dir>", "run directory (results.jsonl, report.md, charts/)")
-    .option("--timeout <ms>", "per-question limit for the whole run", positiveInt, 300_000)
-    .option("--retries <n>", "tries again after a transient model failure", nonNegativeInt, 2)
-    .option("-m, --model <name>", "model for every role")
-    .option("--max-reflections <n>", "reflections after a failed check (default 2)", nonNegativeInt)
-    .option("--no-check", "skip checking answers")
-    .option(
-      "--replay-cache <file>",
-      "answer repeated model calls from this file and record new ones",
-    )
+  withConfigurationFlags(
+    evalCommand
+      .command("run", { isDefault: true })
+      .description("run a dataset's questions through a graph; the same command again resumes")
+      .requiredOption("-d, --dataset <name>", DATASET_HELP)
+      .option(
+        "--data <path>",
+        "the dataset's file or directory (default: $TABLEMINDS_HOME/datasets/<name>, or ../shared)",
+      )
+      .option("-g, --graph <name>", "graph of langgraph.json", "table_qa")
+      .option("-n, --limit <n>", "only the first n questions", positiveInt)
+      .option("-c, --concurrency <k>", "questions in flight at once", positiveInt, 4)
+      .option(
+        "-o, --out <dir>",
+        "run directory: results.jsonl, run.json, report.md (default runs/<dataset>-<graph>)",
+      )
+      .option("--timeout <ms>", "limit per question, retries included", positiveInt, 300_000)
+      .option(
+        "--retries <n>",
+        "tries again after a transient model failure (429, 5xx, dropped connection)",
+        nonNegativeInt,
+        2,
+      ),
+  )
     .option("-q, --quiet", "no progress on stderr", false)
+    .addHelpText("after", RUN_HELP)
     .action(async (opts) => {
-      const { loadDataset, getScorer, runEvaluation, writeReport, localCharts } = await evals();
-      if (!listGraphs()[opts.graph]) throw new Error(`unknown graph "${opts.graph}"`);
-      const examples = await loadDataset(opts.dataset, { path: opts.data, limit: opts.limit });
-      const scorer = getScorer(opts.dataset);
+      const ev = await evals();
+      const graphs = listGraphs();
+      if (!graphs[opts.graph]) {
+        throw new Error(
+          `unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`,
+        );
+      }
+      const scorer = ev.getScorer(opts.dataset);
+      const examples = await ev.loadDataset(opts.dataset, { path: opts.data, limit: opts.limit });
       const outDir = path.resolve(opts.out ?? path.join("runs", `${opts.dataset}-${opts.graph}`));
+      const bar = evalProgress(opts.quiet);
       const controller = new AbortController();
       const onSigint = () => {
-        process.stderr.write(
-          "\neval: stopping; questions in flight are dropped and rerun next time\n",
+        if (controller.signal.aborted) {
+          bar.note("eval: stopped at once");
+          process.exit(130);
+        }
+        bar.note(
+          "eval: stopping (Ctrl-C again quits at once); questions in flight are dropped and run next time",
         );
         controller.abort();
       };
-      process.once("SIGINT", onSigint);
-      const bar = progress(opts.quiet);
-      const started = performance.now();
-      let sum = 0;
-      let n = 0;
+      process.on("SIGINT", onSigint);
       try {
-        const outcome = await runEvaluation({
+        const outcome = await ev.runEvaluation({
           examples,
           scorer,
           graph: opts.graph,
@@ -140,41 +226,45 @@ export function registerEvalCommands(program: Command): void {
           concurrency: opts.concurrency,
           timeoutMs: opts.timeout,
           retries: opts.retries,
-          context: Object.fromEntries(
-            Object.entries({
-              model: opts.model,
-              maxReflections: opts.maxReflections,
-              check: opts.check,
-              replayCache: opts.replayCache ? path.resolve(opts.replayCache) : undefined,
-              memory: false,
-            }).filter(([, v]) => v !== undefined),
-          ),
-          runChart: await localCharts(),
+          context: contextFromFlags(opts),
+          runChart: await ev.localCharts(),
           signal: controller.signal,
-          meta: { data: opts.data ? path.resolve(opts.data) : undefined, limit: opts.limit },
+          info: {
+            command: process.argv.slice(2),
+            data: opts.data ? path.resolve(opts.data) : undefined,
+            limit: opts.limit,
+          },
           onStart: ({ total, done, repaired }) => {
             if (repaired) {
-              process.stderr.write(
-                `eval: ${repaired.lines} torn line(s) in results.jsonl moved to ${repaired.savedTo}; those questions run again\n`,
+              bar.note(
+                `eval: ${repaired.lines} torn line(s) in results.jsonl moved to ${repaired.savedTo}; those questions run again`,
               );
             }
             bar.start(total - done, done, total);
           },
-          onResult: (record) => {
-            sum += record.score.score;
-            n += 1;
-            bar.tick(record, started, sum / n);
-          },
+          onResult: (record) => bar.tick(record),
+          onUnscored: (failure) =>
+            bar.note(
+              `eval: ${failure.id} could not be scored (${failure.error}); it runs again next time`,
+            ),
         });
         bar.stop();
-        const report = await writeReport(outDir, examples, outcome.records, scorer);
-        process.stdout.write(
-          `${summaryLines(report.summary)}\nreport: ${path.join(outDir, "report.md")}\n`,
-        );
-        if (process.env.LANGSMITH_API_KEY?.trim()) {
+        const report = await ev.writeReport(outDir, examples, outcome.records, scorer);
+        process.stdout.write(`${summaryText(report)}\nreport: ${path.join(outDir, "report.md")}\n`);
+        const missing = examples.length - report.answered;
+        if (outcome.interrupted) {
+          process.stderr.write(
+            `eval: interrupted with ${missing} of ${examples.length} questions left; the same command goes on\n`,
+          );
+          process.exitCode = 130;
+        } else if (outcome.unscored.length > 0) {
+          process.stderr.write(
+            `eval: ${outcome.unscored.length} questions could not be scored; the same command tries them again\n`,
+          );
+          process.exitCode = 1;
+        } else if (process.env.LANGSMITH_API_KEY?.trim()) {
           await toLangSmith(opts.dataset, opts.graph, outDir, examples, outcome.records);
         }
-        if (outcome.interrupted) process.exitCode = 130;
       } finally {
         process.removeListener("SIGINT", onSigint);
         bar.stop();
@@ -184,45 +274,74 @@ export function registerEvalCommands(program: Command): void {
 
   evalCommand
     .command("score")
-    .description(
-      "score a predictions file made elsewhere (JSONL of {id, prediction}) with the official scorer",
+    .description("score predictions made elsewhere (JSONL of {id, prediction}) as a run is scored")
+    .argument("<file>", "one JSON object per line: id, and prediction (the raw output text)")
+    .requiredOption("-d, --dataset <name>", DATASET_HELP)
+    .option("--data <path>", "the dataset's file or directory")
+    .option(
+      "-o, --out <dir>",
+      "also write results.jsonl, run.json and the report there, for `eval compare`",
     )
-    .argument(
-      "<file>",
-      "predictions: one JSON object per line with id and prediction (the raw output)",
-    )
-    .requiredOption("-d, --dataset <name>", "dataset: tablebench")
-    .option("--data <path>", "the dataset file")
     .option("--json", "print the summary as JSON", false)
     .action(async (file: string, opts) => {
-      const { loadDataset, getScorer, localCharts } = await evals();
-      const examples = await loadDataset(opts.dataset, { path: opts.data });
-      const byId = new Map(examples.map((e) => [e.id, e]));
-      const scorer = getScorer(opts.dataset);
-      const Line = z.object({ id: z.string(), prediction: z.string() });
-      const lines = readFileSync(file, "utf8")
-        .split("\n")
-        .filter((l) => l.trim());
-      const runChart = await localCharts();
+      const ev = await evals();
+      const scorer = ev.getScorer(opts.dataset);
+      const examples = await ev.loadDataset(opts.dataset, { path: opts.data });
+      const predictions = readPredictions(
+        file,
+        new Map(examples.map((e) => [e.id, e])),
+        opts.dataset,
+      );
+      const runChart = await ev.localCharts();
       try {
-        const scored = [];
-        for (const [i, line] of lines.entries()) {
-          const parsed = Line.safeParse(JSON.parse(line));
-          if (!parsed.success) throw new Error(`${file}:${i + 1}: expected {"id", "prediction"}`);
-          const example = byId.get(parsed.data.id);
-          if (!example)
-            throw new Error(`${file}:${i + 1}: id ${parsed.data.id} is not in ${opts.dataset}`);
-          scored.push({
-            example,
-            score: await scorer.score(example, parsed.data.prediction, { runChart }),
-          });
+        const scores: QuestionScore[] = new Array(predictions.length);
+        const indexed = predictions.map((p, i) => ({ ...p, i }));
+        await ev.forEachBounded(indexed, 4, async ({ example, prediction, i }) => {
+          scores[i] = await scorer.score(example, prediction, { runChart });
+        });
+        const scored = predictions.map((p) => p.example);
+        const records: ResultRecord[] = predictions.map((p, i) => {
+          const score = scores[i] as QuestionScore;
+          return {
+            id: p.example.id,
+            prediction: score.prediction,
+            output: p.prediction,
+            score,
+            latencyMs: 0,
+            tokens: { prompt: 0, completion: 0 },
+            llmCalls: 0,
+            attempts: 0,
+            error: null,
+            finishedAt: new Date().toISOString(),
+          };
+        });
+        const report = ev.buildReport(scored, records, scorer);
+        if (opts.out) {
+          const out = path.resolve(opts.out);
+          mkdirSync(out, { recursive: true });
+          const results = path.join(out, "results.jsonl");
+          const unlock = ev.lockResults(results);
+          try {
+            const info = ev.beginRun(out, {
+              kind: "scored",
+              dataset: opts.dataset,
+              data: opts.data ? path.resolve(opts.data) : undefined,
+              command: process.argv.slice(2),
+              questions: predictions.length,
+            });
+            // Scoring is repeatable: the file is replaced whole.
+            writeFileSync(`${results}.tmp`, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+            renameSync(`${results}.tmp`, results);
+            ev.writeRunInfo(out, { ...info, finished: new Date().toISOString() });
+            await ev.writeReport(out, scored, records, scorer);
+          } finally {
+            unlock();
+          }
         }
-        const summary = scorer.summarize(
-          scored.map((s) => s.example),
-          scored.map((s) => s.score),
-        );
         process.stdout.write(
-          opts.json ? `${JSON.stringify(summary, null, 2)}\n` : `${summaryLines(summary)}\n`,
+          opts.json
+            ? `${JSON.stringify(report.summary, null, 2)}\n`
+            : `${summaryText(report)}\n${opts.out ? `report: ${path.join(path.resolve(opts.out), "report.md")}\n` : ""}`,
         );
       } finally {
         await closeSandboxes();
@@ -237,9 +356,12 @@ export function registerEvalCommands(program: Command): void {
       const { writeReport } = await evals();
       const { examples, records, scorer } = await loadRun(run);
       const report = await writeReport(run, examples, records, scorer);
-      process.stdout.write(
-        `${summaryLines(report.summary)}\nreport: ${path.join(run, "report.md")}\n`,
-      );
+      process.stdout.write(`${summaryText(report)}\nreport: ${path.join(run, "report.md")}\n`);
+      if (report.answered < examples.length) {
+        process.stderr.write(
+          `eval: ${run} has results for ${report.answered} of its ${examples.length} questions\n`,
+        );
+      }
     });
 
   evalCommand
@@ -254,9 +376,14 @@ export function registerEvalCommands(program: Command): void {
       const side = async (dir: string) => {
         const { examples, records, scorer } = await loadRun(dir);
         const report: Report = buildReport(examples, records, scorer);
-        return { name: path.basename(path.resolve(dir)), report, records };
+        return { name: path.basename(path.resolve(dir)), dataset: scorer.dataset, report, records };
       };
-      const text = compareRuns(await side(runA), await side(runB));
+      const a = await side(runA);
+      const b = await side(runB);
+      if (a.dataset !== b.dataset) {
+        throw new Error(`${runA} is a ${a.dataset} run and ${runB} a ${b.dataset} run`);
+      }
+      const text = compareRuns(a, b);
       writeFileSync(path.join(runB, "compare.md"), text);
       process.stdout.write(text);
     });
@@ -290,11 +417,13 @@ async function toLangSmith(
 }
 
 async function loadRun(dir: string) {
-  const { loadDataset, loadResults, getScorer } = await evals();
-  const runJson = path.join(dir, "run.json");
-  if (!existsSync(runJson)) throw new Error(`${dir} is not a run directory (no run.json)`);
-  const meta = RunJsonSchema.parse(JSON.parse(readFileSync(runJson, "utf8")));
-  const examples = await loadDataset(meta.dataset, { path: meta.data, limit: meta.limit });
-  const { records } = loadResults(path.join(dir, "results.jsonl"));
-  return { examples, records, scorer: getScorer(meta.dataset) };
+  const { loadDataset, loadResults, getScorer, readRunInfo } = await evals();
+  const info = readRunInfo(dir);
+  if (!info) throw new Error(`${dir} is not a run directory (no run.json)`);
+  const all = await loadDataset(info.dataset, { path: info.data, limit: info.limit });
+  const { records } = loadResults(path.join(dir, "results.jsonl"), { repair: false });
+  // Predictions scored with `eval score --out` cover the questions they answer.
+  const ids = new Set(records.map((r) => r.id));
+  const examples = info.kind === "scored" ? all.filter((e) => ids.has(e.id)) : all;
+  return { examples, records, scorer: getScorer(info.dataset) };
 }

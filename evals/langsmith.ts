@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Client } from "langsmith";
+import { forEachBounded } from "./pool.js";
 import type { ResultRecord } from "./results-file.js";
 import type { EvalExample } from "./types.js";
 
@@ -16,8 +17,26 @@ export interface ExperimentOptions {
   graph: string;
   examples: EvalExample[];
   records: ResultRecord[];
-  /** Default: a client from LANGSMITH_API_KEY / LANGSMITH_ENDPOINT. */
+  /** The API endpoint, checked first; default LANGSMITH_ENDPOINT, else LangSmith's cloud. */
+  apiUrl?: string;
+  /** Default: a client of `apiUrl` with LANGSMITH_API_KEY (a given client is not checked). */
   client?: Client;
+  /** Requests in flight at once while uploading runs and feedback. */
+  concurrency?: number;
+}
+
+/**
+ * Fails fast when nothing answers at the endpoint: the client retries every request with
+ * backoff, which takes about 20 s per request against a closed port.
+ */
+async function assertReachable(apiUrl: string): Promise<void> {
+  try {
+    await fetch(`${apiUrl.replace(/\/$/, "")}/info`, { signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`LangSmith at ${apiUrl} cannot be reached (${cause ?? reason})`);
+  }
 }
 
 /**
@@ -28,7 +47,15 @@ export interface ExperimentOptions {
 export async function recordExperiment(
   options: ExperimentOptions,
 ): Promise<{ datasetId: string; experimentId: string }> {
-  const client = options.client ?? new Client({ autoBatchTracing: false });
+  const apiUrl =
+    options.apiUrl ??
+    (options.client
+      ? undefined
+      : process.env.LANGSMITH_ENDPOINT?.trim() ||
+        process.env.LANGCHAIN_ENDPOINT?.trim() ||
+        "https://api.smith.langchain.com");
+  if (apiUrl) await assertReachable(apiUrl);
+  const client = options.client ?? new Client({ apiUrl, autoBatchTracing: false });
   const dataset = await client.readDataset({ datasetName: options.datasetName }).catch(() =>
     client.createDataset(options.datasetName, {
       description: `tableminds: ${options.datasetName}`,
@@ -54,9 +81,11 @@ export async function recordExperiment(
     metadata: { graph: options.graph },
   });
   const byId = new Map(options.examples.map((e) => [e.id, e]));
-  for (const record of options.records) {
+  const answered = options.records.flatMap((record) => {
     const example = byId.get(record.id);
-    if (!example) continue;
+    return example ? [{ record, example }] : [];
+  });
+  await forEachBounded(answered, options.concurrency ?? 8, async ({ record, example }) => {
     const runId = stableUuid(options.experimentName, record.id);
     const end = Date.parse(record.finishedAt);
     await client.createRun({
@@ -70,6 +99,9 @@ export async function recordExperiment(
       project_name: options.experimentName,
       start_time: end - record.latencyMs,
       end_time: end,
+      extra: {
+        metadata: { category: example.category, subcategory: example.subcategory },
+      },
     });
     await client.createFeedback({
       runId,
@@ -77,6 +109,6 @@ export async function recordExperiment(
       score: record.score.score,
       sessionId: project.id,
     });
-  }
+  });
   return { datasetId: dataset.id, experimentId: project.id };
 }

@@ -6,14 +6,25 @@ import type { DatasetSummary, EvalExample, Scorer } from "./types.js";
 
 export interface Report {
   summary: DatasetSummary;
+  /** Questions of the run, and how many have a result. */
+  questions: number;
+  answered: number;
   latencyMs: { mean: number; p50: number; p90: number; p99: number };
-  perQuestion: { promptTokens: number; completionTokens: number; llmCalls: number };
+  /** Means per question; llmMs and execMs are the time spent in model calls and code runs. */
+  perQuestion: {
+    promptTokens: number;
+    completionTokens: number;
+    llmCalls: number;
+    llmMs: number;
+    execMs: number;
+  };
   errors: { count: number; first: { id: string; error: string }[] };
 }
 
+/** The nearest-rank quantile of ascending values. */
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? 0;
 }
 
 const mean = (values: number[]) =>
@@ -34,6 +45,8 @@ export function buildReport(
       examples,
       kept.map((r) => r.score),
     ),
+    questions: examples.length,
+    answered: kept.length,
     latencyMs: {
       mean: fixed(mean(latencies)),
       p50: quantile(latencies, 0.5),
@@ -44,6 +57,8 @@ export function buildReport(
       promptTokens: fixed(mean(kept.map((r) => r.tokens.prompt))),
       completionTokens: fixed(mean(kept.map((r) => r.tokens.completion))),
       llmCalls: fixed(mean(kept.map((r) => r.llmCalls)), 2),
+      llmMs: fixed(mean(kept.map((r) => r.llmMs ?? 0))),
+      execMs: fixed(mean(kept.map((r) => r.execMs ?? 0))),
     },
     errors: {
       count: errors.length,
@@ -52,44 +67,62 @@ export function buildReport(
   };
 }
 
+const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(2)}`;
+
+function groupTable(rows: { name: string; n: number; metric: string; score: number }[]): string {
+  return [
+    "| group | questions | metric | score |",
+    "| --- | ---: | --- | ---: |",
+    ...rows.map((g) => `| ${g.name} | ${g.n} | ${g.metric} | ${g.score.toFixed(2)} |`),
+  ].join("\n");
+}
+
 export function renderMarkdown(name: string, report: Report): string {
   const s = report.summary;
-  const table = (rows: { name: string; n: number; metric: string; score: number }[]) =>
-    [
-      "| group | questions | metric | score |",
-      "| --- | ---: | --- | ---: |",
-      ...rows.map((g) => `| ${g.name} | ${g.n} | ${g.metric} | ${g.score.toFixed(2)} |`),
-    ].join("\n");
+  const p = report.perQuestion;
+  const partial =
+    report.answered < report.questions
+      ? [`Results for ${report.answered} of ${report.questions} questions so far.`, ""]
+      : [];
+  // Predictions scored with `eval score` have no cost figures.
+  const cost =
+    report.latencyMs.mean > 0 || p.llmCalls > 0
+      ? [
+          "## Cost",
+          "",
+          `Latency per question: mean ${report.latencyMs.mean} ms, p50 ${report.latencyMs.p50} ms, p90 ${report.latencyMs.p90} ms, p99 ${report.latencyMs.p99} ms`,
+          `(model calls ${p.llmMs} ms and code runs ${p.execMs} ms on average).`,
+          `Per question: ${p.llmCalls} model calls, ${p.promptTokens} prompt and ${p.completionTokens} completion tokens.`,
+          "",
+          "![latency](charts/latency.svg)",
+          "",
+        ]
+      : [];
   return [
     `# ${name}: ${s.dataset}`,
     "",
+    ...partial,
     `Overall: **${s.overall.toFixed(2)}** over ${s.n} questions. Parse@1: ${s.parseRate.toFixed(2)}%.`,
     "",
     "## By category",
     "",
-    table(s.groups),
+    groupTable(s.groups),
     "",
     "![scores per category](charts/categories.svg)",
     "",
     "## By subcategory",
     "",
-    table(s.subgroups),
+    groupTable(s.subgroups),
     "",
     "![scores per subcategory](charts/subcategories.svg)",
     "",
-    "## Cost",
-    "",
-    `Latency per question: mean ${report.latencyMs.mean} ms, p50 ${report.latencyMs.p50} ms, p90 ${report.latencyMs.p90} ms, p99 ${report.latencyMs.p99} ms.`,
-    `Per question: ${report.perQuestion.llmCalls} model calls, ${report.perQuestion.promptTokens} prompt and ${report.perQuestion.completionTokens} completion tokens.`,
-    "",
-    "![latency](charts/latency.svg)",
-    "",
+    ...cost,
     "## Errors",
     "",
     report.errors.count === 0
       ? "None."
       : [
-          `${report.errors.count} questions failed to run; the first:`,
+          `${report.errors.count} questions failed to run (scored as unanswered); the first:`,
           ...report.errors.first.map((e) => `- \`${e.id}\`: ${e.error}`),
         ].join("\n"),
     "",
@@ -104,6 +137,7 @@ export async function writeReport(
   scorer: Scorer,
 ): Promise<Report> {
   const report = buildReport(examples, records, scorer);
+  const wanted = new Set(examples.map((e) => e.id));
   const charts = path.join(outDir, "charts");
   mkdirSync(charts, { recursive: true });
   writeFileSync(path.join(outDir, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
@@ -118,22 +152,36 @@ export async function writeReport(
   );
   writeFileSync(
     path.join(charts, "latency.svg"),
-    await renderSvg(latencyHistogram(records.map((r) => r.latencyMs))),
+    await renderSvg(
+      latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs)),
+    ),
   );
   return report;
 }
 
-/** Per-group deltas of two runs and, over shared questions, who won each. */
-export function compareRuns(
-  a: { name: string; report: Report; records: ResultRecord[] },
-  b: { name: string; report: Report; records: ResultRecord[] },
-): string {
-  const groups = new Map(b.report.summary.groups.map((g) => [g.name, g]));
-  const rows = a.report.summary.groups.map((g) => {
-    const other = groups.get(g.name);
-    const delta = other ? other.score - g.score : Number.NaN;
-    return `| ${g.name} | ${g.score.toFixed(2)} | ${other?.score.toFixed(2) ?? "-"} | ${Number.isNaN(delta) ? "-" : (delta >= 0 ? "+" : "") + delta.toFixed(2)} |`;
+interface RunSide {
+  name: string;
+  report: Report;
+  records: ResultRecord[];
+}
+
+function deltaRows(
+  a: { name: string; score: number }[],
+  b: { name: string; score: number }[],
+): string[] {
+  const left = new Map(a.map((g) => [g.name, g.score]));
+  const right = new Map(b.map((g) => [g.name, g.score]));
+  const names = [...new Set([...left.keys(), ...right.keys()])].sort();
+  return names.map((name) => {
+    const x = left.get(name);
+    const y = right.get(name);
+    const delta = x === undefined || y === undefined ? "-" : signed(y - x);
+    return `| ${name} | ${x?.toFixed(2) ?? "-"} | ${y?.toFixed(2) ?? "-"} | ${delta} |`;
   });
+}
+
+/** Per-group deltas of two runs and, over the questions both answered, who won each. */
+export function compareRuns(a: RunSide, b: RunSide): string {
   const scoreOf = new Map(b.records.map((r) => [r.id, r.score.score]));
   let wins = 0;
   let losses = 0;
@@ -145,16 +193,32 @@ export function compareRuns(
     else if (other < r.score.score) losses += 1;
     else ties += 1;
   }
-  const overall = b.report.summary.overall - a.report.summary.overall;
+  const shared = wins + losses + ties;
+  const sa = a.report.summary;
+  const sb = b.report.summary;
+  const header = [`| group | ${a.name} | ${b.name} | delta |`, "| --- | ---: | ---: | ---: |"];
+  const onlyOne =
+    shared < Math.max(sa.n, sb.n)
+      ? [
+          `${a.name} has ${sa.n} questions and ${b.name} ${sb.n}; the groups compare different question sets.`,
+        ]
+      : [];
   return [
     `# ${a.name} vs ${b.name}`,
     "",
-    `Overall: ${a.report.summary.overall.toFixed(2)} -> ${b.report.summary.overall.toFixed(2)} (${overall >= 0 ? "+" : ""}${overall.toFixed(2)}).`,
-    `On the ${wins + losses + ties} questions both answered, ${b.name} is better on ${wins}, worse on ${losses}, equal on ${ties}.`,
+    `Overall: ${sa.overall.toFixed(2)} -> ${sb.overall.toFixed(2)} (${signed(sb.overall - sa.overall)}). Parse@1: ${sa.parseRate.toFixed(2)}% -> ${sb.parseRate.toFixed(2)}%.`,
+    `On the ${shared} questions both answered, ${b.name} is better on ${wins}, worse on ${losses}, equal on ${ties}.`,
+    ...onlyOne,
     "",
-    `| group | ${a.name} | ${b.name} | delta |`,
-    "| --- | ---: | ---: | ---: |",
-    ...rows,
+    "## By category",
+    "",
+    ...header,
+    ...deltaRows(sa.groups, sb.groups),
+    "",
+    "## By subcategory",
+    "",
+    ...header,
+    ...deltaRows(sa.subgroups, sb.subgroups),
     "",
   ].join("\n");
 }

@@ -5,9 +5,11 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 import { QuestionScoreSchema } from "./types.js";
 
@@ -26,6 +28,11 @@ export const ResultRecordSchema = z.object({
   }),
   llmCalls: z.number().int().nonnegative(),
   attempts: z.number().int().nonnegative(),
+  /** Time spent waiting for the model and running code (absent in files of older versions). */
+  llmMs: z.number().nonnegative().optional(),
+  execMs: z.number().nonnegative().optional(),
+  /** Graph runs it took: 1, or more after transient model failures. */
+  tries: z.number().int().positive().optional(),
   /** Why the run failed, when it did (the question is then scored on an empty output). */
   error: z.string().nullable(),
   finishedAt: z.string(),
@@ -39,11 +46,13 @@ export interface LoadedResults {
 }
 
 /**
- * The records of a results file. Lines that are not whole records are moved to
- * `<file>.corrupt-<time>` and the file is rewritten without them (via a temporary file and
- * a rename), so their questions run again and nothing is counted twice.
+ * The records of a results file. Lines that are not whole records (a write cut short by a
+ * crash) are left out; with `repair` (the runner, which holds the file's lock) they are also
+ * moved to `<file>.corrupt-<time>` and the file is rewritten without them (temporary file +
+ * rename), so their questions run again and nothing is counted twice. Readers that do not
+ * own the file (report, compare) leave it alone.
  */
-export function loadResults(file: string): LoadedResults {
+export function loadResults(file: string, options: { repair?: boolean } = {}): LoadedResults {
   if (!existsSync(file)) return { records: [], repaired: null };
   const text = readFileSync(file, "utf8");
   const lines = text.split("\n");
@@ -65,7 +74,7 @@ export function loadResults(file: string): LoadedResults {
       records.push(parsed.data);
     }
   }
-  if (bad.length === 0) return { records, repaired: null };
+  if (bad.length === 0 || options.repair === false) return { records, repaired: null };
   const savedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   writeFileSync(savedTo, `${bad.join("\n")}\n`);
   const temp = `${file}.tmp-${process.pid}`;
@@ -90,7 +99,10 @@ export class ResultsWriter {
   }
 
   append(record: ResultRecord): void {
-    writeSync(this.fd, `${JSON.stringify(ResultRecordSchema.parse(record))}\n`);
+    const line = Buffer.from(`${JSON.stringify(ResultRecordSchema.parse(record))}\n`);
+    // One write per line; a short write (disk full) is finished or left torn for loadResults.
+    let written = 0;
+    while (written < line.length) written += writeSync(this.fd, line, written);
     if (Date.now() - this.lastSync >= this.syncEveryMs) {
       fsyncSync(this.fd);
       this.lastSync = Date.now();
@@ -101,4 +113,40 @@ export class ResultsWriter {
     fsyncSync(this.fd);
     closeSync(this.fd);
   }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Claims a results file for this process (`<file>.lock` holds its pid), so two runs cannot
+ * append to one file at once; a lock left by a process that no longer exists (kill -9) is
+ * taken over. Returns the release.
+ */
+export function lockResults(file: string): () => void {
+  const lock = `${file}.lock`;
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      const fd = openSync(lock, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const pid = Number(readFileSync(lock, "utf8").trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new Error(
+          `${path.dirname(file)} is in use by process ${pid}; wait for it to end or stop it`,
+        );
+      }
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${file}`);
 }

@@ -1,46 +1,85 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BaseStore } from "@langchain/langgraph";
+import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
-import type { TableQAStateValue } from "../blackboard/state.js";
-import { loadGraph } from "../cli/graphs.js";
+import { loadGraph, PROJECT_ROOT } from "../cli/graphs.js";
 import { withPersistence } from "../cli/persistence.js";
 import { stepBound } from "../graphs/table_qa.js";
 import { ModelCallError } from "../tools/models/errors.js";
-import { loadResults, type ResultRecord, ResultsWriter } from "./results-file.js";
+import { forEachBounded } from "./pool.js";
+import { loadResults, lockResults, type ResultRecord, ResultsWriter } from "./results-file.js";
+import { beginRun, gitState, writeRunInfo } from "./run-info.js";
 import type { ChartRunner, EvalExample, Scorer } from "./types.js";
+
+/** What the runner needs of a graph; tests pass a fake, the CLI a compiled LangGraph graph. */
+export interface EvalGraph {
+  invoke(input: Record<string, unknown>, options: Record<string, unknown>): Promise<unknown>;
+}
 
 export interface RunOptions {
   examples: EvalExample[];
   scorer: Scorer;
+  /** A graph of langgraph.json, by name. */
   graph: string;
+  /** Runs this instead of loading `graph` (tests, benchmarks). */
+  runnable?: EvalGraph;
   outDir: string;
   concurrency: number;
-  /** Per question, for the whole graph run. */
+  /** Per question: the whole graph run, retries included. */
   timeoutMs: number;
   /** Extra tries of a question whose model calls failed transiently. */
   retries: number;
+  /** First pause before a retry; it doubles each time. */
+  retryDelayMs?: number;
   context: Partial<Configuration>;
   runChart?: ChartRunner;
   /** Long-term memory for the graph; none by default, so questions do not teach each other. */
   store?: BaseStore;
   /** Aborting stops starting questions and cancels those in flight (they are not recorded). */
   signal?: AbortSignal;
-  /** Extra facts for run.json (dataset path, limit, command line). */
-  meta?: Record<string, unknown>;
+  /** For run.json: the command line, the dataset path and limit. */
+  info?: { command?: string[]; data?: string; limit?: number };
   onStart?: (info: { total: number; done: number; repaired: LoadedRepair }) => void;
   onResult?: (record: ResultRecord) => void;
+  onUnscored?: (failure: Unscored) => void;
 }
 
 type LoadedRepair = { lines: number; savedTo: string } | null;
+
+/** A question whose answer could not be scored; it is not recorded, so it runs again next time. */
+export interface Unscored {
+  id: string;
+  error: string;
+}
 
 export interface RunOutcome {
   records: ResultRecord[];
   /** Questions answered by this invocation (the rest were already in the file). */
   ran: number;
+  unscored: Unscored[];
   interrupted: boolean;
 }
+
+/** The part of a graph's final state the runner reads. */
+const GraphOutputSchema = z.object({
+  answer: z.object({ final: z.string() }).nullish(),
+  attempts: z
+    .array(z.object({ code: z.string(), result: z.object({ ok: z.boolean() }).nullish() }))
+    .default([]),
+  budget: z
+    .object({
+      llmCalls: z.number(),
+      promptTokens: z.number(),
+      completionTokens: z.number(),
+      llmMs: z.number(),
+      execMs: z.number(),
+    })
+    .partial()
+    .default({}),
+});
+export type GraphOutput = z.infer<typeof GraphOutputSchema>;
 
 /** A model failure that a later try may not see: rate limits, server errors, dropped connections. */
 export function isTransient(error: unknown): boolean {
@@ -49,7 +88,7 @@ export function isTransient(error: unknown): boolean {
 }
 
 /** The text the scorer reads: the final answer, after the chart code for chart questions. */
-export function systemOutput(example: EvalExample, state: TableQAStateValue): string {
+export function systemOutput(example: EvalExample, state: GraphOutput): string {
   const answer = `Final Answer: ${state.answer?.final ?? ""}`;
   if (example.category !== "Visualization") return answer;
   const code = state.attempts.findLast((a) => a.result?.ok)?.code ?? state.attempts.at(-1)?.code;
@@ -57,107 +96,167 @@ export function systemOutput(example: EvalExample, state: TableQAStateValue): st
 }
 
 class Cancelled extends Error {}
+class ScoringFailed extends Error {}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The promise's outcome, or a rejection as soon as `signal` aborts, should the work ignore it. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 /**
  * Runs every example not yet in `outDir/results.jsonl` through a graph, K at a time, and
  * appends one scored record per question. Safe to interrupt and run again: it resumes.
  */
 export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
+  const ids = new Set(options.examples.map((e) => e.id));
+  if (ids.size !== options.examples.length) throw new Error("the examples repeat an id");
   mkdirSync(options.outDir, { recursive: true });
   const file = path.join(options.outDir, "results.jsonl");
+  const unlock = lockResults(file);
+  try {
+    const info = beginRun(options.outDir, {
+      kind: "run",
+      dataset: options.scorer.dataset,
+      graph: options.graph,
+      ...options.info,
+      context: options.context,
+      concurrency: options.concurrency,
+      timeoutMs: options.timeoutMs,
+      retries: options.retries,
+      questions: options.examples.length,
+      git: gitState(PROJECT_ROOT),
+    });
+    const outcome = await answerRemaining(options, file);
+    const answered = new Set(outcome.records.map((r) => r.id));
+    const complete = options.examples.every((e) => answered.has(e.id));
+    const now = new Date().toISOString();
+    writeRunInfo(options.outDir, { ...info, updated: now, finished: complete ? now : null });
+    return outcome;
+  } finally {
+    unlock();
+  }
+}
+
+async function answerRemaining(options: RunOptions, file: string): Promise<RunOutcome> {
   const loaded = loadResults(file);
   const done = new Set(loaded.records.map((r) => r.id));
   const todo = options.examples.filter((e) => !done.has(e.id));
-  options.onStart?.({ total: options.examples.length, done: done.size, repaired: loaded.repaired });
-  const graph = withPersistence(await loadGraph(options.graph), { store: options.store });
-  const config = ensureConfiguration(options.context);
-  const writer = new ResultsWriter(file);
+  const answered = options.examples.length - todo.length;
+  options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
+  const graph =
+    options.runnable ?? withPersistence(await loadGraph(options.graph), { store: options.store });
+  const recursionLimit = stepBound(ensureConfiguration(options.context));
   const records = [...loaded.records];
-  let next = 0;
+  const unscored: Unscored[] = [];
   let ran = 0;
 
   const runOne = async (example: EvalExample): Promise<ResultRecord> => {
     const started = performance.now();
-    let state: TableQAStateValue | null = null;
+    const deadline = AbortSignal.timeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const timedOut = `timed out after ${options.timeoutMs} ms`;
+    let state: GraphOutput | null = null;
     let error: string | null = null;
-    for (let attempt = 0; attempt <= options.retries; attempt++) {
-      const timeout = AbortSignal.timeout(options.timeoutMs);
-      const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let tries = 0;
+    while (state === null) {
+      tries += 1;
       try {
-        state = (await graph.invoke(
-          { question: example.question, sources: example.tables },
-          { context: options.context, signal, recursionLimit: stepBound(config) },
-        )) as TableQAStateValue;
+        const value = await abortable(
+          graph.invoke(
+            { question: example.question, sources: example.tables },
+            { context: options.context, signal, recursionLimit },
+          ),
+          signal,
+        );
+        state = GraphOutputSchema.parse(value);
         error = null;
-        break;
       } catch (caught) {
         if (options.signal?.aborted) throw new Cancelled();
-        error = timeout.aborted
-          ? `timed out after ${options.timeoutMs} ms`
-          : caught instanceof Error
-            ? caught.message
-            : String(caught);
-        if (!isTransient(caught) || attempt === options.retries) break;
-        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+        error = deadline.aborted ? timedOut : messageOf(caught);
+        if (deadline.aborted || !isTransient(caught) || tries > options.retries) break;
+        await pause((options.retryDelayMs ?? 500) * 2 ** (tries - 1), signal);
+        if (options.signal?.aborted) throw new Cancelled();
+        if (deadline.aborted) {
+          error = timedOut;
+          break;
+        }
       }
     }
     const output = state ? systemOutput(example, state) : "";
-    const score = await options.scorer.score(example, output, { runChart: options.runChart });
+    let score: ResultRecord["score"];
+    try {
+      score = await options.scorer.score(example, output, { runChart: options.runChart });
+    } catch (caught) {
+      if (options.signal?.aborted) throw new Cancelled();
+      throw new ScoringFailed(messageOf(caught));
+    }
+    // A score taken while stopping may have lost its sandbox run: keep it for next time.
+    if (options.signal?.aborted) throw new Cancelled();
+    const budget = state?.budget ?? {};
     return {
       id: example.id,
       prediction: score.prediction,
       output,
       score,
       latencyMs: Math.round(performance.now() - started),
-      tokens: {
-        prompt: state?.budget.promptTokens ?? 0,
-        completion: state?.budget.completionTokens ?? 0,
-      },
-      llmCalls: state?.budget.llmCalls ?? 0,
+      tokens: { prompt: budget.promptTokens ?? 0, completion: budget.completionTokens ?? 0 },
+      llmCalls: budget.llmCalls ?? 0,
       attempts: state?.attempts.length ?? 0,
+      llmMs: Math.round(budget.llmMs ?? 0),
+      execMs: Math.round(budget.execMs ?? 0),
+      tries,
       error,
       finishedAt: new Date().toISOString(),
     };
   };
 
-  const worker = async () => {
-    while (!options.signal?.aborted) {
-      const example = todo[next++];
-      if (!example) return;
-      try {
-        const record = await runOne(example);
+  const writer = new ResultsWriter(file);
+  try {
+    await forEachBounded(
+      todo,
+      options.concurrency,
+      async (example) => {
+        let record: ResultRecord;
+        try {
+          record = await runOne(example);
+        } catch (caught) {
+          if (caught instanceof Cancelled) return;
+          if (!(caught instanceof ScoringFailed)) throw caught;
+          const failure = { id: example.id, error: caught.message };
+          unscored.push(failure);
+          options.onUnscored?.(failure);
+          return;
+        }
         writer.append(record);
         records.push(record);
         ran += 1;
         options.onResult?.(record);
-      } catch (caught) {
-        if (caught instanceof Cancelled) return;
-        throw caught;
-      }
-    }
-  };
-
-  try {
-    await Promise.all(
-      Array.from({ length: Math.max(1, Math.min(options.concurrency, todo.length)) }, worker),
+      },
+      options.signal,
     );
   } finally {
     writer.close();
   }
-  writeFileSync(
-    path.join(options.outDir, "run.json"),
-    `${JSON.stringify(
-      {
-        ...options.meta,
-        graph: options.graph,
-        dataset: options.scorer.dataset,
-        questions: options.examples.length,
-        context: options.context,
-        updated: new Date().toISOString(),
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  return { records, ran, interrupted: Boolean(options.signal?.aborted) };
+  return { records, ran, unscored, interrupted: Boolean(options.signal?.aborted) };
 }

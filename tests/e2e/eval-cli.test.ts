@@ -1,4 +1,6 @@
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +22,19 @@ function ids(file: string): string[] {
     .filter((l) => l.trim())
     .map((l) => (JSON.parse(l) as { id: string }).id);
 }
+
+function scores(dir: string): Map<string, number> {
+  const lines = readFileSync(path.join(dir, "results.jsonl"), "utf8").split("\n").filter(Boolean);
+  return new Map(
+    lines.map((l) => {
+      const r = JSON.parse(l) as { id: string; score: { score: number } };
+      return [r.id, r.score.score];
+    }),
+  );
+}
+
+const runInfo = (dir: string) =>
+  JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8")) as Record<string, unknown>;
 
 describe("tableminds eval", () => {
   let stub: StubServer;
@@ -74,6 +89,15 @@ describe("tableminds eval", () => {
     const before = ids(path.join(out, "results.jsonl"));
     expect(before.length).toBeGreaterThanOrEqual(3);
     expect(before.length).toBeLessThan(LIMIT);
+    // run.json is written when a run starts, so a killed run can be reported on.
+    expect(runInfo(out)).toMatchObject({ dataset: "tablebench", graph: "table_qa", limit: LIMIT });
+    expect(runInfo(out).command).toEqual(expect.arrayContaining(["--limit", String(LIMIT)]));
+    const partial = await runCli(["eval", "report", out], env);
+    expect(partial.code, partial.stderr).toBe(0);
+    expect(partial.stderr).toContain(`has results for ${before.length} of its ${LIMIT} questions`);
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+      `Results for ${before.length} of ${LIMIT} questions so far.`,
+    );
 
     const resumed = await runCli(args(out), env);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -86,6 +110,7 @@ describe("tableminds eval", () => {
     expect(after.slice(0, before.length)).toEqual(before);
     expect(resumed.stdout).toMatch(/^tablebench: overall \d+\.\d\d over 10 questions/m);
     expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain("over 10 questions");
+    expect(runInfo(out)).toMatchObject({ invocations: 2, finished: expect.any(String) });
   });
 
   it("detects a torn last line, moves it aside and runs that question again", async () => {
@@ -114,9 +139,18 @@ describe("tableminds eval", () => {
     expect(lines.length).toBeGreaterThanOrEqual(2);
     expect(lines.length).toBeLessThan(LIMIT);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    // The summary so far is printed and the report written.
+    expect(stopped.stdout).toContain(`over ${lines.length} questions`);
+    expect(stopped.stderr).toContain(
+      `interrupted with ${LIMIT - lines.length} of ${LIMIT} questions left`,
+    );
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+      `Results for ${lines.length} of ${LIMIT} questions so far.`,
+    );
+    expect(runInfo(out).finished).toBeNull();
   });
 
-  it("scores predictions made elsewhere and compares two runs", async () => {
+  it("scores predictions made elsewhere and compares them with a run", async () => {
     const predictions = path.join(runs, "predictions.jsonl");
     const sample = readFileSync(SAMPLE, "utf8").split("\n").filter(Boolean).slice(0, 4);
     const rows = sample.map((l) => JSON.parse(l) as { id: string; answer: string });
@@ -128,14 +162,52 @@ describe("tableminds eval", () => {
         )
         .join("\n"),
     );
+    const other = path.join(runs, "other-system");
     const scored = await runCli(
-      ["eval", "score", predictions, "--dataset", "tablebench", "--data", SAMPLE, "--json"],
+      [
+        "eval",
+        "score",
+        predictions,
+        "--dataset",
+        "tablebench",
+        "--data",
+        SAMPLE,
+        "--json",
+        "--out",
+        other,
+      ],
       env,
     );
     expect(scored.code, scored.stderr).toBe(0);
     const summary = JSON.parse(scored.stdout) as { n: number; parseRate: number };
     expect(summary.n).toBe(4);
     expect(summary.parseRate).toBe(50);
+    // Its own gold answer scores full marks; "no idea" nothing.
+    expect([...scores(other).values()]).toEqual([1, 1, 0, 0]);
+    expect(readFileSync(path.join(other, "report.md"), "utf8")).toContain("over 4 questions");
+
+    // Compared with the killed-and-resumed run on the questions both answered.
+    const mine = scores(path.join(runs, "killed"));
+    let better = 0;
+    let worse = 0;
+    let equal = 0;
+    for (const [id, theirs] of scores(other)) {
+      const own = mine.get(id);
+      if (own === undefined) continue;
+      if (own > theirs) better += 1;
+      else if (own < theirs) worse += 1;
+      else equal += 1;
+    }
+    expect(better + worse + equal).toBe(4);
+    const compared = await runCli(["eval", "compare", other, path.join(runs, "killed")], env);
+    expect(compared.code, compared.stderr).toBe(0);
+    expect(compared.stdout).toContain(
+      `On the 4 questions both answered, killed is better on ${better}, worse on ${worse}, equal on ${equal}.`,
+    );
+    expect(compared.stdout).toMatch(
+      /^\| DataAnalysis \| \d+\.\d\d \| \d+\.\d\d \| [+-]\d+\.\d\d \|$/m,
+    );
+    expect(readFileSync(path.join(runs, "killed", "compare.md"), "utf8")).toBe(compared.stdout);
 
     appendFileSync(predictions, '\n{"id": "not-a-question", "prediction": "x"}');
     const unknown = await runCli(
@@ -143,53 +215,77 @@ describe("tableminds eval", () => {
       env,
     );
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain("id not-a-question is not in tablebench");
-
-    const compared = await runCli(
-      ["eval", "compare", path.join(runs, "killed"), path.join(runs, "killed")],
-      env,
-    );
-    expect(compared.code, compared.stderr).toBe(0);
-    expect(compared.stdout).toContain("better on 0, worse on 0, equal on 10");
+    expect(unknown.stderr).toContain("predictions.jsonl:5: id not-a-question is not in tablebench");
   });
 });
 
 describe("tableminds eval with LANGSMITH_API_KEY", () => {
-  it("records the run as an experiment on the LangSmith endpoint", async () => {
+  const args = (out: string) => [
+    "eval",
+    "--dataset",
+    "tablebench",
+    "--data",
+    SAMPLE,
+    "--limit",
+    "2",
+    "--out",
+    out,
+    "--max-reflections",
+    "0",
+  ];
+
+  it("records a finished run as an experiment on the LangSmith endpoint", async () => {
     const stub = await startStubOpenAI({ respond: tablebenchTeam });
     const capture = await startLangSmithCapture();
     try {
       const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-ls-"));
-      const result = await runCli(
-        [
-          "eval",
-          "--dataset",
-          "tablebench",
-          "--data",
-          SAMPLE,
-          "--limit",
-          "2",
-          "--out",
-          out,
-          "--max-reflections",
-          "0",
-        ],
-        {
-          ...stubEnv(stub.url),
-          LANGSMITH_API_KEY: "test",
-          LANGSMITH_ENDPOINT: capture.url,
-          LANGSMITH_TRACING: undefined,
-        },
-      );
+      const result = await runCli(args(out), {
+        ...stubEnv(stub.url),
+        LANGSMITH_API_KEY: "test",
+        LANGSMITH_ENDPOINT: capture.url,
+        LANGSMITH_TRACING: undefined,
+      });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toMatch(/recorded in LangSmith as experiment/);
       const posted = (p: string) =>
         capture.requests.filter((r) => r.method === "POST" && r.path === p);
+      expect(posted("/datasets")[0]?.body).toMatchObject({ name: "tableminds-tablebench" });
+      const upload = capture.requests.find(
+        (r) => r.method === "POST" && /\/datasets\/[^/]+\/examples$/.test(r.path),
+      );
+      for (const id of ids(path.join(out, "results.jsonl"))) {
+        expect(String(upload?.body)).toContain(`"id":"${id}"`);
+      }
       expect(posted("/runs")).toHaveLength(2);
       expect(posted("/feedback")).toHaveLength(2);
       expect(posted("/sessions")).toHaveLength(1);
     } finally {
       await capture.close();
+      await stub.close();
+    }
+  });
+
+  it("warns and keeps the local results when LangSmith cannot be reached", async () => {
+    const stub = await startStubOpenAI({ respond: tablebenchTeam });
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    try {
+      const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-ls-down-"));
+      const result = await runCli(args(out), {
+        ...stubEnv(stub.url),
+        LANGSMITH_API_KEY: "test",
+        LANGSMITH_ENDPOINT: `http://127.0.0.1:${port}`,
+        LANGSMITH_TRACING: undefined,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain(
+        `could not record the run in LangSmith (LangSmith at http://127.0.0.1:${port} cannot be reached (ECONNREFUSED)); the local results are complete`,
+      );
+      expect(ids(path.join(out, "results.jsonl"))).toHaveLength(2);
+      expect(result.stdout).toMatch(/over 2 questions/);
+    } finally {
       await stub.close();
     }
   });

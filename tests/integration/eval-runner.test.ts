@@ -7,6 +7,7 @@ import { sandboxChartRunner } from "../../evals/metrics/chart.js";
 import { getScorer } from "../../evals/metrics/index.js";
 import { writeReport } from "../../evals/report.js";
 import { loadResults } from "../../evals/results-file.js";
+import { readRunInfo } from "../../evals/run-info.js";
 import { runEvaluation, systemOutput } from "../../evals/runner.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
@@ -51,6 +52,11 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     const { records } = loadResults(path.join(outDir, "results.jsonl"));
     expect(records.map((r) => r.id).sort()).toEqual(examples.map((e) => e.id).sort());
     expect(records.every((r) => r.error === null && r.llmCalls >= 3)).toBe(true);
+    expect(records.every((r) => r.tokens.prompt > 0 && (r.llmMs ?? 0) > 0)).toBe(true);
+    expect(records.every((r) => r.attempts >= 1 && r.tries === 1)).toBe(true);
+    const info = readRunInfo(outDir);
+    expect(info).toMatchObject({ dataset: "tablebench", graph: "table_qa", questions: 40 });
+    expect(info?.finished).toEqual(expect.any(String));
 
     // Scored again, independently, from the outputs kept in the file: the same numbers.
     const byId = new Map(examples.map((e) => [e.id, e]));
@@ -65,6 +71,12 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     const report = await writeReport(outDir, examples, records, scorer);
     expect(report.summary).toEqual(scorer.summarize(examples, rescored));
     expect(report.summary.n).toBe(40);
+    expect(report.answered).toBe(40);
+    const meanCalls = records.reduce((s, r) => s + r.llmCalls, 0) / records.length;
+    expect(report.perQuestion.llmCalls).toBeCloseTo(meanCalls, 2);
+    const sorted = records.map((r) => r.latencyMs).sort((a, b) => a - b);
+    expect(report.latencyMs.p50).toBe(sorted[19]);
+    expect(report.latencyMs.p99).toBe(sorted[39]);
     expect(report.summary.parseRate).toBeGreaterThan(80);
     // Exactly the three questions the stub has real code for are answered right.
     const right = records
@@ -98,6 +110,41 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     });
     expect(again.ran).toBe(0);
     expect(again.records).toHaveLength(40);
+  });
+
+  it("tries a question again when its model calls kept failing, and records the tries", async () => {
+    const [example] = await loadDataset("tablebench", { path: SAMPLE, limit: 1 });
+    if (!example) throw new Error("empty sample");
+    let plannerCalls = 0;
+    // The node retries a failed call once (two requests with no client retries): the first
+    // graph run fails on 503s, the runner's retry succeeds.
+    const flaky = await startStubOpenAI({
+      respond: (req) => {
+        if (req.role === "planner" && ++plannerCalls <= 2) return { status: 503 };
+        return tablebenchTeam(req);
+      },
+    });
+    useStubEndpoint(flaky.url);
+    try {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-retry-"));
+      const outcome = await runEvaluation({
+        examples: [example],
+        scorer: getScorer("tablebench"),
+        graph: "table_qa",
+        outDir: dir,
+        concurrency: 1,
+        timeoutMs: 60_000,
+        retries: 1,
+        retryDelayMs: 10,
+        context: { memory: false, maxReflections: 0, llmMaxRetries: 0 },
+      });
+      expect(plannerCalls).toBe(3);
+      expect(outcome.records[0]).toMatchObject({ id: example.id, error: null, tries: 2 });
+      expect(outcome.records[0]?.output).toMatch(/^Final Answer: /);
+    } finally {
+      useStubEndpoint(stub.url);
+      await flaky.close();
+    }
   });
 
   it("gives chart questions their code as the scorer expects it", () => {

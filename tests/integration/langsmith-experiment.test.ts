@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client } from "langsmith";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordExperiment, stableUuid } from "../../evals/langsmith.js";
@@ -67,19 +69,43 @@ describe("recording an evaluation as a LangSmith experiment", () => {
     }
     expect(form).toContain('"question":"question q1"');
     expect(posts("/sessions")[0]?.body).toMatchObject({ name: "exp-1" });
+    const session = posts("/sessions")[0]?.body as Record<string, unknown>;
+    expect(session.reference_dataset_id).toEqual(expect.any(String));
     const runs = posts("/runs").map((r) => r.body as Record<string, unknown>);
     expect(runs).toHaveLength(2);
-    expect(runs[0]).toMatchObject({
-      id: stableUuid("exp-1", "q1"),
+    const q1 = runs.find((r) => r.id === stableUuid("exp-1", "q1"));
+    expect(q1).toMatchObject({
       name: "table_qa",
       reference_example_id: stableUuid("tablebench-test", "q1"),
-      outputs: { answer: "42" },
+      inputs: { question: "question q1" },
+      outputs: { answer: "42", output: "Final Answer: 42" },
     });
     const feedback = posts("/feedback").map((r) => r.body as Record<string, unknown>);
-    expect(feedback.map((f) => [f.run_id, f.key, f.score])).toEqual([
-      [stableUuid("exp-1", "q1"), "em", 1],
-      [stableUuid("exp-1", "q2"), "em", 0],
-    ]);
+    expect(feedback).toHaveLength(2);
+    expect(feedback.map((f) => [f.run_id, f.key, f.score])).toEqual(
+      expect.arrayContaining([
+        [stableUuid("exp-1", "q1"), "em", 1],
+        [stableUuid("exp-1", "q2"), "em", 0],
+      ]),
+    );
+  });
+
+  it("fails at once, with the reason, when nothing answers at the endpoint", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await expect(
+      recordExperiment({
+        apiUrl,
+        datasetName: "d",
+        experimentName: "e",
+        graph: "table_qa",
+        examples,
+        records,
+      }),
+    ).rejects.toThrow(`LangSmith at ${apiUrl} cannot be reached (ECONNREFUSED)`);
   });
 
   it("makes stable UUIDs", () => {

@@ -1,0 +1,98 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+/** runs/NAME/run.json: what was run, how, and from which commit. */
+export const RunInfoSchema = z.object({
+  /** "run": answered by a graph here; "scored": predictions made elsewhere (`eval score --out`). */
+  kind: z.enum(["run", "scored"]).default("run"),
+  dataset: z.string().min(1),
+  /** The dataset file or directory given with --data. */
+  data: z.string().optional(),
+  limit: z.number().int().positive().optional(),
+  graph: z.string().optional(),
+  /** The command line of the latest invocation. */
+  command: z.array(z.string()).optional(),
+  context: z.record(z.string(), z.unknown()).optional(),
+  concurrency: z.number().int().positive().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  retries: z.number().int().nonnegative().optional(),
+  questions: z.number().int().nonnegative().optional(),
+  git: z.object({ commit: z.string(), dirty: z.boolean() }).nullable().optional(),
+  /** The first invocation's start; resumed runs keep it. */
+  started: z.string().optional(),
+  updated: z.string().optional(),
+  /** Set once every question has a result. */
+  finished: z.string().nullable().optional(),
+  invocations: z.number().int().nonnegative().optional(),
+});
+export type RunInfo = z.infer<typeof RunInfoSchema>;
+
+export function runInfoFile(dir: string): string {
+  return path.join(dir, "run.json");
+}
+
+/** The run.json of a directory, or null when there is none. */
+export function readRunInfo(dir: string): RunInfo | null {
+  const file = runInfoFile(dir);
+  if (!existsSync(file)) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${file} is not JSON (${(error as Error).message})`);
+  }
+  const parsed = RunInfoSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new Error(`${file} is not a run description: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/** Replaces run.json whole (temporary file + rename), so a crash never leaves half of it. */
+export function writeRunInfo(dir: string, info: RunInfo): void {
+  const file = runInfoFile(dir);
+  const temp = `${file}.tmp-${process.pid}`;
+  writeFileSync(temp, `${JSON.stringify(RunInfoSchema.parse(info), null, 2)}\n`);
+  renameSync(temp, file);
+}
+
+/** The commit the code runs from, and whether the work tree differs from it; null outside git. */
+export function gitState(cwd: string): { commit: string; dirty: boolean } | null {
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd, encoding: "utf8", timeout: 5_000, stdio: "pipe" }).trim();
+  try {
+    return { commit: git("rev-parse", "HEAD"), dirty: git("status", "--porcelain") !== "" };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts (or resumes) a run in `dir`: refuses a directory that holds a run of another dataset
+ * or graph, whose results would otherwise be mixed with these, and records this invocation.
+ */
+export function beginRun(dir: string, fresh: RunInfo): RunInfo {
+  const existing = readRunInfo(dir);
+  if (existing) {
+    for (const key of ["kind", "dataset", "graph"] as const) {
+      if (existing[key] !== undefined && existing[key] !== fresh[key]) {
+        throw new Error(
+          `${dir} holds a run with ${key} "${existing[key]}", not "${fresh[key]}"; ` +
+            "use another --out directory",
+        );
+      }
+    }
+  }
+  const now = new Date().toISOString();
+  const info: RunInfo = {
+    ...fresh,
+    started: existing?.started ?? now,
+    updated: now,
+    finished: null,
+    invocations: (existing?.invocations ?? 0) + 1,
+  };
+  writeRunInfo(dir, info);
+  return info;
+}
