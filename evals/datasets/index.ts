@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { tablemindsHome } from "../../blackboard/artifacts.js";
@@ -8,50 +8,123 @@ import { loadTabFact } from "./tabfact.js";
 import { loadTableBench } from "./tablebench.js";
 import { loadWikiTQ } from "./wikitq.js";
 
+export { DatasetFormatError } from "./format.js";
+
 export const DATASETS = ["tablebench", "wikitq", "tabfact", "finqa"] as const;
 export type DatasetName = (typeof DATASETS)[number];
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-/** What a dataset's home holds: TableBench is one file, WikiTQ and TabFact directory trees. */
-const FILES: Record<DatasetName, string> = {
-  tablebench: "tablebench_test.jsonl",
-  wikitq: "WikiTableQuestions",
-  tabfact: "Table-Fact-Checking-master",
-  finqa: "test.json",
-};
-const UPSTREAM: Record<DatasetName, string> = {
-  tablebench: "https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench",
-  wikitq: "https://github.com/ppasupat/WikiTableQuestions (the whole repository)",
-  tabfact: "https://github.com/wenhuchen/Table-Fact-Checking (tokenized_data/ and data/all_csv/)",
-  finqa: "https://github.com/czyssrs/FinQA (dataset/test.json)",
-};
-
-/** Where datasets are kept on this machine: `$TABLEMINDS_HOME/datasets/<name>/`. */
-export function datasetHome(name: string): string {
-  return path.join(tablemindsHome(), "datasets", name);
-}
-
-/** The file to load: an explicit path, the copy in the dataset home, or the repository's shared copy. */
-export function resolveDatasetFile(name: DatasetName, explicit?: string): string {
-  if (explicit) {
-    if (!existsSync(explicit)) throw new Error(`${explicit}: no such file`);
-    return explicit;
-  }
-  const candidates = [
-    path.join(datasetHome(name), FILES[name]),
-    path.join(ROOT, "..", "shared", "datasets", name, FILES[name]),
-  ].map((p) => path.normalize(p));
-  const found = candidates.find((file) => existsSync(file));
-  if (found) return found;
-  throw new Error(
-    `no copy of ${name} found (looked in ${candidates.join(", ")}); ` +
-      `download it from ${UPSTREAM[name]} into ${datasetHome(name)}, or pass --data PATH`,
-  );
-}
 
 export function isDataset(name: string): name is DatasetName {
   return (DATASETS as readonly string[]).includes(name);
 }
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** Where CI keeps TableBench: the shared folder beside the repository. */
+export const SHARED_TABLEBENCH = path.join(
+  REPO_ROOT,
+  "..",
+  "shared",
+  "datasets",
+  "tablebench",
+  "tablebench_test.jsonl",
+);
+
+/** What `tableminds data pull` leaves in a dataset's home: a file, or a directory tree. */
+export const PULLED_ENTRY: Record<DatasetName, string> = {
+  tablebench: "tablebench_test.jsonl",
+  wikitq: "WikiTableQuestions",
+  tabfact: "Table-Fact-Checking",
+  finqa: "test.json",
+};
+
+/** What `--data PATH` may point at, for error messages and help. */
+export const DATA_PATH_HINT: Record<DatasetName, string> = {
+  tablebench: "TableBench_DP.jsonl, or a directory holding it",
+  wikitq: "a WikiTableQuestions checkout or release directory, or its data/<split>.tsv",
+  tabfact: "a Table-Fact-Checking checkout, or its tokenized_data/<split>_examples.json",
+  finqa: "FinQA's dataset/test.json, or a checkout holding it",
+};
+
+/** Where pulled datasets live: `$TABLEMINDS_HOME/datasets/`, or one dataset's folder in it. */
+export function datasetHome(name?: string): string {
+  const root = path.join(tablemindsHome(), "datasets");
+  return name ? path.join(root, name) : root;
+}
+
+export interface DatasetLocation {
+  path: string;
+  origin: "explicit" | "pulled" | "shared";
+}
+
+export class DatasetNotFoundError extends Error {
+  constructor(
+    readonly dataset: DatasetName,
+    looked: string[],
+  ) {
+    super(
+      `no copy of ${dataset} found (looked in ${looked.join(", ")}). ` +
+        `Run \`tableminds data pull ${dataset}\` on a machine with internet access, ` +
+        `or pass --data PATH (${DATA_PATH_HINT[dataset]}).`,
+    );
+    this.name = "DatasetNotFoundError";
+  }
+}
+
+function candidates(name: DatasetName): DatasetLocation[] {
+  const pulled: DatasetLocation = {
+    path: path.join(datasetHome(name), PULLED_ENTRY[name]),
+    origin: "pulled",
+  };
+  return name === "tablebench"
+    ? [pulled, { path: path.normalize(SHARED_TABLEBENCH), origin: "shared" }]
+    : [pulled];
+}
+
+/** The copy `loadDataset` would read without `--data`, or null. */
+export function findDataset(name: DatasetName): DatasetLocation | null {
+  return candidates(name).find((c) => existsSync(c.path)) ?? null;
+}
+
+/** The explicit path, else the pulled copy, else (TableBench only) the shared copy CI has. */
+export function locateDataset(name: DatasetName, explicit?: string): DatasetLocation {
+  if (explicit) {
+    if (!existsSync(explicit)) throw new Error(`--data ${explicit}: no such file or directory`);
+    return { path: explicit, origin: "explicit" };
+  }
+  const found = findDataset(name);
+  if (found) return found;
+  throw new DatasetNotFoundError(
+    name,
+    candidates(name).map((c) => c.path),
+  );
+}
+
+const isDirectory = (p: string) => statSync(p).isDirectory();
+
+function firstExisting(dir: string, names: string[], what: string): string {
+  const found = names.map((n) => path.join(dir, n)).find((p) => existsSync(p));
+  if (!found) throw new Error(`${dir}: no ${what} in it (looked for ${names.join(", ")})`);
+  return found;
+}
+
+/** Each loader from whatever `--data` (or the pulled copy) points at. */
+const LOADERS: Record<DatasetName, (p: string) => Promise<EvalExample[]>> = {
+  tablebench: (p) =>
+    loadTableBench(
+      isDirectory(p)
+        ? firstExisting(p, ["tablebench_test.jsonl", "TableBench_DP.jsonl"], "TableBench file")
+        : p,
+    ),
+  wikitq: (p) =>
+    isDirectory(p)
+      ? loadWikiTQ(p)
+      : loadWikiTQ(path.dirname(path.dirname(p)), path.basename(p, ".tsv")),
+  tabfact: (p) =>
+    isDirectory(p) ? loadTabFact(p) : loadTabFact(path.dirname(path.dirname(p)), path.basename(p)),
+  finqa: (p) =>
+    loadFinQA(
+      isDirectory(p) ? firstExisting(p, ["test.json", "dataset/test.json"], "FinQA test.json") : p,
+    ),
+};
 
 /** A dataset's questions in its own order, at most `limit` of them. */
 export async function loadDataset(
@@ -59,13 +132,10 @@ export async function loadDataset(
   options: { path?: string; limit?: number } = {},
 ): Promise<EvalExample[]> {
   if (!isDataset(name)) throw new Error(`unknown dataset "${name}"; known: ${DATASETS.join(", ")}`);
-  const source = resolveDatasetFile(name, options.path);
-  const loaders: Record<DatasetName, (source: string) => Promise<EvalExample[]>> = {
-    tablebench: loadTableBench,
-    wikitq: (root) => loadWikiTQ(root),
-    tabfact: loadTabFact,
-    finqa: loadFinQA,
-  };
-  const examples = await loaders[name](source);
-  return options.limit === undefined ? examples : examples.slice(0, options.limit);
+  const { limit } = options;
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
+    throw new Error(`limit must be a whole number >= 0, not ${limit}`);
+  }
+  const examples = await LOADERS[name](locateDataset(name, options.path).path);
+  return limit === undefined ? examples : examples.slice(0, limit);
 }

@@ -1,29 +1,35 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import type { EvalExample } from "../types.js";
+import { DatasetFormatError, zodProblem } from "./format.js";
 
+const CellSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/** One line of upstream's TableBench_DP.jsonl; `instruction` and other fields are not read. */
 const RowSchema = z.object({
   id: z.string().min(1),
-  qtype: z.string(),
-  qsubtype: z.string(),
-  table: z.object({ columns: z.array(z.string()), data: z.array(z.array(z.unknown())) }),
-  question: z.string(),
+  qtype: z.string().min(1),
+  qsubtype: z.string().min(1),
+  table: z.object({
+    columns: z.array(z.string()).min(1),
+    data: z.array(z.array(CellSchema)),
+  }),
+  question: z.string().min(1),
   answer: z.string(),
   chart_type: z.string().nullish(),
 });
 
-export class DatasetFormatError extends Error {
-  constructor(file: string, line: number, problem: string) {
-    super(`${file}:${line}: ${problem}`);
-    this.name = "DatasetFormatError";
-  }
-}
-
-/** TableBench's JSONL (one question per line, its table inline as {columns, data}). */
+/**
+ * TableBench's JSONL: one question per line, its table inline as {columns, data}.
+ *
+ * Upstream's test set has one id on two lines (the same question filed under two subtypes);
+ * a repeated id gets `#2`, `#3`... so that every question keeps an id of its own.
+ */
 export async function loadTableBench(file: string): Promise<EvalExample[]> {
-  const text = await readFile(file, "utf8");
+  const lines = (await readFile(file, "utf8")).replace(/^\uFEFF/, "").split("\n");
   const examples: EvalExample[] = [];
-  text.split("\n").forEach((line, i) => {
+  const seen = new Map<string, number>();
+  lines.forEach((line, i) => {
     if (!line.trim()) return;
     let json: unknown;
     try {
@@ -32,17 +38,21 @@ export async function loadTableBench(file: string): Promise<EvalExample[]> {
       throw new DatasetFormatError(file, i + 1, `not JSON (${(error as Error).message})`);
     }
     const row = RowSchema.safeParse(json);
-    if (!row.success) {
-      const issue = row.error.issues[0];
+    if (!row.success) throw new DatasetFormatError(file, i + 1, zodProblem(row.error));
+    const r = row.data;
+    const width = r.table.columns.length;
+    const ragged = r.table.data.findIndex((cells) => cells.length !== width);
+    if (ragged >= 0) {
       throw new DatasetFormatError(
         file,
         i + 1,
-        `${issue?.path.join(".") || "row"}: ${issue?.message}`,
+        `table.data.${ragged} has ${r.table.data[ragged]?.length} cells for ${width} columns`,
       );
     }
-    const r = row.data;
+    const count = (seen.get(r.id) ?? 0) + 1;
+    seen.set(r.id, count);
     examples.push({
-      id: r.id,
+      id: count === 1 ? r.id : `${r.id}#${count}`,
       dataset: "tablebench",
       question: r.question,
       tables: [{ name: "table", columns: r.table.columns, data: r.table.data }],
@@ -52,5 +62,6 @@ export async function loadTableBench(file: string): Promise<EvalExample[]> {
       ...(r.chart_type ? { chartType: r.chart_type } : {}),
     });
   });
+  if (examples.length === 0) throw new DatasetFormatError(file, null, "no questions in the file");
   return examples;
 }

@@ -1,102 +1,139 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { tsvUnescape } from "../metrics/wikitq.js";
 import type { EvalExample } from "../types.js";
-import { DatasetFormatError } from "./tablebench.js";
+import { DatasetFormatError } from "./format.js";
 
-/** The columns of a WikiTQ TSV, by name from its header line. */
-function columns(
-  file: string,
-  header: string | undefined,
-  wanted: string[],
-): Record<string, number> {
-  const names = (header ?? "").split("\t");
-  const at: Record<string, number> = {};
-  for (const name of wanted) {
-    const index = names.indexOf(name);
-    if (index < 0) throw new DatasetFormatError(file, 1, `the header has no "${name}" column`);
-    at[name] = index;
-  }
-  return at;
+/** The split papers report WikiTQ's test accuracy on. */
+export const WIKITQ_TEST_SPLIT = "pristine-unseen-tables";
+
+interface TsvFile {
+  file: string;
+  header: string[];
+  /** Each data line's fields with its 1-based line number. */
+  rows: { line: number; fields: string[] }[];
 }
 
-/**
- * WikiTQ from the root of its repository layout: `data/<split>.tsv` (id, utterance, context,
- * targetValue), the tables under `csv/`, and when present `tagged/data/<split>.tagged` for the
- * canonical targets the official evaluator compares with.
- */
-export async function loadWikiTQ(
-  root: string,
-  split = "pristine-unseen-tables",
-): Promise<EvalExample[]> {
-  const file = path.join(root, "data", `${split}.tsv`);
-  if (!existsSync(file))
-    throw new Error(`${file}: no such file; is ${root} a WikiTableQuestions checkout?`);
+async function readTsv(file: string, wanted: string[]): Promise<TsvFile> {
   const lines = (await readFile(file, "utf8")).split("\n");
-  const at = columns(file, lines[0], ["id", "utterance", "context", "targetValue"]);
-  const canonical = await canonicalTargets(path.join(root, "tagged", "data", `${split}.tagged`));
-  const examples = lines.slice(1).flatMap((line, i) => {
-    if (!line.trim()) return [];
-    const fields = line.split("\t");
-    const get = (name: string) => fields[at[name] ?? -1];
-    const [id, question, context, target] = [
-      get("id"),
-      get("utterance"),
-      get("context"),
-      get("targetValue"),
-    ];
-    if (!id || question === undefined || !context || target === undefined) {
+  const header = (lines[0] ?? "").replace(/\r$/, "").split("\t");
+  for (const name of wanted) {
+    if (!header.includes(name)) {
+      throw new DatasetFormatError(
+        file,
+        1,
+        `the header has no "${name}" column (WikiTableQuestions 1.0.2's header is id, utterance, context, targetValue)`,
+      );
+    }
+  }
+  const rows = lines.slice(1).flatMap((text, i) => {
+    if (!text.trim()) return [];
+    const fields = text.replace(/\r$/, "").split("\t");
+    if (fields.length !== header.length) {
       throw new DatasetFormatError(
         file,
         i + 2,
-        `expected ${lines[0]?.split("\t").length} tab-separated fields`,
+        `${fields.length} tab-separated fields where the header has ${header.length}`,
       );
     }
-    const canon = canonical.get(id);
-    return [
-      {
-        id,
-        dataset: "wikitq",
-        question,
-        tables: [{ path: path.join(root, context), name: "table" }] as EvalExample["tables"],
-        gold: target,
-        ...(canon ? { goldCanonical: canon } : {}),
-      },
-    ];
+    return [{ line: i + 2, fields }];
   });
-  // The tables are read here, with WikiTQ's own escaping, and given inline.
-  const tables = new Map<string, EvalExample["tables"][number]>();
-  for (const example of examples) {
-    const source = example.tables[0];
-    if (!source || !("path" in source)) continue;
-    let table = tables.get(source.path);
-    if (!table) {
-      const { columns, data } = parseWikiTQCsv(await readFile(source.path, "utf8"));
-      table = { name: "table", columns, data };
-      tables.set(source.path, table);
-    }
-    example.tables = [table];
+  return { file, header, rows };
+}
+
+function field(tsv: TsvFile, fields: string[], name: string): string {
+  return fields[tsv.header.indexOf(name)] ?? "";
+}
+
+/**
+ * WikiTQ from the root of its repository (or release) layout: `data/<split>.tsv` (id,
+ * utterance, context, targetValue), the tables under `csv/`, and when present
+ * `tagged/data/<split>.tagged`, whose canonical targets the official evaluator compares with.
+ *
+ * `gold` keeps targetValue as written (`|`-separated, TSV escapes intact); the question and
+ * the canonical targets are unescaped. Tables are read here, with WikiTQ's own CSV escaping,
+ * and given inline; a table shared by several questions is read once.
+ */
+export async function loadWikiTQ(root: string, split = WIKITQ_TEST_SPLIT): Promise<EvalExample[]> {
+  const file = path.join(root, "data", `${split}.tsv`);
+  if (!existsSync(file)) {
+    throw new Error(`${file}: no such file; is ${root} a WikiTableQuestions checkout or release?`);
   }
+  const tsv = await readTsv(file, ["id", "utterance", "context", "targetValue"]);
+  const canonical = await canonicalTargets(path.join(root, "tagged", "data", `${split}.tagged`));
+  const tables = new Map<string, Promise<EvalExample["tables"][number]>>();
+  const seen = new Set<string>();
+  const examples: EvalExample[] = [];
+  for (const { line, fields } of tsv.rows) {
+    const id = field(tsv, fields, "id");
+    const context = field(tsv, fields, "context");
+    const gold = field(tsv, fields, "targetValue");
+    if (!id) throw new DatasetFormatError(file, line, "the id is empty");
+    if (seen.has(id)) throw new DatasetFormatError(file, line, `id ${id} appears twice`);
+    seen.add(id);
+    if (!/^csv\/[^/]+\/[^/]+\.csv$/.test(context)) {
+      throw new DatasetFormatError(file, line, `context "${context}" is not a csv/…/….csv path`);
+    }
+    const canon = canonical.get(id);
+    if (canon && canon.length !== gold.split("|").length) {
+      throw new DatasetFormatError(
+        file,
+        line,
+        `${gold.split("|").length} targets but ${canon.length} canonical targets in the tagged file`,
+      );
+    }
+    let table = tables.get(context);
+    if (!table) {
+      table = readWikiTQTable(path.join(root, context), `${file}:${line}`);
+      tables.set(context, table);
+    }
+    examples.push({
+      id,
+      dataset: "wikitq",
+      question: tsvUnescape(field(tsv, fields, "utterance")),
+      tables: [await table],
+      gold,
+      ...(canon ? { goldCanonical: canon } : {}),
+    });
+  }
+  if (examples.length === 0) throw new DatasetFormatError(file, null, "no questions in the file");
   return examples;
 }
 
+async function readWikiTQTable(
+  file: string,
+  citedAt: string,
+): Promise<EvalExample["tables"][number]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    throw new Error(`${citedAt}: its table ${file} is missing`);
+  }
+  try {
+    return { name: "table", ...parseWikiTQCsv(text) };
+  } catch (error) {
+    throw new DatasetFormatError(file, null, (error as Error).message);
+  }
+}
+
+/** id -> the unescaped `targetCanon` values of a tagged file, if there is one. */
 async function canonicalTargets(file: string): Promise<Map<string, string[]>> {
   const map = new Map<string, string[]>();
   if (!existsSync(file)) return map;
-  const lines = (await readFile(file, "utf8")).split("\n");
-  const at = columns(file, lines[0], ["id", "targetCanon"]);
-  for (const line of lines.slice(1)) {
-    if (!line.trim()) continue;
-    const fields = line.split("\t");
-    const id = fields[at.id ?? -1];
-    const canon = fields[at.targetCanon ?? -1];
-    if (id && canon !== undefined) map.set(id, canon.split("|"));
+  const tsv = await readTsv(file, ["id", "targetCanon"]);
+  for (const { fields } of tsv.rows) {
+    map.set(
+      field(tsv, fields, "id"),
+      field(tsv, fields, "targetCanon").split("|").map(tsvUnescape),
+    );
   }
   return map;
 }
 
 /**
- * WikiTQ's CSV tables quote every field and escape with backslashes (\" and \\), not by
+ * WikiTQ's CSV tables quote every field and escape with backslashes (`\"` and `\\`), not by
  * doubling quotes, and keep raw newlines inside quotes; read them into columns and rows.
  */
 export function parseWikiTQCsv(text: string): { columns: string[]; data: string[][] } {
@@ -121,10 +158,12 @@ export function parseWikiTQCsv(text: string): { columns: string[]; data: string[
       field = "";
     } else if (c !== "\r") field += c;
   }
+  if (quoted) throw new Error("a quoted field is not closed before the end of the file");
   if (field || row.length > 0) {
     row.push(field);
     rows.push(row);
   }
   const [columns = [], ...data] = rows;
+  if (columns.length === 0) throw new Error("the table is empty");
   return { columns, data };
 }

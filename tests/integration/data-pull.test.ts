@@ -69,8 +69,10 @@ describe("tableminds data pull, against a loopback mirror", () => {
   });
 
   it("downloads TableBench where the loader finds it", async () => {
-    const file = await pullDataset("tablebench");
-    expect(file).toBe(path.join(datasetHome("tablebench"), "tablebench_test.jsonl"));
+    const pulled = await pullDataset("tablebench");
+    expect(pulled.path).toBe(path.join(datasetHome("tablebench"), "tablebench_test.jsonl"));
+    expect(pulled.url).toBe(`${mirror}/tablebench/TableBench_DP.jsonl`);
+    expect(pulled.bytes).toBeGreaterThan(0);
     expect(await loadDataset("tablebench")).toHaveLength(40);
   });
 
@@ -94,7 +96,7 @@ describe("tableminds data pull, against a loopback mirror", () => {
     const error = await pullDataset("tablebench").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PullError);
     expect(String((error as Error).message)).toMatch(
-      /download that file into .*tablebench as tablebench_test\.jsonl/,
+      /download \S+TableBench_DP\.jsonl .*save it as \S+tablebench\/tablebench_test\.jsonl/s,
     );
     expect(String((error as Error).message)).toMatch(/--data PATH/);
   });

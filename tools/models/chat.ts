@@ -1,5 +1,10 @@
 import type { Callbacks } from "@langchain/core/callbacks/manager";
-import type { AIMessageChunk, BaseMessageLike, UsageMetadata } from "@langchain/core/messages";
+import {
+  type AIMessageChunk,
+  type BaseMessageLike,
+  coerceMessageLikeToMessage,
+  type UsageMetadata,
+} from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import {
   type Env,
@@ -123,12 +128,9 @@ export async function callModel(
 
   const cacheFile = opts.replayCache ?? (process.env.TABLEMINDS_REPLAY_CACHE?.trim() || undefined);
   const cache = cacheFile ? replayCacheAt(cacheFile) : undefined;
-  const cacheKey = ReplayCache.key({
-    model: resolved.model,
-    baseUrl: resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
-    temperature: parsed.temperature,
-    messages,
-  });
+  const cacheKey = cache
+    ? replayKey(chat, resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL, messages)
+    : "";
   const recorded = cache?.get(cacheKey);
   if (recorded) return { ...recorded, ms: 0, model: resolved.model, cached: true };
 
@@ -159,6 +161,34 @@ export async function callModel(
   };
   cache?.put(cacheKey, resolved.model, result);
   return result;
+}
+
+/**
+ * The replay cache key of a request: the endpoint, every parameter the client sends (model,
+ * temperature, max tokens, stop, seed...: whatever is set), and the messages by role and
+ * content. Streaming or not is left out: it changes how the reply arrives, not what it says.
+ */
+function replayKey(chat: ChatOpenAI, baseUrl: string, messages: BaseMessageLike[]): string {
+  const params = Object.fromEntries(
+    Object.entries(chat.invocationParams()).filter(([name]) => !name.startsWith("stream")),
+  );
+  return ReplayCache.key({
+    v: 1,
+    baseUrl,
+    params,
+    messages: messages.map((like) => {
+      const m = coerceMessageLikeToMessage(like);
+      const extra = m as { tool_calls?: unknown; tool_call_id?: unknown };
+      return {
+        role: m.getType(),
+        content: m.content,
+        name: m.name,
+        tool_calls:
+          Array.isArray(extra.tool_calls) && extra.tool_calls.length ? extra.tool_calls : undefined,
+        tool_call_id: extra.tool_call_id,
+      };
+    }),
+  });
 }
 
 async function streamReply(

@@ -11,28 +11,66 @@ export interface RecordedReply {
   completionTokens: number;
 }
 
+/** Counts for this process, so a run can report how much of it was replayed. */
+export interface ReplayCacheStats {
+  /** Calls answered from a cache, with no request. */
+  hits: number;
+  /** Calls that found nothing (or nothing usable) and went to the model. */
+  misses: number;
+  /** Replies written to a cache. */
+  recorded: number;
+  /** Entries that could not be read or written (each also raised a warning). */
+  problems: number;
+}
+
+const stats: ReplayCacheStats = { hits: 0, misses: 0, recorded: 0, problems: 0 };
+
+export function replayCacheStats(): ReplayCacheStats {
+  return { ...stats };
+}
+
 const RowSchema = z.object({
   text: z.string().min(1),
   prompt_tokens: z.number().int().nonnegative(),
   completion_tokens: z.number().int().nonnegative(),
 });
 
+/** The cache file cannot be opened as a cache at all (not SQLite, unreadable directory...). */
+export class ReplayCacheError extends Error {
+  override name = "ReplayCacheError";
+}
+
+function warn(message: string): void {
+  stats.problems++;
+  process.emitWarning(message, "TablemindsWarning");
+}
+
 /**
- * A persistent cache of model replies keyed by everything that decides the reply: model,
- * endpoint, sampling parameters and messages. SQLite in WAL mode, so concurrent runs and
- * processes share one file safely; a rerun of an evaluation costs nothing and replays exactly.
+ * A persistent cache of model replies keyed by everything that decides the reply: endpoint,
+ * model, request parameters and messages.
+ *
+ * SQLite in WAL mode: each reply is one committed row, so concurrent runs in one process (one
+ * connection) and in several processes (file locks, a 5 s busy timeout) share a file safely,
+ * a lookup is an index probe, and a crash loses at most the reply being written. A damaged
+ * entry is skipped with a warning and the model is asked again.
  */
 export class ReplayCache {
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
-    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(`CREATE TABLE IF NOT EXISTS replies (
-      key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL,
-      prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, created_at TEXT NOT NULL)`);
+    try {
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      this.db = new Database(file, { timeout: 5000 });
+      this.db.pragma("journal_mode = WAL");
+      this.db.exec(`CREATE TABLE IF NOT EXISTS replies (
+        key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, created_at TEXT NOT NULL)`);
+    } catch (error) {
+      throw new ReplayCacheError(
+        `replay cache ${file} cannot be used (${(error as Error).message}); ` +
+          "move that file away or name another one",
+      );
+    }
   }
 
   /** A stable key: the SHA-256 of the request as canonical JSON (object keys sorted). */
@@ -40,19 +78,31 @@ export class ReplayCache {
     return createHash("sha256").update(canonicalJson(request)).digest("hex");
   }
 
+  /** The recorded reply, or null (nothing recorded, or an entry that cannot be used). */
   get(key: string): RecordedReply | null {
-    const row = this.db
-      .prepare("SELECT text, prompt_tokens, completion_tokens FROM replies WHERE key = ?")
-      .get(key);
-    if (row === undefined) return null;
-    const parsed = RowSchema.safeParse(row);
-    if (!parsed.success) {
-      process.emitWarning(
-        `replay cache ${this.file}: entry ${key.slice(0, 12)} is unusable; calling the model`,
-        "TablemindsWarning",
+    let row: unknown;
+    try {
+      row = this.db
+        .prepare("SELECT text, prompt_tokens, completion_tokens FROM replies WHERE key = ?")
+        .get(key);
+    } catch (error) {
+      warn(
+        `replay cache ${this.file}: lookup failed (${(error as Error).message}); calling the model`,
       );
+      stats.misses++;
       return null;
     }
+    if (row === undefined) {
+      stats.misses++;
+      return null;
+    }
+    const parsed = RowSchema.safeParse(row);
+    if (!parsed.success) {
+      warn(`replay cache ${this.file}: entry ${key.slice(0, 12)} is unusable; calling the model`);
+      stats.misses++;
+      return null;
+    }
+    stats.hits++;
     return {
       text: parsed.data.text,
       promptTokens: parsed.data.prompt_tokens,
@@ -60,17 +110,23 @@ export class ReplayCache {
     };
   }
 
+  /** Records a reply; a failure to write is a warning, never a lost answer. */
   put(key: string, model: string, reply: RecordedReply): void {
-    this.db
-      .prepare("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)")
-      .run(
-        key,
-        model,
-        reply.text,
-        reply.promptTokens,
-        reply.completionTokens,
-        new Date().toISOString(),
-      );
+    try {
+      this.db
+        .prepare("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)")
+        .run(
+          key,
+          model,
+          reply.text,
+          reply.promptTokens,
+          reply.completionTokens,
+          new Date().toISOString(),
+        );
+      stats.recorded++;
+    } catch (error) {
+      warn(`replay cache ${this.file}: could not record a reply (${(error as Error).message})`);
+    }
   }
 
   close(): void {
@@ -78,6 +134,7 @@ export class ReplayCache {
   }
 }
 
+/** JSON with object keys sorted and undefined members dropped, so equal requests hash equally. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
