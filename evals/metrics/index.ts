@@ -1,4 +1,5 @@
 import type { Scorer } from "../types.js";
+import { finqaScorer } from "./finqa.js";
 import { tabfactScorer } from "./tabfact.js";
 import { tablebenchScorer } from "./tablebench.js";
 import { wikitqScorer } from "./wikitq.js";
@@ -7,6 +8,7 @@ const SCORERS: Record<string, Scorer> = {
   tablebench: tablebenchScorer,
   wikitq: wikitqScorer,
   tabfact: tabfactScorer,
+  finqa: finqaScorer,
 };
 
 /** The official scorer of a dataset. */
