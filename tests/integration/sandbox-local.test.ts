@@ -97,6 +97,34 @@ describe("the local sandbox", () => {
     }
   });
 
+  it("reports a table the child cannot read as TableLoadError, and the next request works", async () => {
+    const gone = await tableRef("gone", "g\n4242", [{ name: "g", dtype: "int64" }]);
+    rmSync(gone.uri);
+    const result = await sandbox.execute({ code: "print(len(df))", tables: [gone] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("TableLoadError");
+    const next = await sandbox.execute({ code: "print(int(df.gold.sum()))", tables: [medals] });
+    expect(next.stdout).toBe("126\n");
+  });
+
+  it("imports matplotlib into the worker once code uses it, so later children have it", async () => {
+    const single = await LocalSandbox.start({ workers: 1 });
+    try {
+      // The check names no matplotlib itself, or the worker would import it for the check.
+      const check = "import sys\nprint(any(m.endswith('.pyplot') for m in sys.modules))";
+      expect((await single.execute({ code: check, tables: [] })).stdout).toBe("False\n");
+      const plot = await single.execute({
+        code: "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nprint(matplotlib.get_backend())",
+        tables: [],
+      });
+      expect(plot.error).toBeNull();
+      expect(plot.stdout.toLowerCase()).toBe("agg\n");
+      expect((await single.execute({ code: check, tables: [] })).stdout).toBe("True\n");
+    } finally {
+      await single.close();
+    }
+  });
+
   it("runs each request in a fresh scratch directory that is removed afterwards", async () => {
     const code =
       "import os\nopen('note.txt', 'w').write('x')\nprint(os.getcwd())\nprint(os.listdir('.'))";

@@ -16,8 +16,9 @@ Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
 Each request runs in a forked child (copy-on-write of this interpreter and of the
 cached tables) in its own process group, which is killed as a whole afterwards. The
 next child is forked, confined and parked on a pipe ahead of the next request, so the
-fork is off the request's path; a parked child that misses a table loaded after it
-was forked is thrown away for a fresh one.
+fork is off the request's path. A parked child reads a small table it lacks itself (the
+worker caches it once the reply is out); for a big one it is thrown away for a fresh
+child forked after the worker loaded it.
 """
 
 import os
@@ -47,6 +48,9 @@ import runner  # noqa: E402
 
 PROTOCOL_FD = 3
 CACHED_TABLES = 16
+# A parked child reads a table it lacks itself when the file is at most this big: cheaper
+# than throwing the child (and the warm-up it paid for) away to fork one that has it.
+CHILD_LOADS_BYTES = 1 << 20
 # After the soft timeout the child still needs a moment to save its tables.
 EXPORT_GRACE_S = 1.0
 MAX_CHILD_PAYLOAD = 64 * 1024 * 1024
@@ -171,7 +175,13 @@ def _child_main(request_fd, result_fd, scratch, worker_pid, landlock):
             os._exit(0)  # thrown away unused
         request = json.loads(raw)
         hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
-        named_tables = [(name, _table_cache[digest]) for name, digest in request["tables"]]
+        try:
+            own = {digest: runner.load_table(uri) for uri, digest in request.get("load", [])}
+        except BaseException as exc:
+            failure = runner.failure("TableLoadError", f"{type(exc).__name__}: {runner.safe_str(exc)}")
+            payload = runner.dumps(failure)
+            return
+        named_tables = [(name, own.get(digest, _table_cache.get(digest))) for name, digest in request["tables"]]
         result = runner.execute(
             request["code"],
             named_tables,
@@ -274,6 +284,7 @@ class Worker:
         self.ahead = None
         self.runs = 0
         self.landlock = hardening.Landlock(self.root)
+        self.to_cache = []  # (uri, digest) a child read itself, cached once its reply is out
 
     # -- children
 
@@ -301,13 +312,19 @@ class Worker:
             pass
         return Child(pid, request_w, result_r, scratch, digests)
 
-    def _child_for(self, digests):
+    def _child_for(self, tables):
+        """The parked child, with the small tables it lacks to read itself; else a fresh
+        child forked once the worker has cached every table."""
         child, self.ahead = self.ahead, None
-        if child is not None and digests <= child.digests:
-            return child
         if child is not None:
-            child.discard()  # forked before a table it needs was loaded
-        return self._spawn()
+            lacking = [(uri, digest) for uri, digest in tables.items() if digest not in child.digests]
+            if all(_small_file(uri) for uri, _ in lacking):
+                self.to_cache = lacking
+                return child, lacking
+            child.discard()  # forked before a big table it needs was loaded
+        for uri, digest in tables.items():
+            _load_table(uri, digest)
+        return self._spawn(), []
 
     def prepare_next(self):
         if self.fork_ahead and self.ahead is None:
@@ -319,23 +336,25 @@ class Worker:
         """Runs one request; returns (reply, child or None). The caller sends the reply,
         then calls `finish(child)` so that cleaning up stays off the request's path."""
         timeout_ms = int(request["timeout_ms"])
+        named = [(str(t["name"]), str(t["sha256"])) for t in request["tables"]]
+        tables = {str(t["uri"]): str(t["sha256"]) for t in request["tables"]}
+        if _import_for(str(request["code"])) and self.ahead is not None:
+            self.ahead.discard()  # forked without what was just imported
+            self.ahead = None
         try:
-            named = [(str(t["name"]), str(t["sha256"])) for t in request["tables"]]
-            for table in request["tables"]:
-                _load_table(str(table["uri"]), str(table["sha256"]))
+            child, lacking = self._child_for(tables)
         except BaseException as exc:
             return runner.failure("TableLoadError", f"{type(exc).__name__}: {runner.safe_str(exc)}"), None
-        digests = frozenset(digest for _, digest in named)
         message = json.dumps(
             {
                 "code": request["code"],
                 "tables": named,
+                "load": lacking,
                 "timeout_ms": timeout_ms,
                 "output_bytes": int(request["output_bytes"]),
                 "memory_mb": int(request.get("memory_mb", 2048)),
             }
         ).encode("utf-8")
-        child = self._child_for(digests)
         try:
             return self._run_in(child, request["id"], message, timeout_ms)
         except BaseException:
@@ -374,6 +393,13 @@ class Worker:
             # Whatever the code started lives in the child's group: end all of it.
             child.close_pipes()
             _graveyard.bury(child.pid, None if keep_scratch else child.scratch)
+        # Off the request's path, so that the next parked child has what this one read.
+        to_cache, self.to_cache = self.to_cache, []
+        for uri, digest in to_cache:
+            try:
+                _load_table(uri, digest)
+            except BaseException:
+                pass  # the child said what was wrong with it; the next request reads it again
         # Trimmed between requests, never while one needs all of its tables.
         while len(_table_cache) > CACHED_TABLES:
             _table_cache.popitem(last=False)
@@ -495,6 +521,28 @@ def _crash_message(status):
     if os.WIFEXITED(status):
         return f"the code's process exited with code {os.WEXITSTATUS(status)} before returning a result"
     return f"the code's process ended (status {status}) before returning a result"
+
+
+def _import_for(code):
+    """Imports matplotlib here the first time code uses it, so that every later child
+    inherits it: importing pyplot costs a child 0.3-0.5 s of CPU. True when it did."""
+    if "matplotlib" not in code or "matplotlib.pyplot" in sys.modules:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except Exception:
+        return False  # the code meets the same error itself, and reports it
+    return True
+
+
+def _small_file(uri):
+    try:
+        return os.path.getsize(uri) <= CHILD_LOADS_BYTES
+    except OSError:
+        return True  # the child reports the error, as it would any unreadable table
 
 
 def _load_table(uri, digest):
