@@ -1,8 +1,12 @@
 /**
  * Evaluation runner throughput against its latency-bound ideal (not a test): TableBench
- * questions through table_qa with a stub model answering every call after 200 ms, 16 at a
- * time. The ideal is every model call's latency spread perfectly over the 16 slots; the
- * goal is a measured rate of at least 80% of it.
+ * questions with a stub model answering every call after 200 ms, 16 at a time. The ideal is
+ * every model call's latency spread perfectly over the 16 slots; the goal is a measured rate
+ * of at least 80% of it.
+ *
+ * Two runs, side by side: the runner driving a graph that only makes table_qa's three model
+ * calls (what the runner itself costs), then the whole table_qa agent (what a question costs
+ * on this machine, tables, sandbox and checks included).
  *
  * A few questions run first, untimed, so the timed run starts with the graph's modules
  * loaded and the sandbox's workers warm; that start-up is printed on its own. The CPU the
@@ -17,11 +21,12 @@ import path from "node:path";
 import { loadDataset } from "../evals/datasets/index.js";
 import { getScorer } from "../evals/metrics/index.js";
 import type { ResultRecord } from "../evals/results-file.js";
-import { runEvaluation } from "../evals/runner.js";
+import { type EvalGraph, runEvaluation } from "../evals/runner.js";
 import type { EvalExample } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import type { LocalSandbox } from "../tools/sandbox/local.js";
 import { spawnStub } from "./spawn-stub.js";
+import { threeCallGraph } from "./three-call-graph.js";
 
 const QUESTIONS = Number(process.argv[2] ?? 128);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
@@ -66,51 +71,75 @@ async function sandboxCpuMs(): Promise<number> {
 
 const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-eval-"));
 process.env.TABLEMINDS_HOME = home;
-const stub = await spawnStub(LATENCY_MS, "tablebench");
-process.env.OPENAI_BASE_URL = stub.url;
 process.env.OPENAI_API_KEY = "bench";
 process.env.TABLEMINDS_MODEL = "stub-model";
 
-const run = (examples: EvalExample[], name: string) =>
-  runEvaluation({
-    examples,
-    scorer: getScorer("tablebench"),
-    graph: "table_qa",
-    outDir: path.join(home, name),
-    concurrency: CONCURRENCY,
-    timeoutMs: 120_000,
-    retries: 0,
-    context: { memory: false, maxReflections: 0 },
-  });
-
-try {
-  const sample = (await loadDataset("tablebench", { path: SAMPLE })).filter(
-    (e) => e.category !== "Visualization",
-  );
+/**
+ * One timed run of QUESTIONS questions (after an untimed warm-up) through `runnable`, or
+ * table_qa when it is unset, against a stub of its own; prints the figures.
+ */
+async function measure(label: string, sample: EvalExample[], runnable?: EvalGraph) {
+  const stub = await spawnStub(LATENCY_MS, "tablebench");
+  process.env.OPENAI_BASE_URL = stub.url;
+  const run = (examples: EvalExample[], name: string) =>
+    runEvaluation({
+      examples,
+      scorer: getScorer("tablebench"),
+      graph: "table_qa",
+      runnable,
+      outDir: path.join(home, `${label}-${name}`),
+      concurrency: CONCURRENCY,
+      timeoutMs: 120_000,
+      retries: 0,
+      context: { memory: false, maxReflections: 0 },
+    });
   const copies = (n: number, tag: string) =>
     Array.from({ length: n }, (_, i) => {
       const e = sample[i % sample.length];
       if (!e) throw new Error("empty sample");
       return { ...e, id: `${e.id}-${tag}${i}` };
     });
+  try {
+    const warmStarted = performance.now();
+    await run(copies(WARMUP, "warm"), "warmup");
+    const warmMs = performance.now() - warmStarted;
 
-  const warmStarted = performance.now();
-  await run(copies(WARMUP, "warm"), "warmup");
-  const warmMs = performance.now() - warmStarted;
+    const cpuBefore = process.cpuUsage();
+    const sandboxBefore = await sandboxCpuMs();
+    const machineBefore = machineCpuMs();
+    const started = performance.now();
+    const outcome = await run(copies(QUESTIONS, "q"), "run");
+    const wallMs = performance.now() - started;
+    const machineAfter = machineCpuMs();
+    const cpu = process.cpuUsage(cpuBefore);
+    const pythonMs = (await sandboxCpuMs()) - sandboxBefore;
+    const stubMs = await stub.stop();
+    report(label, { records: outcome.records, wallMs, warmMs, cpu, pythonMs, stubMs });
+    const machineBusy = machineAfter.busy - machineBefore.busy;
+    const machineTotal = machineAfter.total - machineBefore.total;
+    const ownMs = (cpu.user + cpu.system) / 1000 + pythonMs + (stubMs ?? 0);
+    if (machineTotal > 0) {
+      console.log(
+        `  machine CPU busy during the run: ${((100 * machineBusy) / machineTotal).toFixed(0)}%, of which other processes ${((100 * Math.max(0, machineBusy - ownMs)) / machineTotal).toFixed(0)}% (figures from a loaded machine understate the runner)`,
+      );
+    }
+  } finally {
+    await stub.stop();
+  }
+}
 
-  const cpuBefore = process.cpuUsage();
-  const sandboxBefore = await sandboxCpuMs();
-  const machineBefore = machineCpuMs();
-  const started = performance.now();
-  const outcome = await run(copies(QUESTIONS, "q"), "run");
-  const wallMs = performance.now() - started;
-  const machineAfter = machineCpuMs();
-  const cpu = process.cpuUsage(cpuBefore);
-  const pythonMs = (await sandboxCpuMs()) - sandboxBefore;
-  await closeSandboxes();
-  const stubMs = await stub.stop();
-
-  const records = outcome.records;
+function report(
+  label: string,
+  m: {
+    records: ResultRecord[];
+    wallMs: number;
+    warmMs: number;
+    cpu: NodeJS.CpuUsage;
+    pythonMs: number;
+    stubMs: number | null;
+  },
+) {
+  const { records, wallMs } = m;
   const calls = records.reduce((sum, r) => sum + r.llmCalls, 0);
   const chainMs = Math.max(...records.map((r) => r.llmCalls)) * LATENCY_MS;
   const idealMs = Math.max((calls * LATENCY_MS) / CONCURRENCY, chainMs);
@@ -120,21 +149,18 @@ try {
   const wall = mean((r) => r.latencyMs);
   const model = mean((r) => r.llmMs ?? 0);
   const exec = mean((r) => r.execMs ?? 0);
-  const nodeMs = (cpu.user + cpu.system) / 1000;
+  const nodeMs = (m.cpu.user + m.cpu.system) / 1000;
   // The stub reports its CPU for its whole life; the warm-up's share is small.
-  const cpuMs = nodeMs + pythonMs + (stubMs ?? 0);
+  const cpuMs = nodeMs + m.pythonMs + (m.stubMs ?? 0);
   const cores = os.availableParallelism();
   const floorMs = cpuMs / cores;
-  const machineBusy = machineAfter.busy - machineBefore.busy;
-  const machineTotal = machineAfter.total - machineBefore.total;
   const per = (ms: number) => `${(ms / QUESTIONS).toFixed(1)} ms`;
   const rate = (ms: number) => `${((QUESTIONS * 60_000) / ms).toFixed(1)} questions/min`;
+  const slotUse = (wall * QUESTIONS) / (CONCURRENCY * wallMs);
 
+  console.log(`${label}:`);
   console.log(
-    `eval runner throughput: ${QUESTIONS} questions, concurrency ${CONCURRENCY}, ${LATENCY_MS} ms per model call, ${cores} cores`,
-  );
-  console.log(
-    `  start-up (untimed warm-up of ${WARMUP} questions): ${(warmMs / 1000).toFixed(2)} s`,
+    `  start-up (untimed warm-up of ${WARMUP} questions): ${(m.warmMs / 1000).toFixed(2)} s`,
   );
   console.log(
     `  model calls: ${calls} (${(calls / QUESTIONS).toFixed(2)} per question), errors: ${errors}`,
@@ -148,23 +174,31 @@ try {
     `  per question: ${wall.toFixed(0)} ms wall = model calls ${model.toFixed(0)} ms + code runs (queue included) ${exec.toFixed(0)} ms + the rest ${(wall - model - exec).toFixed(0)} ms`,
   );
   // How well the runner keeps its slots busy, whatever each question costs.
-  const slotUse = (wall * QUESTIONS) / (CONCURRENCY * wallMs);
   console.log(
     `  slots in use: ${(100 * slotUse).toFixed(1)}% of ${CONCURRENCY} x ${(wallMs / 1000).toFixed(2)} s; the model-only share of a question's time: ${((100 * LATENCY_MS * (calls / QUESTIONS)) / wall).toFixed(1)}%`,
   );
   console.log(
-    `  CPU per question: runtime (Node) ${per(nodeMs)}, sandbox (Python) ${per(pythonMs)}, stub model ${stubMs === null ? "?" : per(stubMs)}`,
+    `  CPU per question: runtime (Node) ${per(nodeMs)}, sandbox (Python) ${per(m.pythonMs)}, stub model ${m.stubMs === null ? "?" : per(m.stubMs)}`,
   );
   console.log(
     `  CPU floor (all CPU / ${cores} cores): ${(floorMs / 1000).toFixed(2)} s; ideal / max(ideal, floor) = ${((100 * idealMs) / Math.max(idealMs, floorMs)).toFixed(1)}% is the most this machine allows`,
   );
-  if (machineTotal > 0) {
-    console.log(
-      `  machine CPU busy during the run: ${((100 * machineBusy) / machineTotal).toFixed(0)}%, of which other processes ${((100 * Math.max(0, machineBusy - cpuMs)) / machineTotal).toFixed(0)}% (figures from a loaded machine understate the runner)`,
-    );
-  }
+}
+
+try {
+  const sample = (await loadDataset("tablebench", { path: SAMPLE })).filter(
+    (e) => e.category !== "Visualization",
+  );
+  console.log(
+    `eval runner throughput: ${QUESTIONS} questions, concurrency ${CONCURRENCY}, ${LATENCY_MS} ms per model call, ${os.availableParallelism()} cores`,
+  );
+  await measure(
+    "the runner alone (a graph of three model calls, no table work, no sandbox)",
+    sample,
+    threeCallGraph,
+  );
+  await measure("table_qa (the whole agent: tables, sandbox, checker)", sample);
 } finally {
   await closeSandboxes();
-  await stub.stop();
   rmSync(home, { recursive: true, force: true });
 }

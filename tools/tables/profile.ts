@@ -169,9 +169,34 @@ export async function isLargeTable(ref: TableRef): Promise<boolean> {
  * with cells cut to `maxWidth` characters (default 40). Large tables are summarized
  * by DuckDB rather than parsed whole in Node; the text is the same.
  */
-export async function profileTable(
+const PROFILES_KEPT = 64;
+const profiles = new Map<string, Promise<string>>();
+
+/**
+ * A table's profile for prompts. The planner, coder and answerer each ask for it, so the last
+ * few are kept, keyed by the reference (content hash included) and the options.
+ */
+export function profileTable(
   ref: TableRef,
   opts: { sampleRows?: number; maxWidth?: number } = {},
+): Promise<string> {
+  const key = JSON.stringify([ref, opts.sampleRows ?? null, opts.maxWidth ?? null]);
+  const kept = profiles.get(key);
+  if (kept) {
+    profiles.delete(key);
+    profiles.set(key, kept);
+    return kept;
+  }
+  const made = computeProfile(ref, opts);
+  profiles.set(key, made);
+  made.catch(() => profiles.delete(key));
+  if (profiles.size > PROFILES_KEPT) profiles.delete(profiles.keys().next().value as string);
+  return made;
+}
+
+async function computeProfile(
+  ref: TableRef,
+  opts: { sampleRows?: number; maxWidth?: number },
 ): Promise<string> {
   const sampleRows = opts.sampleRows ?? 5;
   const summary = (await isLargeTable(ref))
