@@ -26,6 +26,7 @@ export function upsertById<T extends { id: string }>(current: T[], update: T[]):
 
 export const EMPTY_BUDGET: Budget = {
   llmCalls: 0,
+  cachedCalls: 0,
   promptTokens: 0,
   completionTokens: 0,
   llmMs: 0,
@@ -35,6 +36,7 @@ export const EMPTY_BUDGET: Budget = {
 export function addBudget(current: Budget, update: Partial<Budget>): Budget {
   return {
     llmCalls: current.llmCalls + (update.llmCalls ?? 0),
+    cachedCalls: current.cachedCalls + (update.cachedCalls ?? 0),
     promptTokens: current.promptTokens + (update.promptTokens ?? 0),
     completionTokens: current.completionTokens + (update.completionTokens ?? 0),
     llmMs: current.llmMs + (update.llmMs ?? 0),

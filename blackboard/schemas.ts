@@ -209,6 +209,8 @@ export type Memory = z.infer<typeof MemorySchema>;
 
 export const BudgetSchema = z.object({
   llmCalls: z.number().int().nonnegative(),
+  /** Of those, calls answered from the replay cache without a request. */
+  cachedCalls: z.number().int().nonnegative().default(0),
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),
   llmMs: z.number().nonnegative(),

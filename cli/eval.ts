@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { z } from "zod";
@@ -10,6 +10,7 @@ import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
 import { evalProgress } from "./eval-progress.js";
 import { listGraphs } from "./graphs.js";
+import { redirectWarnings } from "./warnings.js";
 
 const DATASET_HELP = "dataset: tablebench, wikitq or tabfact";
 
@@ -217,6 +218,13 @@ export function registerEvalCommands(program: Command): void {
         controller.abort();
       };
       process.on("SIGINT", onSigint);
+      mkdirSync(outDir, { recursive: true });
+      const warningsFile = path.join(outDir, "warnings.log");
+      let warnings = 0;
+      const restoreWarnings = redirectWarnings((line) => {
+        warnings += 1;
+        appendFileSync(warningsFile, `${new Date().toISOString()} ${line}\n`);
+      });
       try {
         const outcome = await ev.runEvaluation({
           examples,
@@ -249,6 +257,9 @@ export function registerEvalCommands(program: Command): void {
             ),
         });
         bar.stop();
+        restoreWarnings();
+        if (warnings > 0)
+          process.stderr.write(`eval: ${warnings} warning(s), in ${warningsFile}\n`);
         const report = await ev.writeReport(outDir, examples, outcome.records, scorer);
         process.stdout.write(`${summaryText(report)}\nreport: ${path.join(outDir, "report.md")}\n`);
         const missing = examples.length - report.answered;
@@ -266,6 +277,7 @@ export function registerEvalCommands(program: Command): void {
           await toLangSmith(opts.dataset, opts.graph, outDir, examples, outcome.records);
         }
       } finally {
+        restoreWarnings();
         process.removeListener("SIGINT", onSigint);
         bar.stop();
         await closeSandboxes();

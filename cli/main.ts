@@ -5,6 +5,7 @@ import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
 import { listGraphs } from "./graphs.js";
+import { routeWarnings } from "./warnings.js";
 
 const ENVIRONMENT = `
 Environment:
@@ -138,6 +139,7 @@ function dropUndefined<T extends object>(value: T): T {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  routeWarnings();
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {

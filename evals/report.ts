@@ -15,6 +15,8 @@ export interface Report {
     promptTokens: number;
     completionTokens: number;
     llmCalls: number;
+    /** Of those, calls the replay cache answered. */
+    cachedCalls: number;
     llmMs: number;
     execMs: number;
   };
@@ -57,6 +59,7 @@ export function buildReport(
       promptTokens: fixed(mean(kept.map((r) => r.tokens.prompt))),
       completionTokens: fixed(mean(kept.map((r) => r.tokens.completion))),
       llmCalls: fixed(mean(kept.map((r) => r.llmCalls)), 2),
+      cachedCalls: fixed(mean(kept.map((r) => r.cachedCalls ?? 0)), 2),
       llmMs: fixed(mean(kept.map((r) => r.llmMs ?? 0))),
       execMs: fixed(mean(kept.map((r) => r.execMs ?? 0))),
     },
@@ -92,7 +95,7 @@ export function renderMarkdown(name: string, report: Report): string {
           "",
           `Latency per question: mean ${report.latencyMs.mean} ms, p50 ${report.latencyMs.p50} ms, p90 ${report.latencyMs.p90} ms, p99 ${report.latencyMs.p99} ms`,
           `(model calls ${p.llmMs} ms and code runs ${p.execMs} ms on average).`,
-          `Per question: ${p.llmCalls} model calls, ${p.promptTokens} prompt and ${p.completionTokens} completion tokens.`,
+          `Per question: ${p.llmCalls} model calls${p.cachedCalls > 0 ? ` (${p.cachedCalls} from the replay cache)` : ""}, ${p.promptTokens} prompt and ${p.completionTokens} completion tokens.`,
           "",
           "![latency](charts/latency.svg)",
           "",

@@ -27,6 +27,8 @@ export const ResultRecordSchema = z.object({
     completion: z.number().int().nonnegative(),
   }),
   llmCalls: z.number().int().nonnegative(),
+  /** Of those, calls the replay cache answered (absent in files of older versions). */
+  cachedCalls: z.number().int().nonnegative().optional(),
   attempts: z.number().int().nonnegative(),
   /** Time spent waiting for the model and running code (absent in files of older versions). */
   llmMs: z.number().nonnegative().optional(),

@@ -71,6 +71,7 @@ const GraphOutputSchema = z.object({
   budget: z
     .object({
       llmCalls: z.number(),
+      cachedCalls: z.number(),
       promptTokens: z.number(),
       completionTokens: z.number(),
       llmMs: z.number(),
@@ -222,6 +223,7 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
       latencyMs: Math.round(performance.now() - started),
       tokens: { prompt: budget.promptTokens ?? 0, completion: budget.completionTokens ?? 0 },
       llmCalls: budget.llmCalls ?? 0,
+      cachedCalls: budget.cachedCalls ?? 0,
       attempts: state?.attempts.length ?? 0,
       llmMs: Math.round(budget.llmMs ?? 0),
       execMs: Math.round(budget.execMs ?? 0),

@@ -18,6 +18,8 @@ export const ingestNode: TableQANode = async (state) => {
   for (const source of state.sources) loaded.push(await loadTable(source));
   const known = new Set(state.tables.map((t) => t.sha256 + t.name));
   const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));
-  for (const warning of loaded.flatMap((l) => l.warnings)) console.warn(`tableminds: ${warning}`);
+  for (const warning of loaded.flatMap((l) => l.warnings)) {
+    process.emitWarning(warning, "TablemindsWarning");
+  }
   return { tables: [...state.tables, ...fresh] };
 };

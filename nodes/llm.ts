@@ -43,6 +43,7 @@ export async function ask(
     text: reply.text,
     budget: {
       llmCalls: 1,
+      cachedCalls: reply.cached ? 1 : 0,
       promptTokens: reply.promptTokens,
       completionTokens: reply.completionTokens,
       llmMs: reply.ms,

@@ -111,6 +111,12 @@ describe("tableminds eval", () => {
     expect(resumed.stdout).toMatch(/^tablebench: overall \d+\.\d\d over 10 questions/m);
     expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain("over 10 questions");
     expect(runInfo(out)).toMatchObject({ invocations: 2, finished: expect.any(String) });
+    // The second question's table repeats column names: the warning goes to the run's log,
+    // not into the progress lines.
+    for (const run of [killed, resumed]) expect(run.stderr).not.toContain("repeats the name");
+    expect(readFileSync(path.join(out, "warnings.log"), "utf8")).toContain(
+      'tableminds: warning: <inline>: column 4 repeats the name "League"',
+    );
   });
 
   it("detects a torn last line, moves it aside and runs that question again", async () => {

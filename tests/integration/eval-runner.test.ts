@@ -112,6 +112,41 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     expect(again.records).toHaveLength(40);
   });
 
+  it("reruns from the replay cache with no model request and the same predictions", async () => {
+    const examples = (await loadDataset("tablebench", { path: SAMPLE }))
+      .filter((e) => e.category !== "Visualization")
+      .slice(0, 6);
+    const scorer = getScorer("tablebench");
+    const replayCache = path.join(outDir, "replies.sqlite");
+    const run = (name: string) =>
+      runEvaluation({
+        examples,
+        scorer,
+        graph: "table_qa",
+        outDir: path.join(outDir, name),
+        concurrency: 3,
+        timeoutMs: 60_000,
+        retries: 0,
+        context: { memory: false, maxReflections: 0, replayCache },
+      });
+    const first = await run("recorded");
+    expect(first.records.every((r) => r.error === null && r.cachedCalls === 0)).toBe(true);
+    const requestsBefore = stub.requests.length;
+    const second = await run("replayed");
+    expect(stub.requests.length).toBe(requestsBefore);
+    expect(second.records.every((r) => r.llmCalls > 0 && r.cachedCalls === r.llmCalls)).toBe(true);
+    const predictions = (records: typeof first.records) =>
+      Object.fromEntries(records.map((r) => [r.id, r.output]));
+    expect(predictions(second.records)).toEqual(predictions(first.records));
+    const report = await writeReport(
+      path.join(outDir, "replayed"),
+      examples,
+      second.records,
+      scorer,
+    );
+    expect(report.perQuestion.cachedCalls).toBe(report.perQuestion.llmCalls);
+  });
+
   it("tries a question again when its model calls kept failing, and records the tries", async () => {
     const [example] = await loadDataset("tablebench", { path: SAMPLE, limit: 1 });
     if (!example) throw new Error("empty sample");

@@ -1,3 +1,4 @@
+import { EMPTY_BUDGET } from "../../blackboard/reducers.js";
 import type { Attempt, Reflection, TableRef } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { answer, verdict } from "./verdicts.js";
@@ -69,7 +70,7 @@ export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAState
     checked: [{ id: "c1", answer: answer("203"), verdict: verdict("203") }],
     reflections: [],
     memories: [],
-    budget: { llmCalls: 0, promptTokens: 0, completionTokens: 0, llmMs: 0, execMs: 0 },
+    budget: { ...EMPTY_BUDGET },
     ...over,
   };
 }

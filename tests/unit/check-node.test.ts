@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { EMPTY_BUDGET } from "../../blackboard/reducers.js";
 import type {
   Attempt,
   CheckedAnswer,
@@ -50,7 +51,7 @@ function stateWith(
     checked: [],
     reflections: [],
     memories: [],
-    budget: { llmCalls: 0, promptTokens: 0, completionTokens: 0, llmMs: 0, execMs: 0 },
+    budget: { ...EMPTY_BUDGET },
   };
 }
 
