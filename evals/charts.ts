@@ -11,6 +11,24 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
+/**
+ * Rasterizes an SVG to PNG at `scale` times its size with resvg, using the system's fonts
+ * (DejaVu where Vega asks for a generic family). Loaded on first use: it is a native module.
+ */
+export async function svgToPng(svg: string, scale = 2): Promise<Buffer> {
+  const { Resvg } = await import("@resvg/resvg-js");
+  const resvg = new Resvg(svg, {
+    fitTo: { mode: "zoom", value: scale },
+    background: "white",
+    font: {
+      loadSystemFonts: true,
+      defaultFontFamily: "DejaVu Sans",
+      sansSerifFamily: "DejaVu Sans",
+    },
+  });
+  return resvg.render().asPng();
+}
+
 /** Horizontal bars of a score per category, in percent. */
 export function scoreBars(
   title: string,
@@ -23,7 +41,7 @@ export function scoreBars(
     data: { values: rows.map((r) => ({ ...r, label: `${r.name} (${r.n})` })) },
     mark: { type: "bar", tooltip: true },
     encoding: {
-      y: { field: "label", type: "nominal", sort: "-x", title: null },
+      y: { field: "label", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 320 } },
       x: { field: "score", type: "quantitative", scale: { domain: [0, 100] }, title: "score (%)" },
     },
   };

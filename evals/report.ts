@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { latencyHistogram, renderSvg, scoreBars } from "./charts.js";
+import type { TopLevelSpec } from "vega-lite";
+import { latencyHistogram, renderSvg, scoreBars, svgToPng } from "./charts.js";
 import type { ResultRecord } from "./results-file.js";
 import type { DatasetSummary, EvalExample, Scorer } from "./types.js";
 
@@ -132,7 +133,7 @@ export function renderMarkdown(name: string, report: Report): string {
   ].join("\n");
 }
 
-/** Writes report.json, report.md and charts/*.svg into a run directory. */
+/** Writes report.json, report.md and charts/*.svg (and .png) into a run directory. */
 export async function writeReport(
   outDir: string,
   examples: EvalExample[],
@@ -145,20 +146,16 @@ export async function writeReport(
   mkdirSync(charts, { recursive: true });
   writeFileSync(path.join(outDir, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(outDir, "report.md"), renderMarkdown(path.basename(outDir), report));
-  writeFileSync(
-    path.join(charts, "categories.svg"),
-    await renderSvg(scoreBars("score per category", report.summary.groups)),
-  );
-  writeFileSync(
-    path.join(charts, "subcategories.svg"),
-    await renderSvg(scoreBars("score per subcategory", report.summary.subgroups)),
-  );
-  writeFileSync(
-    path.join(charts, "latency.svg"),
-    await renderSvg(
-      latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs)),
-    ),
-  );
+  const specs: [string, TopLevelSpec][] = [
+    ["categories", scoreBars("score per category", report.summary.groups)],
+    ["subcategories", scoreBars("score per subcategory", report.summary.subgroups)],
+    ["latency", latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs))],
+  ];
+  for (const [name, spec] of specs) {
+    const svg = await renderSvg(spec);
+    writeFileSync(path.join(charts, `${name}.svg`), svg);
+    writeFileSync(path.join(charts, `${name}.png`), await svgToPng(svg));
+  }
   return report;
 }
 

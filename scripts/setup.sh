@@ -53,6 +53,25 @@ ensure_matplotlib() {
   echo "  Install it (apt-get install python3-matplotlib, or pip install matplotlib)." >&2
 }
 
+# The PNG copies of a report's charts are drawn with the system's fonts; DejaVu is what they
+# ask for. Without any font, the charts still render, with no text.
+ensure_fonts() {
+  [[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]] && return 0
+  local prefix
+  if command -v apt-get >/dev/null 2>&1 && prefix=$(root_prefix); then
+    echo "tableminds: installing fonts-dejavu-core with apt-get (for report charts)..."
+    if $prefix env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends fonts-dejavu-core >/dev/null 2>&1 ||
+      { $prefix apt-get update -qq && $prefix env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends fonts-dejavu-core >/dev/null; }; then
+      return 0
+    fi
+  fi
+  echo "tableminds: warning: no DejaVu fonts; the PNG charts of reports will have no text." >&2
+}
+
+ensure_fonts
+
 if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
   if found=$(describe_python "$TABLEMINDS_PYTHON"); then
     echo "tableminds: sandbox python: $found"

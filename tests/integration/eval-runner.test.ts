@@ -11,6 +11,7 @@ import { readRunInfo } from "../../evals/run-info.js";
 import { runEvaluation, systemOutput } from "../../evals/runner.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
+import { decodeRgbaPng } from "../support/png.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { KNOWN_CODE, tablebenchTeam } from "../support/tablebench-team.js";
 
@@ -93,6 +94,19 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     for (const chart of ["categories", "subcategories", "latency"]) {
       const svg = readFileSync(path.join(outDir, "charts", `${chart}.svg`), "utf8");
       expect(svg.startsWith("<svg")).toBe(true);
+      // The PNG is the same chart at twice the size, with its bars and its (black) text drawn.
+      const png = decodeRgbaPng(readFileSync(path.join(outDir, "charts", `${chart}.png`)));
+      const size = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svg);
+      expect([png.width, png.height]).toEqual([2 * Number(size?.[1]), 2 * Number(size?.[2])]);
+      let ink = 0;
+      let text = 0;
+      for (let i = 0; i < png.rgba.length; i += 4) {
+        const [r = 255, g = 255, b = 255] = png.rgba.subarray(i, i + 3);
+        if (r < 200 || g < 200 || b < 200) ink += 1;
+        if (r < 60 && g < 60 && b < 60) text += 1;
+      }
+      expect(ink / (png.width * png.height)).toBeGreaterThan(0.01);
+      expect(text).toBeGreaterThan(200);
     }
     expect(existsSync(path.join(outDir, "report.json"))).toBe(true);
 
