@@ -1,0 +1,43 @@
+"""Whether this machine's CPUs are contended, for work that is only worth doing on idle ones."""
+
+import os
+import time
+
+PSI_CPU = "/proc/pressure/cpu"
+# Shorter looks say little: the window is kept until it is at least this long.
+MIN_WINDOW_S = 0.005
+
+
+class CpuPressure:
+    """Busy when, since the last look, some runnable task waited for a CPU for more than
+    `max_stall` of the wall time (Linux PSI, `some total`); where the kernel has no PSI,
+    when the load average exceeds the number of CPUs."""
+
+    def __init__(self, max_stall, path=PSI_CPU, clock=time.monotonic, loadavg=os.getloadavg):
+        self.max_stall = max_stall
+        self.path = path
+        self.clock = clock
+        self.loadavg = loadavg
+        self._last = None
+        self._busy = False
+
+    def _stall_us(self):
+        try:
+            with open(self.path, encoding="ascii") as handle:
+                fields = handle.readline().split()
+            return int(next(f for f in fields if f.startswith("total=")).split("=", 1)[1])
+        except (OSError, StopIteration, ValueError):
+            return None
+
+    def busy(self):
+        stall = self._stall_us()
+        if stall is None:
+            return self.loadavg()[0] > (os.cpu_count() or 1)
+        now = self.clock()
+        if self._last is None:
+            self._last = (now, stall)
+        elif now - self._last[0] >= MIN_WINDOW_S:
+            then, stalled = self._last
+            self._busy = (stall - stalled) / 1e6 / (now - then) > self.max_stall
+            self._last = (now, stall)
+        return self._busy
