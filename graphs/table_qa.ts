@@ -14,6 +14,16 @@ import { recallNode } from "../nodes/recall.js";
 import { reflectNode } from "../nodes/reflect.js";
 import { configurationOf } from "../nodes/runtime.js";
 
+/** Long-term memory on: recall past episodes first, and archive this one at the end. */
+export function routeAfterIngest(memory: boolean): "recall" | "planner" {
+  return memory ? "recall" : "planner";
+}
+
+/** Where a run goes once its answer is settled: to the archiver, or, with memory off, the end. */
+export function toMemory(memory: boolean): "archiver" | typeof END {
+  return memory ? "archiver" : END;
+}
+
 /** After a run: answer when it worked or this round's attempts are used up, else code again. */
 export function routeAfterExecute(
   state: Pick<TableQAStateValue, "attempts" | "reflections">,
@@ -25,16 +35,20 @@ export function routeAfterExecute(
 }
 
 /** After an answer: check it when checking is on, else go straight to memory. */
-export function routeAfterAnswer(check: boolean): "checker" | "archiver" {
-  return check ? "checker" : "archiver";
+export function routeAfterAnswer(
+  check: boolean,
+  memory: boolean,
+): "checker" | "archiver" | typeof END {
+  return check ? "checker" : toMemory(memory);
 }
 
 /** After a check: keep a passing answer, reflect on a failing one while reflections remain. */
 export function routeAfterCheck(
   state: Pick<TableQAStateValue, "verdict" | "reflections">,
   maxReflections: number,
-): "archiver" | "reflector" | "finalizer" {
-  if (state.verdict?.pass) return "archiver";
+  memory: boolean,
+): "archiver" | typeof END | "reflector" | "finalizer" {
+  if (state.verdict?.pass) return toMemory(memory);
   return state.reflections.length < maxReflections ? "reflector" : "finalizer";
 }
 
@@ -55,6 +69,9 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxRe
 }
 
 /*
+ * With memory off, ingest goes straight to the planner and the run ends where the archiver
+ * would start.
+ *
  * ingest -> recall -> planner -> coder -> executor -> answerer -> checker -> archiver -> END
  *                      ^          ^  \_retry_/           |          |  \          ^
  *                      |          |  (error history)     |          |   finalizer-+
@@ -74,7 +91,11 @@ export const builder = new StateGraph(TableQAState, ContextSchema)
   .addNode("finalizer", finalizeNode)
   .addNode("archiver", archiveNode)
   .addEdge(START, "ingest")
-  .addEdge("ingest", "recall")
+  .addConditionalEdges(
+    "ingest",
+    (_state, config) => routeAfterIngest(configurationOf(config).memory),
+    ["recall", "planner"],
+  )
   .addEdge("recall", "planner")
   .addEdge("planner", "coder")
   .addEdge("coder", "executor")
@@ -85,16 +106,25 @@ export const builder = new StateGraph(TableQAState, ContextSchema)
   )
   .addConditionalEdges(
     "answerer",
-    (_state, config) => routeAfterAnswer(configurationOf(config).check),
-    ["checker", "archiver"],
+    (_state, config) => {
+      const { check, memory } = configurationOf(config);
+      return routeAfterAnswer(check, memory);
+    },
+    ["checker", "archiver", END],
   )
   .addConditionalEdges(
     "checker",
-    (state, config) => routeAfterCheck(state, configurationOf(config).maxReflections),
-    ["archiver", "reflector", "finalizer"],
+    (state, config) => {
+      const { maxReflections, memory } = configurationOf(config);
+      return routeAfterCheck(state, maxReflections, memory);
+    },
+    ["archiver", END, "reflector", "finalizer"],
   )
   .addConditionalEdges("reflector", routeAfterReflect, ["planner", "coder"])
-  .addEdge("finalizer", "archiver")
+  .addConditionalEdges("finalizer", (_state, config) => toMemory(configurationOf(config).memory), [
+    "archiver",
+    END,
+  ])
   .addEdge("archiver", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

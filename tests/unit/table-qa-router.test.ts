@@ -1,3 +1,4 @@
+import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
 import {
@@ -5,8 +6,10 @@ import {
   routeAfterAnswer,
   routeAfterCheck,
   routeAfterExecute,
+  routeAfterIngest,
   routeAfterReflect,
   stepBound,
+  toMemory,
 } from "../../graphs/table_qa.js";
 import { verdict } from "../support/verdicts.js";
 
@@ -91,20 +94,32 @@ describe("the check/reflect routers", () => {
   });
 
   it("checks only when checking is on", () => {
-    expect(routeAfterAnswer(true)).toBe("checker");
-    expect(routeAfterAnswer(false)).toBe("archiver");
+    expect(routeAfterAnswer(true, true)).toBe("checker");
+    expect(routeAfterAnswer(false, true)).toBe("archiver");
+  });
+
+  it("recalls and archives only with memory on; without it a settled run ends", () => {
+    expect(routeAfterIngest(true)).toBe("recall");
+    expect(routeAfterIngest(false)).toBe("planner");
+    expect(routeAfterAnswer(true, false)).toBe("checker");
+    expect(routeAfterAnswer(false, false)).toBe(END);
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, 2, false)).toBe(END);
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 2, false)).toBe("reflector");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 0, false)).toBe("finalizer");
+    expect(toMemory(true)).toBe("archiver");
+    expect(toMemory(false)).toBe(END);
   });
 
   it("archives a pass, reflects on a fail while reflections remain, then settles", () => {
-    expect(routeAfterCheck({ verdict: passing, reflections: [] }, 2)).toBe("archiver");
-    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 2)).toBe("reflector");
-    expect(routeAfterCheck({ verdict: failing, reflections: [reflection(1)] }, 2)).toBe(
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, 2, true)).toBe("archiver");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 2, true)).toBe("reflector");
+    expect(routeAfterCheck({ verdict: failing, reflections: [reflection(1)] }, 2, true)).toBe(
       "reflector",
     );
     expect(
-      routeAfterCheck({ verdict: failing, reflections: [reflection(1), reflection(2)] }, 2),
+      routeAfterCheck({ verdict: failing, reflections: [reflection(1), reflection(2)] }, 2, true),
     ).toBe("finalizer");
-    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 0)).toBe("finalizer");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, 0, true)).toBe("finalizer");
   });
 
   it("goes back where the reflector said", () => {
