@@ -69,9 +69,10 @@ export function toValue(original: string, canonical = original): WikiValue {
   return { kind: "string", normalized: normalizeWikiTQ(original) };
 }
 
+/** What Python's set() compares: a number by its amount, a date by (y, m, d), a string by text. */
 function identity(v: WikiValue): string {
-  if (v.kind === "number") return `n:${v.amount}:${v.normalized}`;
-  if (v.kind === "date") return `d:${v.ymd.join("-")}:${v.normalized}`;
+  if (v.kind === "number") return `n:${v.amount}`;
+  if (v.kind === "date") return `d:${v.ymd.join("-")}`;
   return `s:${v.normalized}`;
 }
 
@@ -81,12 +82,14 @@ export function toValueList(originals: string[], canonicals?: string[]): WikiVal
   return [...new Map(values.map((v) => [identity(v), v])).values()];
 }
 
+/** `target.match(predicted)`: the same normalized text, else the same number or date. */
 export function valuesMatch(target: WikiValue, predicted: WikiValue): boolean {
+  if (target.normalized === predicted.normalized) return true;
   if (target.kind === "number" && predicted.kind === "number")
     return Math.abs(target.amount - predicted.amount) < 1e-6;
   if (target.kind === "date" && predicted.kind === "date")
     return target.ymd.every((p, i) => p === predicted.ymd[i]);
-  return target.normalized === predicted.normalized;
+  return false;
 }
 
 export function checkDenotation(targets: WikiValue[], predicted: WikiValue[]): boolean {

@@ -83,6 +83,22 @@ describe("the WikiTQ evaluator", () => {
     expect(checkDenotation(toValueList(["Italy"]), toValueList(["italy."]))).toBe(true);
   });
 
+  it("deduplicates values as Python's set() does: numbers by amount, dates by day, strings by text", () => {
+    expect(toValueList(["2", "2.0"])).toHaveLength(1);
+    expect(toValueList(["2001-05-03", "2001-5-3"])).toHaveLength(1);
+    expect(toValueList(["Italy", "italy."])).toHaveLength(1);
+    expect(toValueList(["2", "two"])).toHaveLength(2);
+    // So a repeated answer still matches a single target.
+    expect(checkDenotation(toValueList(["2"]), toValueList(["2", "2.0"]))).toBe(true);
+  });
+
+  it("matches on the normalized text first, as Value.match does, then on the number", () => {
+    // A target whose canonical form reads as another number still matches its own text.
+    expect(checkDenotation(toValueList(["3"], ["4.0"]), toValueList(["3"]))).toBe(true);
+    expect(checkDenotation(toValueList(["3"], ["4.0"]), toValueList(["4"]))).toBe(true);
+    expect(checkDenotation(toValueList(["3"], ["4.0"]), toValueList(["5"]))).toBe(false);
+  });
+
   it("unescapes TSV fields and splits a prediction into values", () => {
     expect(tsvUnescapeList("a\\pb|c\\nd|e\\\\f")).toEqual(["a|b", "c\nd", "e\\f"]);
     expect(predictionItems("2004, 2005, 2006")).toEqual(["2004", "2005", "2006"]);
