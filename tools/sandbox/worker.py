@@ -268,6 +268,9 @@ class Graveyard:
     def forget(self):
         self._dying.clear()
 
+    def waiting(self):
+        return bool(self._dying)
+
     def collect_all(self, timeout_s):
         deadline = time.monotonic() + timeout_s
         while self._dying and time.monotonic() < deadline:
@@ -561,6 +564,31 @@ def _load_table(uri, digest):
     return frame
 
 
+# While children are dying, how often the idle worker looks for them itself, in case their
+# SIGCHLD came at a moment it could not reap them.
+REAP_POLL_S = 0.05
+
+
+def _request_lines(fd):
+    """The lines of the request stream, read so that, while waiting for the next one, the
+    children still dying are reaped every REAP_POLL_S."""
+    pending = b""
+    while True:
+        if b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line
+            continue
+        if not select.select([fd], [], [], REAP_POLL_S if _graveyard.waiting() else None)[0]:
+            _graveyard.collect()
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            if pending:
+                yield pending
+            return
+        pending += chunk
+
+
 def main():
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -582,7 +610,7 @@ def main():
             }
         )
         worker.prepare_next()
-        for raw in sys.stdin.buffer:
+        for raw in _request_lines(sys.stdin.fileno()):
             if not raw.strip():
                 continue
             request_id = None
