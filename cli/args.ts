@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 
 export function positiveInt(value: string): number {
   const n = Number(value);
@@ -16,4 +16,35 @@ export function nonNegativeNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError("expected a number >= 0");
   return n;
+}
+
+/** The run configuration's flags, the same for `ask` and `eval run`. */
+export function withConfigurationFlags(command: Command): Command {
+  return command
+    .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
+    .option("--temperature <t>", "sampling temperature (default 0)", nonNegativeNumber)
+    .option(
+      "--max-code-attempts <n>",
+      "code attempts before answering anyway (default 3)",
+      positiveInt,
+    )
+    .addOption(
+      new Option("--sandbox <backend>", "where generated code runs (default local)").choices([
+        "local",
+        "e2b",
+      ]),
+    )
+    .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
+    .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
+    .option("--no-check", "skip checking answers (format, type, grounding)")
+    .option("--llm-checker", "also let a model score each answer's type, format and grounding")
+    .option(
+      "--max-reflections <n>",
+      "retries after a failed check, each with a diagnosis (default 2; 0: none)",
+      nonNegativeInt,
+    )
+    .option(
+      "--replay-cache <file>",
+      "answer repeated model calls from this file, and record new ones",
+    );
 }

@@ -1,13 +1,13 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
 import type { ChartRunner, EvalExample, QuestionScore } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
+import { nonNegativeInt, positiveInt, withConfigurationFlags } from "./args.js";
 import { evalProgress } from "./eval-progress.js";
 import { listGraphs } from "./graphs.js";
 import { redirectWarnings } from "./warnings.js";
@@ -72,31 +72,6 @@ function summaryText(report: Report): string {
 }
 
 /** The flags of the run configuration that make sense for a whole evaluation. */
-function withConfigurationFlags(command: Command): Command {
-  return command
-    .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
-    .option("--temperature <t>", "sampling temperature (default 0)", nonNegativeNumber)
-    .option("--max-code-attempts <n>", "code attempts per question (default 3)", positiveInt)
-    .addOption(
-      new Option("--sandbox <backend>", "where generated code runs (default local)").choices([
-        "local",
-        "e2b",
-      ]),
-    )
-    .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
-    .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
-    .option("--no-check", "skip checking answers (format, type, grounding)")
-    .option("--llm-checker", "also let a model score each answer")
-    .option(
-      "--max-reflections <n>",
-      "retries after a failed check (default 2; 0: none)",
-      nonNegativeInt,
-    )
-    .option(
-      "--replay-cache <file>",
-      "answer repeated model calls from this file and record new ones",
-    );
-}
 
 const ConfigurationFlagsSchema = z.object({
   model: z.string().optional(),

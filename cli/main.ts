@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { nonNegativeInt, nonNegativeNumber, positiveInt } from "./args.js";
+import { withConfigurationFlags } from "./args.js";
 import { ask } from "./ask.js";
 import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
@@ -31,54 +31,30 @@ export function buildProgram(): Command {
     .addHelpText("after", ENVIRONMENT)
     .showHelpAfterError();
 
-  program
-    .command("ask")
-    .description("answer a question about a table (CSV, TSV or JSON) and show the evidence")
-    .argument("<table>", "table file: .csv, .tsv or .json (records or {columns, data})")
-    .argument("<question>", "the question, in quotes")
-    .option(
-      "-t, --table <file>",
-      "another table (repeatable)",
-      (v, all: string[]) => [...all, v],
-      [],
-    )
-    .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
-    .option("-q, --quiet", "no progress on stderr", false)
-    .addOption(
-      new Option("-g, --graph <name>", "graph of langgraph.json to run").default("table_qa"),
-    )
-    .option("-m, --model <name>", "model for every role (overrides TABLEMINDS_MODEL)")
-    .option("--temperature <t>", "sampling temperature", nonNegativeNumber)
-    .option(
-      "--max-code-attempts <n>",
-      "code attempts before answering anyway (default 3)",
-      positiveInt,
-    )
-    .addOption(
-      new Option("--sandbox <backend>", "where generated code runs (default local)").choices([
-        "local",
-        "e2b",
-      ]),
-    )
-    .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
-    .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
+  withConfigurationFlags(
+    program
+      .command("ask")
+      .description("answer a question about a table (CSV, TSV or JSON) and show the evidence")
+      .argument("<table>", "table file: .csv, .tsv or .json (records or {columns, data})")
+      .argument("<question>", "the question, in quotes")
+      .option(
+        "-t, --table <file>",
+        "another table (repeatable)",
+        (v, all: string[]) => [...all, v],
+        [],
+      )
+      .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
+      .option("-q, --quiet", "no progress on stderr", false)
+      .addOption(
+        new Option("-g, --graph <name>", "graph of langgraph.json to run").default("table_qa"),
+      ),
+  )
     .option("--stream", "stream tokens from the model", false)
-    .option("--no-check", "skip checking the answer (format, type, grounding)")
-    .option("--llm-checker", "also let a model score the answer's type, format and grounding")
-    .option(
-      "--max-reflections <n>",
-      "retries after a failed check, each with a diagnosis (default 2; 0: none)",
-      nonNegativeInt,
-    )
     .option("--no-memory", "neither recall nor archive lessons of past questions")
     .option("--memory-namespace <name>", "whose memory: a user or dataset name (default default)")
     .option(
       "--thread <id>",
       "save each step under this id; the same command again resumes an interrupted run",
-    )
-    .option(
-      "--replay-cache <file>",
-      "answer repeated model calls from this file, and record new ones",
     )
     .addHelpText("after", ENVIRONMENT)
     .action(async (table: string, question: string, opts) => {

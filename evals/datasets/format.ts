@@ -154,3 +154,12 @@ export async function readJsonFile(file: string): Promise<{ text: string; json: 
     throw new DatasetFormatError(file, line, `not valid JSON (${reason})`);
   }
 }
+
+/** A question's table file; one that is missing is named with the line that cites it. */
+export async function readCitedTable(file: string, citedAt: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch {
+    throw new Error(`${citedAt}: its table ${file} is missing`);
+  }
+}

@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { EvalExample } from "../types.js";
 import {
   DatasetFormatError,
   lineFinder,
+  readCitedTable,
   readJsonFile,
   topLevelOffsets,
   zodProblem,
@@ -105,11 +105,5 @@ async function readTabFactTable(
   file: string,
   citedAt: string,
 ): Promise<EvalExample["tables"][number]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    throw new Error(`${citedAt}: its table ${file} is missing`);
-  }
-  return { name: "table", ...parseTabFactCsv(text, file) };
+  return { name: "table", ...parseTabFactCsv(await readCitedTable(file, citedAt), file) };
 }

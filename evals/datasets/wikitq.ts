@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { tsvUnescape } from "../metrics/wikitq.js";
 import type { EvalExample } from "../types.js";
-import { DatasetFormatError } from "./format.js";
+import { DatasetFormatError, readCitedTable } from "./format.js";
 
 /** The split papers report WikiTQ's test accuracy on. */
 export const WIKITQ_TEST_SPLIT = "pristine-unseen-tables";
@@ -105,12 +105,7 @@ async function readWikiTQTable(
   file: string,
   citedAt: string,
 ): Promise<EvalExample["tables"][number]> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    throw new Error(`${citedAt}: its table ${file} is missing`);
-  }
+  const text = await readCitedTable(file, citedAt);
   try {
     return { name: "table", ...parseWikiTQCsv(text) };
   } catch (error) {
