@@ -296,6 +296,17 @@ function edgeKey(edge: Edge): string {
  * made from the answer with their supports/conflicts edges, and any source cells the verifier
  * found go on the blackboard; the answer joins `checked` so the best one survives.
  */
+/** A reply without usable scores costs the check nothing: the rules' verdict stands. */
+function scoresOrNull(reply: string): ReturnType<typeof parseCheck> | null {
+  try {
+    return parseCheck(reply);
+  } catch (error) {
+    if (!(error instanceof ReplyParseError)) throw error;
+    process.emitWarning(`${error.message}; the rules alone judged`, "TablemindsWarning");
+    return null;
+  }
+}
+
 export const checkNode: TableQANode = async (state, runtime) => {
   const config = configurationOf(runtime);
   const { verdict: rules, grounding } = await ruleVerdict(state);
@@ -308,8 +319,13 @@ export const checkNode: TableQANode = async (state, runtime) => {
       ask("checker", CHECKER_SYSTEM, prompt, config, runtime?.signal),
     );
     if (reply) {
-      verdict = combine(verdict, parseCheck(reply.text));
       budget = reply.budget;
+      const scores = scoresOrNull(reply.text);
+      if (scores) verdict = combine(verdict, scores);
+      else {
+        const note = "the LLM checker's reply had no usable scores; the rules alone judged";
+        verdict = { ...verdict, issues: [...verdict.issues, note] };
+      }
     } else {
       const note = "the LLM checker could not be reached; the rules alone judged";
       verdict = { ...verdict, issues: [...verdict.issues, note] };

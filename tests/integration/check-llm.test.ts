@@ -20,7 +20,6 @@ import { CHECKER_SYSTEM, checkNode } from "../../nodes/check.js";
 import { codeNode } from "../../nodes/code.js";
 import { executeNode } from "../../nodes/execute.js";
 import { ingestNode } from "../../nodes/ingest.js";
-import { ReplyParseError } from "../../nodes/llm.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
 import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
@@ -178,11 +177,23 @@ describe("the check node with the LLM checker, against a stub model", () => {
     ]);
   });
 
-  it("fails clearly on a reply with no scores in it", async () => {
+  it("judges by the rules alone, with a warning, when the reply has no scores in it", async () => {
     checkerReply = "The answer looks right to me.";
-    const failure = check("203", { llmChecker: true });
-    await expect(failure).rejects.toBeInstanceOf(ReplyParseError);
-    await expect(failure).rejects.toThrow(
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      const { update } = await check("203", { llmChecker: true });
+      expect(update.verdict).toMatchObject({ by: "rules", pass: true });
+      expect(update.verdict?.issues).toEqual([
+        "the LLM checker's reply had no usable scores; the rules alone judged",
+      ]);
+      expect(update.budget).toMatchObject({ llmCalls: 1 });
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on a later tick
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.join("\n")).toMatch(
       /checker reply has no scores for type, format and grounding \(0-2 each\); it was: "The answer looks right to me."/,
     );
   });
