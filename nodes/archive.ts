@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { renderPlan } from "../blackboard/render.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { createEmbedder, encodeVector } from "../tools/memory/embeddings.js";
@@ -100,6 +100,19 @@ export function parseNotes(reply: string): Notes | null {
 }
 
 /**
+ * What identifies this run's episode across a resume: its thread, question and answer. A run
+ * without a thread cannot be resumed, so it needs none.
+ */
+function runKey(state: TableQAStateValue, configurable: unknown): string | null {
+  const thread = (configurable as { thread_id?: unknown } | undefined)?.thread_id;
+  if (typeof thread !== "string" || !thread) return null;
+  return createHash("sha256")
+    .update(JSON.stringify([thread, state.question, state.answer?.final ?? ""]))
+    .digest("hex")
+    .slice(0, 32);
+}
+
+/**
  * After a checked answer: remember the episode. A new entry is added only when few stored
  * ones lie within `memoryThreshold`; otherwise the nearest entry evolves with this episode.
  */
@@ -123,19 +136,27 @@ export const archiveNode: TableQANode = async (state, runtime) => {
   if (!vector) return { budget };
   const namespace = memoryNamespace(config.memoryNamespace);
   const neighbours = await nearestEpisodes(store, namespace, embedder, vector, NEIGHBOURS);
+  const run = runKey(state, runtime?.configurable);
+  // A run resumed after its put but before its checkpoint comes here again.
+  if (run && neighbours.some((n) => n.episode.runs?.includes(run))) return { budget };
   const decision = addOrMerge(neighbours, config.memoryThreshold, FEW_NEIGHBOURS);
   const nearest = neighbours.find((n) => decision.action === "merge" && n.key === decision.key);
   if (nearest) {
     const merged: Episode = {
-      ...mergeEpisode(nearest.episode, summary),
+      ...mergeEpisode(nearest.episode, summary, run ?? undefined),
       // Stored again under the current embedder, which may have re-embedded an old entry.
       embedding: encodeVector(nearest.vector),
       embedder: embedder.id,
     };
     await store.put(namespace, nearest.key, merged);
   } else {
-    const episode: Episode = { ...summary, embedding: encodeVector(vector), embedder: embedder.id };
-    await store.put(namespace, randomUUID(), episode);
+    const episode: Episode = {
+      ...summary,
+      embedding: encodeVector(vector),
+      embedder: embedder.id,
+      ...(run ? { runs: [run] } : {}),
+    };
+    await store.put(namespace, run ?? randomUUID(), episode);
   }
   return { budget };
 };

@@ -136,6 +136,29 @@ describe("archive, then recall from the file in a fresh handle", () => {
     );
   });
 
+  it("archives a resumed run's episode once: its thread, question and answer mark it", async () => {
+    const store = open(freshFile());
+    // LangGraph passes the thread in `configurable`, beside the run's settings.
+    const inThread = (thread: string): NodeRuntime =>
+      Object.assign(runtime(store), { configurable: { thread_id: thread } });
+    // A run interrupted after its put but before its checkpoint archives again on resume.
+    await archiveNode(SOLVED, inThread("t1"));
+    await archiveNode(SOLVED, inThread("t1"));
+    expect((await entries(store)).map((e) => e.episodes)).toEqual([1]);
+    const again = solvedState({
+      question: "How many gold medals did these 8 nations win in 2016?",
+    });
+    await archiveNode(again, inThread("t2"));
+    await archiveNode(again, inThread("t2"));
+    const [entry] = await entries(store);
+    expect(entry?.episodes).toBe(2);
+    expect(entry?.runs).toHaveLength(2);
+    // Another thread asking the same is another episode; so is a run with no thread at all.
+    await archiveNode(SOLVED, inThread("t3"));
+    await archiveNode(SOLVED, runtime(store));
+    expect((await entries(store)).map((e) => e.episodes)).toEqual([4]);
+  });
+
   it("archives nothing for a failed check, an answer the verdict is not about, or a failed run", async () => {
     const store = open(freshFile());
     const failing = solvedState({ verdict: verdict("203", { grounding: 0 }) });

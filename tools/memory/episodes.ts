@@ -23,6 +23,8 @@ export const EpisodeSchema = z.object({
   embedding: z.union([z.string(), z.array(z.number())]),
   /** Which embedder made `embedding`; entries of another embedder are not compared. */
   embedder: z.string(),
+  /** The runs merged in (the latest few), so a resumed run does not archive itself twice. */
+  runs: z.array(z.string()).optional(),
 });
 export type Episode = z.infer<typeof EpisodeSchema>;
 export type EpisodeSummary = Omit<Episode, "embedding" | "embedder">;
@@ -112,9 +114,16 @@ export function withNotes(summary: EpisodeSummary, notes: Notes): EpisodeSummary
 }
 
 /** Evolves an entry with a newer episode: its plan replaces the old one, notes accumulate. */
-export function mergeEpisode(existing: Episode, incoming: EpisodeSummary): Episode {
+export const RUNS_KEPT = 32;
+
+export function mergeEpisode(
+  existing: Episode,
+  incoming: EpisodeSummary,
+  run?: string,
+): Episode {
   return {
     ...existing,
+    ...(run ? { runs: [...(existing.runs ?? []), run].slice(-RUNS_KEPT) } : {}),
     plan: incoming.plan.length > 0 ? incoming.plan : existing.plan,
     lessons: unique([...incoming.lessons, ...existing.lessons]),
     pitfalls: unique([...incoming.pitfalls, ...existing.pitfalls]),
