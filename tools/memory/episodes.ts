@@ -116,11 +116,7 @@ export function withNotes(summary: EpisodeSummary, notes: Notes): EpisodeSummary
 /** Evolves an entry with a newer episode: its plan replaces the old one, notes accumulate. */
 export const RUNS_KEPT = 32;
 
-export function mergeEpisode(
-  existing: Episode,
-  incoming: EpisodeSummary,
-  run?: string,
-): Episode {
+export function mergeEpisode(existing: Episode, incoming: EpisodeSummary, run?: string): Episode {
   return {
     ...existing,
     ...(run ? { runs: [...(existing.runs ?? []), run].slice(-RUNS_KEPT) } : {}),
