@@ -9,6 +9,7 @@ import { writeReport } from "../../evals/report.js";
 import { loadResults } from "../../evals/results-file.js";
 import { readRunInfo } from "../../evals/run-info.js";
 import { runEvaluation, systemOutput } from "../../evals/runner.js";
+import type { EvalExample } from "../../evals/types.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
 import { decodeRgbaPng } from "../support/png.js";
@@ -160,6 +161,45 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     );
     expect(report.perQuestion.cachedCalls).toBe(report.perQuestion.llmCalls);
   });
+
+  it.each([
+    ["wikitq", "wikitq"],
+    ["tabfact", "tabfact"],
+    ["finqa", "finqa/dataset/test.json"],
+  ])(
+    "runs %s's fixture through table_qa and reports it with its own scorer",
+    async (name, data) => {
+      const examples = await loadDataset(name, {
+        path: path.resolve(import.meta.dirname, "../fixtures/datasets", data),
+        limit: 5,
+      });
+      const scorer = getScorer(name);
+      const dir = path.join(outDir, name);
+      const outcome = await runEvaluation({
+        examples,
+        scorer,
+        graph: "table_qa",
+        outDir: dir,
+        concurrency: 5,
+        timeoutMs: 60_000,
+        retries: 0,
+        context: { memory: false, maxReflections: 0 },
+      });
+      const records = [...outcome.records].sort((a, b) => a.id.localeCompare(b.id));
+      const ordered = [...examples].sort((a, b) => a.id.localeCompare(b.id));
+      expect(records.map((r) => [r.id, r.error])).toEqual(ordered.map((e) => [e.id, null]));
+      // The code ran on each loaded table: the stub's coder prints its row count.
+      expect(records.every((r) => r.attempts >= 1 && /Final Answer: \d+/.test(r.output))).toBe(
+        true,
+      );
+      const rescored = await Promise.all(
+        records.map((r, i) => scorer.score(ordered[i] as EvalExample, r.output)),
+      );
+      const report = await writeReport(dir, examples, outcome.records, scorer);
+      expect(report.summary).toEqual(scorer.summarize(examples, rescored));
+      expect(report.summary).toMatchObject({ dataset: name, n: 5 });
+    },
+  );
 
   it("tries a question again when its model calls kept failing, and records the tries", async () => {
     const [example] = await loadDataset("tablebench", { path: SAMPLE, limit: 1 });
