@@ -1,4 +1,7 @@
+import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { z } from "zod";
+import type { Configuration } from "../blackboard/configuration.js";
 
 export function positiveInt(value: string): number {
   const n = Number(value);
@@ -36,6 +39,7 @@ export function withConfigurationFlags(command: Command): Command {
     )
     .option("--exec-timeout <ms>", "wall-clock limit per code run (default 15000)", positiveInt)
     .option("--llm-timeout <ms>", "timeout per model call (default 120000)", positiveInt)
+    .option("--llm-retries <n>", "retries of a failed model call (default 3)", nonNegativeInt)
     .option("--no-check", "skip checking answers (format, type, grounding)")
     .option("--llm-checker", "also let a model score each answer's type, format and grounding")
     .option(
@@ -47,4 +51,40 @@ export function withConfigurationFlags(command: Command): Command {
       "--replay-cache <file>",
       "answer repeated model calls from this file, and record new ones",
     );
+}
+
+const ConfigurationFlagsSchema = z.object({
+  model: z.string().optional(),
+  temperature: z.number().optional(),
+  maxCodeAttempts: z.number().optional(),
+  sandbox: z.enum(["local", "e2b"]).optional(),
+  execTimeout: z.number().optional(),
+  llmTimeout: z.number().optional(),
+  llmRetries: z.number().optional(),
+  check: z.boolean().optional(),
+  llmChecker: z.boolean().optional(),
+  maxReflections: z.number().optional(),
+  replayCache: z.string().optional(),
+});
+
+/** The configuration those flags set; what was not given is left to the defaults. */
+export function configurationFromFlags(opts: unknown): Partial<Configuration> {
+  const flags = ConfigurationFlagsSchema.parse(opts);
+  const context: Partial<Configuration> = {
+    model: flags.model,
+    temperature: flags.temperature,
+    maxCodeAttempts: flags.maxCodeAttempts,
+    sandbox: flags.sandbox,
+    execTimeoutMs: flags.execTimeout,
+    llmTimeoutMs: flags.llmTimeout,
+    llmMaxRetries: flags.llmRetries,
+    // --no-check gives false; the default (true) is left to the configuration.
+    check: flags.check === false ? false : undefined,
+    llmChecker: flags.llmChecker,
+    maxReflections: flags.maxReflections,
+    replayCache: flags.replayCache ? path.resolve(flags.replayCache) : undefined,
+  };
+  return Object.fromEntries(
+    Object.entries(context).filter(([, v]) => v !== undefined),
+  ) as Partial<Configuration>;
 }

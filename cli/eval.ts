@@ -2,12 +2,16 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } fr
 import path from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import type { Configuration } from "../blackboard/configuration.js";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
 import type { ChartRunner, EvalExample, QuestionScore } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import { nonNegativeInt, positiveInt, withConfigurationFlags } from "./args.js";
+import {
+  configurationFromFlags,
+  nonNegativeInt,
+  positiveInt,
+  withConfigurationFlags,
+} from "./args.js";
 import { evalProgress } from "./eval-progress.js";
 import { listGraphs } from "./graphs.js";
 import { redirectWarnings } from "./warnings.js";
@@ -69,43 +73,6 @@ function summaryText(report: Report): string {
     ...groups,
     ...errors,
   ].join("\n");
-}
-
-/** The flags of the run configuration that make sense for a whole evaluation. */
-
-const ConfigurationFlagsSchema = z.object({
-  model: z.string().optional(),
-  temperature: z.number().optional(),
-  maxCodeAttempts: z.number().optional(),
-  sandbox: z.enum(["local", "e2b"]).optional(),
-  execTimeout: z.number().optional(),
-  llmTimeout: z.number().optional(),
-  check: z.boolean().optional(),
-  llmChecker: z.boolean().optional(),
-  maxReflections: z.number().optional(),
-  replayCache: z.string().optional(),
-});
-
-function contextFromFlags(opts: unknown): Partial<Configuration> {
-  const flags = ConfigurationFlagsSchema.parse(opts);
-  const context: Partial<Configuration> = {
-    model: flags.model,
-    temperature: flags.temperature,
-    maxCodeAttempts: flags.maxCodeAttempts,
-    sandbox: flags.sandbox,
-    execTimeoutMs: flags.execTimeout,
-    llmTimeoutMs: flags.llmTimeout,
-    // --no-check gives false; the default (true) is left to the configuration.
-    check: flags.check === false ? false : undefined,
-    llmChecker: flags.llmChecker,
-    maxReflections: flags.maxReflections,
-    replayCache: flags.replayCache ? path.resolve(flags.replayCache) : undefined,
-    // Questions must not teach each other during an evaluation.
-    memory: false,
-  };
-  return Object.fromEntries(
-    Object.entries(context).filter(([, v]) => v !== undefined),
-  ) as Partial<Configuration>;
 }
 
 const PredictionSchema = z.object({ id: z.coerce.string(), prediction: z.string() });
@@ -209,7 +176,8 @@ export function registerEvalCommands(program: Command): void {
           concurrency: opts.concurrency,
           timeoutMs: opts.timeout,
           retries: opts.retries,
-          context: contextFromFlags(opts),
+          // Questions must not teach each other during an evaluation.
+          context: { ...configurationFromFlags(opts), memory: false },
           runChart: await ev.localCharts(),
           signal: controller.signal,
           info: {

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { withConfigurationFlags } from "./args.js";
+import { configurationFromFlags, withConfigurationFlags } from "./args.js";
 import { ask } from "./ask.js";
 import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
@@ -70,21 +70,14 @@ export function buildProgram(): Command {
         graph: opts.graph,
         json: opts.json,
         quiet: opts.quiet,
-        context: dropUndefined({
-          model: opts.model,
-          temperature: opts.temperature,
-          maxCodeAttempts: opts.maxCodeAttempts,
-          sandbox: opts.sandbox,
-          execTimeoutMs: opts.execTimeout,
-          llmTimeoutMs: opts.llmTimeout,
-          streaming: opts.stream,
-          check: opts.check,
-          llmChecker: opts.llmChecker,
-          maxReflections: opts.maxReflections,
-          memory: opts.memory,
-          memoryNamespace: opts.memoryNamespace,
-          replayCache: opts.replayCache,
-        }),
+        context: {
+          ...configurationFromFlags(opts),
+          ...dropUndefined({
+            streaming: opts.stream,
+            memory: opts.memory,
+            memoryNamespace: opts.memoryNamespace,
+          }),
+        },
         thread: opts.thread,
         memory: opts.memory,
       });

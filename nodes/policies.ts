@@ -4,10 +4,16 @@ import { ModelCallError } from "../tools/models/chat.js";
 /**
  * The model client already retries each HTTP call; the node retries once more only
  * for a failed call (a dropped connection, a server that kept failing), never for a
- * reply it could not parse or a missing configuration.
+ * reply it could not parse or a missing configuration. LangGraph's own notice of a retry
+ * goes to stdout, where `ask --json` prints its answer, so the retry is told as a warning.
  */
 export const modelRetryPolicy: RetryPolicy = {
   maxAttempts: 2,
   initialInterval: 500,
-  retryOn: (error: unknown) => error instanceof ModelCallError,
+  logWarning: false,
+  retryOn: (error: unknown) => {
+    if (!(error instanceof ModelCallError)) return false;
+    process.emitWarning(`${error.message}; running the node again`, "TablemindsWarning");
+    return true;
+  },
 };

@@ -59,6 +59,30 @@ describe("tableminds CLI", () => {
     expect(json.evidence.map((e: { id: string }) => e.id)).toContain("a1:by_nation");
   });
 
+  it("keeps stdout to the JSON answer when a node has to retry its model call", async () => {
+    let plannerCalls = 0;
+    const team = medalsTeam();
+    // The client's own retries are off, so the node's retry is what recovers.
+    const flaky = await startStubOpenAI({
+      respond: (req) =>
+        req.role === "planner" && ++plannerCalls === 1 ? { status: 503 } : team(req),
+    });
+    try {
+      const result = await runCli(
+        ["ask", TABLE, MEDALS_QUESTION, "--json", "--no-memory", "--llm-retries", "0"],
+        stubEnv(flaky.url),
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout).answer.final).toBe("203");
+      expect(result.stderr).toMatch(
+        /^tableminds: warning: planner model .* 503 .*; running the node again$/m,
+      );
+      expect(plannerCalls).toBe(2);
+    } finally {
+      await flaky.close();
+    }
+  });
+
   it("says what to set when no model endpoint is configured", async () => {
     const result = await runCli(["ask", TABLE, MEDALS_QUESTION], {
       ...env,
