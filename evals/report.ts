@@ -81,6 +81,13 @@ function groupTable(rows: { name: string; n: number; metric: string; score: numb
   ].join("\n");
 }
 
+/** Every metric's mean when the dataset has more than its headline one (TableBench, FinQA). */
+function metricsLine(metrics: Record<string, number>): string[] {
+  const entries = Object.entries(metrics);
+  if (entries.length < 2) return [];
+  return [`Metrics: ${entries.map(([name, v]) => `${name} ${v.toFixed(2)}`).join(", ")}.`, ""];
+}
+
 export function renderMarkdown(name: string, report: Report): string {
   const s = report.summary;
   const p = report.perQuestion;
@@ -108,18 +115,23 @@ export function renderMarkdown(name: string, report: Report): string {
     ...partial,
     `Overall: **${s.overall.toFixed(2)}** over ${s.n} questions. Parse@1: ${s.parseRate.toFixed(2)}%.`,
     "",
+    ...metricsLine(s.metrics),
     "## By category",
     "",
     groupTable(s.groups),
     "",
     "![scores per category](charts/categories.svg)",
     "",
-    "## By subcategory",
-    "",
-    groupTable(s.subgroups),
-    "",
-    "![scores per subcategory](charts/subcategories.svg)",
-    "",
+    ...(s.subgroups.length > 0
+      ? [
+          "## By subcategory",
+          "",
+          groupTable(s.subgroups),
+          "",
+          "![scores per subcategory](charts/subcategories.svg)",
+          "",
+        ]
+      : []),
     ...cost,
     "## Errors",
     "",
@@ -148,7 +160,14 @@ export async function writeReport(
   writeFileSync(path.join(outDir, "report.md"), renderMarkdown(path.basename(outDir), report));
   const specs: [string, TopLevelSpec][] = [
     ["categories", scoreBars("score per category", report.summary.groups)],
-    ["subcategories", scoreBars("score per subcategory", report.summary.subgroups)],
+    ...(report.summary.subgroups.length > 0
+      ? [
+          ["subcategories", scoreBars("score per subcategory", report.summary.subgroups)] as [
+            string,
+            TopLevelSpec,
+          ],
+        ]
+      : []),
     ["latency", latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs))],
   ];
   for (const [name, spec] of specs) {

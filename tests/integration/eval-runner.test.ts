@@ -198,6 +198,15 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
       const report = await writeReport(dir, examples, outcome.records, scorer);
       expect(report.summary).toEqual(scorer.summarize(examples, rescored));
       expect(report.summary).toMatchObject({ dataset: name, n: 5 });
+      // No subcategories in these datasets: no empty table, no empty chart.
+      const markdown = readFileSync(path.join(dir, "report.md"), "utf8");
+      expect(markdown).not.toContain("## By subcategory");
+      expect(existsSync(path.join(dir, "charts", "subcategories.svg"))).toBe(false);
+      expect(existsSync(path.join(dir, "charts", "categories.png"))).toBe(true);
+      // FinQA's tolerant figure is shown beside its headline; one-metric datasets need no line.
+      const metricsLine = /^Metrics: exact \d+\.\d\d, close \d+\.\d\d\.$/m;
+      expect(metricsLine.test(markdown)).toBe(name === "finqa");
+      expect(markdown.includes("Metrics:")).toBe(name === "finqa");
     },
   );
 
