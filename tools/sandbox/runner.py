@@ -75,6 +75,16 @@ def safe_str(value):
     return text[:MAX_MESSAGE_CHARS]
 
 
+def describe(exc):
+    """`Type: message` of an exception, safe to print whatever it is."""
+    return f"{type(exc).__name__}: {safe_str(exc)}"
+
+
+def failure_from(error_type, exc):
+    """A failure whose message describes the exception that caused it."""
+    return failure(error_type, describe(exc))
+
+
 def failure(error_type, message, line=None):
     """A result for a run that produced nothing but an error."""
     return {
@@ -373,7 +383,7 @@ def _export_tables(namespace, inputs, code, scratch):
                 }
             )
         except BaseException as exc:
-            notes.append(f"note: table {name} could not be saved: {type(exc).__name__}: {safe_str(exc)}")
+            notes.append(f"note: table {name} could not be saved: {describe(exc)}")
     return tables, notes
 
 
@@ -455,13 +465,13 @@ def run_one_shot(request_path, result_path):
     try:
         request = _read_request(request_path)
     except BaseException as exc:
-        sys.stderr.write(f"runner.py: bad request {request_path}: {type(exc).__name__}: {safe_str(exc)}\n")
+        sys.stderr.write(f"runner.py: bad request {request_path}: {describe(exc)}\n")
         return 2
     result_path = os.path.abspath(result_path)
     try:
         named_tables = [(t["name"], load_table(t["path"])) for t in request["tables"]]
     except BaseException as exc:
-        _write_result(result_path, dumps(failure("TableLoadError", f"{type(exc).__name__}: {safe_str(exc)}")))
+        _write_result(result_path, dumps(failure_from("TableLoadError", exc)))
         return 0
     try:
         result = execute(
@@ -473,7 +483,7 @@ def run_one_shot(request_path, result_path):
         )
         text = dumps(result)
     except BaseException as exc:
-        text = dumps(failure("SandboxError", f"{type(exc).__name__}: {safe_str(exc)}"))
+        text = dumps(failure_from("SandboxError", exc))
     _write_result(result_path, text)
     return 0
 

@@ -181,8 +181,7 @@ def _child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm):
         try:
             own = {digest: runner.load_table(uri) for uri, digest in request.get("load", [])}
         except BaseException as exc:
-            failure = runner.failure("TableLoadError", f"{type(exc).__name__}: {runner.safe_str(exc)}")
-            payload = runner.dumps(failure)
+            payload = runner.dumps(runner.failure_from("TableLoadError", exc))
             return
         named_tables = [(name, own.get(digest, _table_cache.get(digest))) for name, digest in request["tables"]]
         result = runner.execute(
@@ -195,7 +194,7 @@ def _child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm):
         )
         payload = runner.dumps(result)
     except BaseException as exc:
-        payload = runner.dumps(runner.failure("SandboxError", f"{type(exc).__name__}: {runner.safe_str(exc)}"))
+        payload = runner.dumps(runner.failure_from("SandboxError", exc))
     finally:
         try:
             _write_all(result_fd, ((payload or "") + "\n").encode("ascii"))
@@ -328,7 +327,6 @@ class Worker:
         if child is not None:
             lacking = [(uri, digest) for uri, digest in tables.items() if digest not in child.digests]
             if all(_small_file(uri) for uri, _ in lacking):
-                self.to_cache = lacking
                 return child, lacking
             child.discard()  # forked before a big table it needs was loaded
         for uri, digest in tables.items():
@@ -353,7 +351,8 @@ class Worker:
         try:
             child, lacking = self._child_for(tables)
         except BaseException as exc:
-            return runner.failure("TableLoadError", f"{type(exc).__name__}: {runner.safe_str(exc)}"), None
+            return runner.failure_from("TableLoadError", exc), None
+        self.to_cache = lacking
         message = json.dumps(
             {
                 "code": request["code"],
@@ -624,7 +623,7 @@ def main():
                 request_id = message.get("id")
                 reply, child = worker.handle(message)
             except BaseException as exc:
-                reply = runner.failure("WorkerError", f"{type(exc).__name__}: {runner.safe_str(exc)}")
+                reply = runner.failure_from("WorkerError", exc)
             try:
                 _send({"type": "result", "id": request_id, **reply})
             except OSError:
