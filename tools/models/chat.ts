@@ -6,6 +6,7 @@ import {
   type UsageMetadata,
 } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
+import { BoundedCache } from "../bounded-cache.js";
 import {
   type Env,
   type ModelSettings,
@@ -17,11 +18,10 @@ import {
 } from "./config.js";
 import { describeCause, ModelCallError, statusOf } from "./errors.js";
 import { countingAttempts, guardedFetch } from "./fetch.js";
+import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 import { onFailedModelAttempt } from "./retry.js";
 
 export { ModelCallError } from "./errors.js";
-
-import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 
 export interface ModelReply {
   text: string;
@@ -42,7 +42,7 @@ export interface CallModelOptions {
 }
 
 const MAX_CACHED_MODELS = 64;
-const chatModels = new Map<string, ChatOpenAI>();
+const chatModels = new BoundedCache<ChatOpenAI>(MAX_CACHED_MODELS);
 
 /**
  * The ChatOpenAI client for `role`, shared by all calls with the same resolved settings.
@@ -92,10 +92,6 @@ function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedMod
     streamUsage: true,
     configuration: { baseURL, fetch: guardedFetch(timeoutMs) },
   });
-  if (chatModels.size >= MAX_CACHED_MODELS) {
-    const oldest = chatModels.keys().next().value;
-    if (oldest !== undefined) chatModels.delete(oldest);
-  }
   chatModels.set(key, chat);
   return chat;
 }

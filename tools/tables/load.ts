@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { artifactDir, putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
+import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, formatCsv, parseDelimited } from "./csv.js";
 import { inferDtype } from "./dtypes.js";
 import { decodeUtf8, fileProblem, TableLoadError } from "./errors.js";
@@ -190,11 +191,10 @@ async function gridFromFile(file: string): Promise<Grid> {
  * Reads a table from a `.csv`, `.tsv` or `.json` file or from inline `{columns, data}`,
  * stores it as canonical CSV in the artifact store and returns a reference to it.
  * Equal content always yields the same sha256 and uri. Throws TableLoadError.
- */
-/**
- * Loads a table, reusing the result of an earlier load of the same unchanged file
- * (same path, size and modification time) while its artifact still exists: a service
- * answering many questions over one table parses and hashes it once.
+ *
+ * The result of an earlier load of the same unchanged file (same path, size and modification
+ * time) is reused while its artifact still exists: a service answering many questions over
+ * one table parses and hashes it once.
  */
 export async function loadTable(
   source: TableSource,
@@ -207,15 +207,11 @@ export async function loadTable(
     return { table: hit.table, warnings: [...hit.warnings] };
   }
   const result = await loadTableUncached(source, opts);
-  if (key) {
-    if (loaded.size >= MAX_REMEMBERED) loaded.delete(loaded.keys().next().value ?? "");
-    loaded.set(key, result);
-  }
+  if (key) loaded.set(key, result);
   return result;
 }
 
-const MAX_REMEMBERED = 64;
-const loaded = new Map<string, LoadedTable>();
+const loaded = new BoundedCache<LoadedTable>(64);
 
 async function fileKey(file: string, name: string): Promise<string | null> {
   try {

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { BoundedCache } from "../bounded-cache.js";
 import { inferDtype, isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import { readTable } from "./read.js";
 import { renderTable } from "./render.js";
@@ -163,18 +164,15 @@ export async function isLargeTable(ref: TableRef): Promise<boolean> {
   }
 }
 
+const profiles = new BoundedCache<Promise<string>>(64);
+
 /**
  * A compact description of a table for prompts: name, size, each column with its
  * dtype and a summary of its values, then the first `sampleRows` rows (default 5)
  * with cells cut to `maxWidth` characters (default 40). Large tables are summarized
- * by DuckDB rather than parsed whole in Node; the text is the same.
- */
-const PROFILES_KEPT = 64;
-const profiles = new Map<string, Promise<string>>();
-
-/**
- * A table's profile for prompts. The planner, coder and answerer each ask for it, so the last
- * few are kept, keyed by the reference (content hash included) and the options.
+ * by DuckDB rather than parsed whole in Node; the text is the same. The planner, coder and
+ * answerer each ask for it, so the last few are kept, keyed by the reference (content hash
+ * included) and the options.
  */
 export function profileTable(
   ref: TableRef,
@@ -182,15 +180,10 @@ export function profileTable(
 ): Promise<string> {
   const key = JSON.stringify([ref, opts.sampleRows ?? null, opts.maxWidth ?? null]);
   const kept = profiles.get(key);
-  if (kept) {
-    profiles.delete(key);
-    profiles.set(key, kept);
-    return kept;
-  }
+  if (kept) return kept;
   const made = computeProfile(ref, opts);
   profiles.set(key, made);
   made.catch(() => profiles.delete(key));
-  if (profiles.size > PROFILES_KEPT) profiles.delete(profiles.keys().next().value as string);
   return made;
 }
 
