@@ -1,5 +1,6 @@
 import type { DatasetSummary, EvalExample, QuestionScore, Scorer } from "../types.js";
 import { pythonFloat } from "./python-numbers.js";
+import { singleGroupSummary } from "./summary.js";
 import { parsePrediction } from "./tablebench.js";
 
 /**
@@ -199,20 +200,6 @@ export const finqaScorer: Scorer = {
     };
   },
   summarize(examples, scores): DatasetSummary {
-    const wanted = new Set(examples.map((e) => e.id));
-    const kept = scores.filter((s) => wanted.has(s.id));
-    const n = kept.length;
-    const percent = (count: number) => (n === 0 ? 0 : Math.round((10_000 * count) / n) / 100);
-    const sum = (metric: string) => kept.reduce((total, s) => total + (s.metrics[metric] ?? 0), 0);
-    const exact = percent(sum("exact"));
-    return {
-      dataset: "finqa",
-      n,
-      overall: exact,
-      parseRate: percent(kept.filter((s) => s.parsed).length),
-      groups: [{ name: "all", n, metric: "exact", score: exact }],
-      subgroups: [],
-      metrics: { exact, close: percent(sum("close")) },
-    };
+    return singleGroupSummary("finqa", ["exact", "close"], examples, scores);
   },
 };

@@ -1,6 +1,6 @@
 import type { DatasetSummary, EvalExample, QuestionScore, Scorer } from "../types.js";
+import { singleGroupSummary } from "./summary.js";
 import { parsePrediction } from "./tablebench.js";
-import { accuracySummary } from "./wikitq.js";
 
 const ENTAILED = /^(yes|true|entailed|entails|supported|1)$/i;
 const REFUTED = /^(no|false|refuted|refutes|not supported|0)$/i;
@@ -34,6 +34,6 @@ export const tabfactScorer: Scorer = {
     };
   },
   summarize(examples, scores): DatasetSummary {
-    return accuracySummary("tabfact", examples, scores);
+    return singleGroupSummary("tabfact", ["accuracy"], examples, scores);
   },
 };

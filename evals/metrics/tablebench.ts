@@ -8,6 +8,7 @@ import type {
 } from "../types.js";
 import { chartPasses } from "./chart.js";
 import { normalizeAnswer, rougeL } from "./squad.js";
+import { round2 } from "./summary.js";
 
 const NUMERIC_REFERENCE = /^-?\d+(\.\d+)?%?$/;
 const EM10 = new Set(["CorrelationAnalysis", "TrendForecasting", "StatisticalAnalysis"]);
@@ -57,8 +58,6 @@ export function lastPythonBlock(output: string): string | null {
   const blocks = [...output.matchAll(/```python\n([\s\S]*?)```/g)];
   return blocks.at(-1)?.[1] ?? null;
 }
-
-const round2 = (n: number) => Math.round(n * 100) / 100;
 
 export const tablebenchScorer: Scorer = {
   dataset: "tablebench",

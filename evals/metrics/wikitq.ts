@@ -1,5 +1,6 @@
 import type { DatasetSummary, EvalExample, QuestionScore, Scorer } from "../types.js";
 import { pythonFloat, pythonInt } from "./python-numbers.js";
+import { singleGroupSummary } from "./summary.js";
 import { parsePrediction } from "./tablebench.js";
 
 /*
@@ -115,8 +116,6 @@ export function predictionItems(answer: string): string[] {
     .filter(Boolean);
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
-
 export const wikitqScorer: Scorer = {
   dataset: "wikitq",
   async score(example: EvalExample, output: string): Promise<QuestionScore> {
@@ -134,30 +133,9 @@ export const wikitqScorer: Scorer = {
     };
   },
   summarize(examples, scores): DatasetSummary {
-    return accuracySummary("wikitq", examples, scores);
+    return singleGroupSummary("wikitq", ["accuracy"], examples, scores);
   },
 };
-
-/** Accuracy over the scored questions, as WikiTQ and TabFact report it. */
-export function accuracySummary(
-  dataset: string,
-  examples: EvalExample[],
-  scores: QuestionScore[],
-): DatasetSummary {
-  const wanted = new Set(examples.map((e) => e.id));
-  const kept = scores.filter((s) => wanted.has(s.id));
-  const n = kept.length;
-  const accuracy = n === 0 ? 0 : round2((100 * kept.reduce((sum, s) => sum + s.score, 0)) / n);
-  return {
-    dataset,
-    n,
-    overall: accuracy,
-    parseRate: n === 0 ? 0 : round2((100 * kept.filter((s) => s.parsed).length) / n),
-    groups: [{ name: "all", n, metric: "accuracy", score: accuracy }],
-    subgroups: [],
-    metrics: { accuracy },
-  };
-}
 
 /**
  * The official evaluator gets the predicted values already separated; a free-text answer is
