@@ -158,19 +158,14 @@ export async function writeReport(
   mkdirSync(charts, { recursive: true });
   writeFileSync(path.join(outDir, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(outDir, "report.md"), renderMarkdown(path.basename(outDir), report));
-  const specs: [string, TopLevelSpec][] = [
-    ["categories", scoreBars("score per category", report.summary.groups)],
-    ...(report.summary.subgroups.length > 0
-      ? [
-          ["subcategories", scoreBars("score per subcategory", report.summary.subgroups)] as [
-            string,
-            TopLevelSpec,
-          ],
-        ]
-      : []),
+  const { groups, subgroups } = report.summary;
+  const specs: [string, TopLevelSpec | null][] = [
+    ["categories", scoreBars("score per category", groups)],
+    ["subcategories", subgroups.length > 0 ? scoreBars("score per subcategory", subgroups) : null],
     ["latency", latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs))],
   ];
   for (const [name, spec] of specs) {
+    if (!spec) continue;
     const svg = await renderSvg(spec);
     writeFileSync(path.join(charts, `${name}.svg`), svg);
     writeFileSync(path.join(charts, `${name}.png`), await svgToPng(svg));

@@ -1,12 +1,6 @@
 import { z } from "zod";
 import type { EvalExample } from "../types.js";
-import {
-  DatasetFormatError,
-  lineFinder,
-  readJsonFile,
-  topLevelOffsets,
-  zodProblem,
-} from "./format.js";
+import { DatasetFormatError, entryLines, readJsonFile, zodProblem } from "./format.js";
 
 const AnswerSchema = z.union([z.number(), z.string()]);
 
@@ -60,11 +54,10 @@ export async function loadFinQA(file: string): Promise<EvalExample[]> {
   const { text, json } = await readJsonFile(file);
   if (!Array.isArray(json)) throw new DatasetFormatError(file, 1, "expected an array of records");
   if (json.length === 0) throw new DatasetFormatError(file, 1, "no questions in the file");
-  const starts = topLevelOffsets(text);
-  const lineAt = lineFinder(text);
+  const lineOf = entryLines(text);
   const seen = new Set<string>();
   return json.map((raw, index) => {
-    const line = lineAt(starts[index] ?? 0);
+    const line = lineOf(index);
     const parsed = RecordSchema.safeParse(raw);
     if (!parsed.success) {
       throw new DatasetFormatError(file, line, `record ${index}: ${zodProblem(parsed.error)}`);

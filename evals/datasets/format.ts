@@ -67,6 +67,13 @@ export function topLevelOffsets(text: string): number[] {
   return offsets;
 }
 
+/** The line on which each top-level entry of a JSON array or object starts, by its index. */
+export function entryLines(text: string): (index: number) => number {
+  const starts = topLevelOffsets(text);
+  const lineAt = lineFinder(text);
+  return (index) => lineAt(starts[index] ?? 0);
+}
+
 /**
  * Where JSON.parse gave up, for Node versions whose messages carry no position: a strict
  * recursive-descent check that returns the offset of the first error (-1 when the text parses).

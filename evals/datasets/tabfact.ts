@@ -4,10 +4,9 @@ import { z } from "zod";
 import type { EvalExample } from "../types.js";
 import {
   DatasetFormatError,
-  lineFinder,
+  entryLines,
   readCitedTable,
   readJsonFile,
-  topLevelOffsets,
   zodProblem,
 } from "./format.js";
 
@@ -70,11 +69,10 @@ export async function loadTabFact(
       "expected an object of table id -> [statements, labels, caption]",
     );
   }
-  const starts = topLevelOffsets(text);
-  const lineAt = lineFinder(text);
+  const lineOf = entryLines(text);
   const examples: EvalExample[] = [];
   for (const [index, [tableId, entry]] of Object.entries(json).entries()) {
-    const line = lineAt(starts[index] ?? 0);
+    const line = lineOf(index);
     const id = TableIdSchema.safeParse(tableId);
     if (!id.success)
       throw new DatasetFormatError(file, line, `${tableId}: ${zodProblem(id.error)}`);

@@ -36,6 +36,23 @@ function scores(dir: string): Map<string, number> {
 const runInfo = (dir: string) =>
   JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8")) as Record<string, unknown>;
 
+/** An evaluation of the first `limit` sample questions into `out`, without reflections. */
+function evalArgs(out: string, limit: number): string[] {
+  return [
+    "eval",
+    "--dataset",
+    "tablebench",
+    "--data",
+    SAMPLE,
+    "--limit",
+    String(limit),
+    "--out",
+    out,
+    "--max-reflections",
+    "0",
+  ];
+}
+
 describe("tableminds eval", () => {
   let stub: StubServer;
   let env: Record<string, string | undefined>;
@@ -51,19 +68,9 @@ describe("tableminds eval", () => {
   });
 
   const args = (out: string, extra: string[] = []) => [
-    "eval",
-    "--dataset",
-    "tablebench",
-    "--data",
-    SAMPLE,
-    "--limit",
-    String(LIMIT),
+    ...evalArgs(out, LIMIT),
     "--concurrency",
     "2",
-    "--out",
-    out,
-    "--max-reflections",
-    "0",
     ...extra,
   ];
 
@@ -226,19 +233,7 @@ describe("tableminds eval", () => {
 });
 
 describe("tableminds eval with LANGSMITH_API_KEY", () => {
-  const args = (out: string) => [
-    "eval",
-    "--dataset",
-    "tablebench",
-    "--data",
-    SAMPLE,
-    "--limit",
-    "2",
-    "--out",
-    out,
-    "--max-reflections",
-    "0",
-  ];
+  const args = (out: string) => evalArgs(out, 2);
 
   it("records a finished run as an experiment on the LangSmith endpoint", async () => {
     const stub = await startStubOpenAI({ respond: tablebenchTeam });
