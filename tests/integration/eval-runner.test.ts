@@ -8,7 +8,7 @@ import { getScorer } from "../../evals/metrics/index.js";
 import { writeReport } from "../../evals/report.js";
 import { loadResults } from "../../evals/results-file.js";
 import { readRunInfo } from "../../evals/run-info.js";
-import { runEvaluation, systemOutput } from "../../evals/runner.js";
+import { type RunOptions, runEvaluation, systemOutput } from "../../evals/runner.js";
 import type { EvalExample } from "../../evals/types.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
@@ -20,6 +20,20 @@ const SAMPLE = path.resolve(
   import.meta.dirname,
   "../fixtures/datasets/tablebench/tablebench_sample40.jsonl",
 );
+
+/** An evaluation through table_qa: 8 at a time, no retries, no memory, no reflections. */
+function evaluate(
+  options: Pick<RunOptions, "examples" | "scorer" | "outDir"> & Partial<RunOptions>,
+) {
+  return runEvaluation({
+    graph: "table_qa",
+    concurrency: 8,
+    timeoutMs: 60_000,
+    retries: 0,
+    context: { memory: false, maxReflections: 0 },
+    ...options,
+  });
+}
 
 describe("evaluating table_qa on the 40-question TableBench sample", () => {
   let stub: StubServer;
@@ -39,17 +53,7 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     const examples = await loadDataset("tablebench", { path: SAMPLE });
     const scorer = getScorer("tablebench");
     const runChart = sandboxChartRunner(await getSandbox("local"));
-    const outcome = await runEvaluation({
-      examples,
-      scorer,
-      graph: "table_qa",
-      outDir,
-      concurrency: 8,
-      timeoutMs: 60_000,
-      retries: 0,
-      context: { memory: false, maxReflections: 0 },
-      runChart,
-    });
+    const outcome = await evaluate({ examples, scorer, outDir, runChart });
     expect(outcome.ran).toBe(40);
     const { records } = loadResults(path.join(outDir, "results.jsonl"));
     expect(records.map((r) => r.id).sort()).toEqual(examples.map((e) => e.id).sort());
@@ -112,16 +116,12 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     expect(existsSync(path.join(outDir, "report.json"))).toBe(true);
 
     // A second run finds everything done and runs nothing.
-    const again = await runEvaluation({
+    const again = await evaluate({
       examples,
       scorer,
-      graph: "table_qa",
       outDir,
-      concurrency: 8,
-      timeoutMs: 60_000,
-      retries: 0,
-      context: { memory: false },
       runChart,
+      context: { memory: false },
     });
     expect(again.ran).toBe(0);
     expect(again.records).toHaveLength(40);
@@ -134,14 +134,11 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     const scorer = getScorer("tablebench");
     const replayCache = path.join(outDir, "replies.sqlite");
     const run = (name: string) =>
-      runEvaluation({
+      evaluate({
         examples,
         scorer,
-        graph: "table_qa",
         outDir: path.join(outDir, name),
         concurrency: 3,
-        timeoutMs: 60_000,
-        retries: 0,
         context: { memory: false, maxReflections: 0, replayCache },
       });
     const first = await run("recorded");
@@ -175,16 +172,7 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
       });
       const scorer = getScorer(name);
       const dir = path.join(outDir, name);
-      const outcome = await runEvaluation({
-        examples,
-        scorer,
-        graph: "table_qa",
-        outDir: dir,
-        concurrency: 5,
-        timeoutMs: 60_000,
-        retries: 0,
-        context: { memory: false, maxReflections: 0 },
-      });
+      const outcome = await evaluate({ examples, scorer, outDir: dir, concurrency: 5 });
       const records = [...outcome.records].sort((a, b) => a.id.localeCompare(b.id));
       const ordered = [...examples].sort((a, b) => a.id.localeCompare(b.id));
       expect(records.map((r) => [r.id, r.error])).toEqual(ordered.map((e) => [e.id, null]));
@@ -225,13 +213,11 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     useStubEndpoint(flaky.url);
     try {
       const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-retry-"));
-      const outcome = await runEvaluation({
+      const outcome = await evaluate({
         examples: [example],
         scorer: getScorer("tablebench"),
-        graph: "table_qa",
         outDir: dir,
         concurrency: 1,
-        timeoutMs: 60_000,
         retries: 1,
         retryDelayMs: 10,
         context: { memory: false, maxReflections: 0, llmMaxRetries: 0 },
