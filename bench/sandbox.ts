@@ -14,8 +14,8 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { putArtifact } from "../blackboard/artifacts.js";
 import type { TableRef } from "../blackboard/schemas.js";
+import { putArtifact } from "../tools/artifacts.js";
 import { defaultWorkerCount, LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";
 

@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { sha256 } from "../blackboard/artifacts.js";
 import type { TableRef } from "../blackboard/schemas.js";
+import { sha256 } from "../tools/artifacts.js";
 import { describeProtection } from "../tools/sandbox/hardening.js";
 import { LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BaseStore } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { tablemindsHome } from "../blackboard/artifacts.js";
+import { tablemindsHome } from "../tools/artifacts.js";
 
 /** Where `ask --thread` keeps its checkpoints. */
 export function checkpointFile(): string {

@@ -1,6 +1,6 @@
-import { numberLines } from "../blackboard/render.js";
 import type { Attempt, Evidence, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
+import { numberLines } from "../nodes/prompts.js";
 import { renderTable } from "../tools/tables/profile.js";
 import { readTable } from "../tools/tables/read.js";
 

@@ -1,10 +1,10 @@
-import { answerItems, findCells, matchingEvidence } from "../blackboard/grounding.js";
-import { numberLines, renderEvidenceList, renderPlan } from "../blackboard/render.js";
 import type { Attempt, Claim, Edge, Evidence, TableRef } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
+import { answerItems, findCells, matchingEvidence } from "../grounding/legacy-items.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { readTable } from "../tools/tables/read.js";
 import { ask, ReplyParseError } from "./llm.js";
+import { numberLines, renderEvidenceList, renderPlan } from "./prompts.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 export const ANSWERER_SYSTEM = `# tableminds answerer

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from "node:crypto";
-import { renderPlan } from "../blackboard/render.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { createEmbedder, encodeVector } from "../tools/memory/embeddings.js";
 import {
@@ -13,6 +12,7 @@ import {
   withNotes,
 } from "../tools/memory/episodes.js";
 import { ask, askOrFallBack } from "./llm.js";
+import { renderPlan } from "./prompts.js";
 import { embedText, nearestEpisodes } from "./recall.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 

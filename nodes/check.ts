@@ -1,20 +1,20 @@
+import type { AnswerType, Edge, Verdict } from "../blackboard/schemas.js";
+import type { TableQAStateValue } from "../blackboard/state.js";
 import {
   actualAnswerType,
   expectedAnswerType,
   isProse,
   typeScore,
-} from "../blackboard/answer-type.js";
-import { numberLines } from "../blackboard/render.js";
-import type { AnswerType, Edge, Verdict } from "../blackboard/schemas.js";
-import type { TableQAStateValue } from "../blackboard/state.js";
+} from "../grounding/answer-type.js";
 import {
   claimsFrom,
   type Grounding,
   groundingScore,
   type ItemCheck,
   verifyGrounding,
-} from "../blackboard/verify.js";
+} from "../grounding/verify.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
+import { numberLines } from "./prompts.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 /*

@@ -1,8 +1,8 @@
-import { renderErrorHistory, renderPlan, renderTableNames } from "../blackboard/render.js";
 import type { Attempt } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
+import { renderErrorHistory, renderPlan, renderTableNames } from "./prompts.js";
 import { renderReflection } from "./reflect.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 

@@ -1,5 +1,5 @@
-import { evidenceFromExecution } from "../blackboard/evidence.js";
 import type { Attempt, ExecResult } from "../blackboard/schemas.js";
+import { evidenceFromExecution } from "../grounding/evidence.js";
 import { getSandbox } from "../tools/sandbox/index.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 

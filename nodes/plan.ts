@@ -1,7 +1,7 @@
-import { renderTableNames } from "../blackboard/render.js";
 import { renderMemories } from "../tools/memory/episodes.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
+import { renderTableNames } from "./prompts.js";
 import { renderReflection } from "./reflect.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 

@@ -1,7 +1,7 @@
-import { numberLines, renderPlan } from "../blackboard/render.js";
 import type { Reflection, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { ask, askOrFallBack } from "./llm.js";
+import { numberLines, renderPlan } from "./prompts.js";
 import { configurationOf, type TableQANode } from "./runtime.js";
 
 export const REFLECTOR_SYSTEM = `# tableminds reflector

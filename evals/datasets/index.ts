@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { tablemindsHome } from "../../blackboard/artifacts.js";
+import { tablemindsHome } from "../../tools/artifacts.js";
 import type { EvalExample } from "../types.js";
 import { loadFinQA } from "./finqa.js";
 import { loadTabFact } from "./tabfact.js";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { putArtifact } from "../../tools/artifacts.js";
 import { E2BSandbox } from "../../tools/sandbox/e2b.js";
 import { useTempHome } from "../support/env.js";
 

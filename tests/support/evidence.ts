@@ -1,5 +1,5 @@
-import { evidenceFromExecution } from "../../blackboard/evidence.js";
 import type { Attempt, Evidence, ExecResult, ProducedTable } from "../../blackboard/schemas.js";
+import { evidenceFromExecution } from "../../grounding/evidence.js";
 
 /**
  * An attempt that ran `code` and printed `stdout`, with its evidence built by the same

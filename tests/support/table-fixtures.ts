@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { putArtifact } from "../../tools/artifacts.js";
 
 /** A fresh directory for fixture files, under the system temp directory. */
 export function fixtureDir(): string {

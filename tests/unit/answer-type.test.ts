@@ -9,7 +9,7 @@ import {
   leadingYesNo,
   listSegments,
   typeScore,
-} from "../../blackboard/answer-type.js";
+} from "../../grounding/answer-type.js";
 
 describe("expectedAnswerType", () => {
   it.each([

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { appendUniqueById, upsertById } from "../../blackboard/reducers.js";
+import type { Attempt, Evidence, ExecResult } from "../../blackboard/schemas.js";
 import {
   codeLinesFor,
   evidenceFromExecution,
   lineValue,
   outputLines,
-} from "../../blackboard/evidence.js";
-import { findCells, matchingEvidence, valueMatches } from "../../blackboard/grounding.js";
-import { appendUniqueById, upsertById } from "../../blackboard/reducers.js";
-import type { Attempt, Evidence, ExecResult } from "../../blackboard/schemas.js";
+} from "../../grounding/evidence.js";
+import { findCells, matchingEvidence, valueMatches } from "../../grounding/legacy-items.js";
 
 const table = {
   id: "table:by_nation",

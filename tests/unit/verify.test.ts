@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { numberCarried, numbersIn, parseNumber } from "../../blackboard/numbers.js";
-import { printedBooleans } from "../../blackboard/printed.js";
 import type { Evidence, TableRef } from "../../blackboard/schemas.js";
+import { numberCarried, numbersIn, parseNumber } from "../../grounding/numbers.js";
+import { printedBooleans } from "../../grounding/printed.js";
 import {
   asksForOrder,
   claimsFrom,
   type GroundingInput,
   groundingScore,
   verifyGrounding,
-} from "../../blackboard/verify.js";
+} from "../../grounding/verify.js";
 import { useTempHome } from "../support/env.js";
 import { cell, failedAttempt, ranAttempt } from "../support/evidence.js";
 import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { tablemindsHome } from "../../blackboard/artifacts.js";
+import { tablemindsHome } from "../artifacts.js";
 import { SqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
 
 export {

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { readArtifact } from "../../blackboard/artifacts.js";
 import {
   type ExecError,
   type ExecResult,
   type TableRef,
   TableRefSchema,
 } from "../../blackboard/schemas.js";
+import { readArtifact } from "../artifacts.js";
 import {
   CommandExitError,
   E2BConfigError,

@@ -1,6 +1,5 @@
 import path from "node:path";
 import { z } from "zod";
-import { putArtifact } from "../../blackboard/artifacts.js";
 import {
   ColumnSchema,
   type ExecError,
@@ -10,6 +9,7 @@ import {
   OutputSpanSchema,
   type ProducedTable,
 } from "../../blackboard/schemas.js";
+import { putArtifact } from "../artifacts.js";
 
 /**
  * What runner.py (and worker.py) report for one run: output, the error if any, and

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { artifactDir, putArtifact } from "../../blackboard/artifacts.js";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
+import { artifactDir, putArtifact } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, formatCsv, parseDelimited } from "./csv.js";
 import { inferDtype } from "./dtypes.js";

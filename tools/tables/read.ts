@@ -1,5 +1,5 @@
-import { readArtifact, sha256 } from "../../blackboard/artifacts.js";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { readArtifact, sha256 } from "../artifacts.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { decodeUtf8, fileProblem, TableLoadError } from "./errors.js";
 

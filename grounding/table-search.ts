@@ -1,7 +1,7 @@
+import type { TableRef } from "../blackboard/schemas.js";
 import { readTable, type TableData } from "../tools/tables/read.js";
 import { type Claimed, containsWords, normalizeText } from "./matching.js";
 import { type CarryOptions, numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
-import type { TableRef } from "./schemas.js";
 
 /*
  * Searching tables for an answer item: source tables and the intermediate tables code left

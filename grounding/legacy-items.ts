@@ -1,4 +1,4 @@
-import type { Evidence } from "./schemas.js";
+import type { Evidence } from "../blackboard/schemas.js";
 
 /** The items of an answer: a list answer "a, b" has two. */
 export function answerItems(answer: string): string[] {

@@ -1,5 +1,5 @@
+import type { Attempt, Evidence, TableRef } from "../blackboard/schemas.js";
 import { renderTable } from "../tools/tables/profile.js";
-import type { Attempt, Evidence, TableRef } from "./schemas.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
@@ -74,5 +74,3 @@ export function renderEvidenceList(evidence: Evidence[]): string {
     .map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`)
     .join("\n");
 }
-
-export { renderTable };

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
+import type { Attempt, Claim, Edge, Evidence, TableRef } from "../blackboard/schemas.js";
 import { isProse, leadingYesNo, listSegments } from "./answer-type.js";
 import { type Claimed, carriedBy, claimed, normalizeText } from "./matching.js";
 import { type CarryOptions, numberTokens, parseNumber } from "./numbers.js";
 import { type FinalLine, finalLine, printedBooleans } from "./printed.js";
-import type { Attempt, Claim, Edge, Evidence, TableRef } from "./schemas.js";
 import { loadTables, type PreparedCell, tableHits } from "./table-search.js";
 
 /*

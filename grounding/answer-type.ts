@@ -1,5 +1,5 @@
+import type { AnswerType } from "../blackboard/schemas.js";
 import { parseNumber } from "./numbers.js";
-import type { AnswerType } from "./schemas.js";
 
 /*
  * What kind of answer a question asks for, from its wording alone, and what kind an answer

@@ -1,4 +1,4 @@
-import type { Attempt, Evidence, ExecResult, OutputSpan } from "./schemas.js";
+import type { Attempt, Evidence, ExecResult, OutputSpan } from "../blackboard/schemas.js";
 
 const MAX_OUTPUT_LINES = 50;
 

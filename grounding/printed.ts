@@ -1,6 +1,6 @@
+import type { Attempt, Evidence } from "../blackboard/schemas.js";
 import { normalizeText } from "./matching.js";
 import { type ParsedNumber, parseNumber } from "./numbers.js";
-import type { Attempt, Evidence } from "./schemas.js";
 
 /*
  * Reading what code printed: the value part of a labelled line, the line that ends an
