@@ -1,5 +1,4 @@
 import type { Attempt, Evidence, TableRef } from "../blackboard/schemas.js";
-import { renderTable } from "../tools/tables/profile.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
