@@ -12,8 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { type BaseStore, InMemoryStore } from "@langchain/langgraph";
 import type { Configuration } from "../blackboard/configuration.js";
-import { archiveNode } from "../nodes/archive.js";
-import { recallNode } from "../nodes/recall.js";
+import { archiver } from "../nodes/archiver.js";
+import { recall } from "../nodes/recall.js";
 import type { NodeRuntime } from "../nodes/runtime.js";
 import { solvedState } from "../tests/support/episodes.js";
 import {
@@ -133,13 +133,13 @@ async function main() {
   const asked = (run: number) =>
     solvedState({ question: question(run * 7919 + 13), answer: null, verdict: null });
 
-  const recall = await alternate(stores, (store, run) => recallNode(asked(run), runtime(store)));
+  const recallMs = await alternate(stores, (store, run) => recall(asked(run), runtime(store)));
   let recalled = 0;
   for (const store of [sqlite, memory])
-    recalled += (await recallNode(asked(0), runtime(store))).memories?.length ?? 0;
+    recalled += (await recall(asked(0), runtime(store))).memories?.length ?? 0;
   // Each archive merges into a near neighbour or adds one; both stores get the same sequence.
   const archive = await alternate(stores, (store, run) =>
-    archiveNode(solvedState({ question: question(run * 104_729 + 7) }), runtime(store)),
+    archiver(solvedState({ question: question(run * 104_729 + 7) }), runtime(store)),
   );
 
   // What a new CLI process pays: open the file, then recall once.
@@ -148,7 +148,7 @@ async function main() {
     cold.push(
       await time(async () => {
         const fresh = new SqliteStore(file);
-        await recallNode(asked(run), runtime(fresh));
+        await recall(asked(run), runtime(fresh));
         fresh.close();
       }),
     );
@@ -180,7 +180,7 @@ async function main() {
     `${"".padEnd(34)} ${"SqliteStore".padStart(10)} ${"InMemoryStore".padStart(12)} ${"ratio".padStart(9)}`,
   );
   console.log(row("fill (batches of 500)", fillMs));
-  console.log(row("recall (k=2)", recall));
+  console.log(row("recall (k=2)", recallMs));
   console.log(row("archive (rank + put)", archive));
   console.log(row("fill, indexed (embeds on put)", indexedFillMs));
   console.log(row("store search({query}), limit 2", search));

@@ -1,16 +1,30 @@
 import type { Budget } from "./schemas.js";
 
-/** Appends new items, keeping the first copy of each id (re-runs never duplicate evidence). */
-export function appendUniqueById<T extends { id: string }>(current: T[], update: T[]): T[] {
-  const seen = new Set(current.map((item) => item.id));
-  const merged = [...current];
-  for (const item of update) {
-    if (!seen.has(item.id)) {
-      seen.add(item.id);
+/** A reducer that appends new items, keeping the first copy of each key. */
+function appendUniqueBy<T>(key: (item: T) => string): (current: T[], update: T[]) => T[] {
+  return (current, update) => {
+    const seen = new Set(current.map(key));
+    const merged = [...current];
+    for (const item of update) {
+      if (seen.has(key(item))) continue;
+      seen.add(key(item));
       merged.push(item);
     }
-  }
-  return merged;
+    return merged;
+  };
+}
+
+/** Appends new items, keeping the first copy of each id (re-runs never duplicate evidence). */
+export function appendUniqueById<T extends { id: string }>(current: T[], update: T[]): T[] {
+  return appendUniqueBy<T>((item) => item.id)(current, update);
+}
+
+/** Appends edges not seen yet: an edge is its kind and its two ends. */
+export function upsertEdges<T extends { from: string; to: string; kind: string }>(
+  current: T[],
+  update: T[],
+): T[] {
+  return appendUniqueBy<T>((edge) => `${edge.kind} ${edge.from} ${edge.to}`)(current, update);
 }
 
 /** Appends new items and replaces an existing one with the same id (an attempt gains its result). */

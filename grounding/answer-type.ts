@@ -1,4 +1,5 @@
 import type { AnswerType } from "../blackboard/schemas.js";
+import { answerItems, isDate, isProse, leadingYesNo, YES_NO } from "./items.js";
 import { parseNumber } from "./numbers.js";
 
 /*
@@ -162,81 +163,6 @@ export function expectedAnswerType(question: string): AnswerType {
   if (/^(?:name|find|identify)\b/i.test(q)) return "entity";
   if (/^(?:forecast|predict|project|estimate)\b/i.test(q)) return "number";
   return "text";
-}
-
-const MONTH =
-  "(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
-/** A date, a month and year, or a season such as "1990 - 91" or "2019/20". */
-const DATE = new RegExp(
-  String.raw`^(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}\s*[-–/]\s*\d{2}(?:\d{2})?|(?:\d{1,2}(?:st|nd|rd|th)?\s+)?${MONTH}(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?(?:\s+\d{4})?)$`,
-  "i",
-);
-const MONTH_DAY = new RegExp(String.raw`${MONTH}\s+\d{1,2}(?:st|nd|rd|th)?$`, "i");
-
-/** A date as answers write them; it has a digit ("May" alone is not one). */
-export function isDate(text: string): boolean {
-  const t = text.trim();
-  return /\d/.test(t) && DATE.test(t);
-}
-
-const YES_NO = /^(?:yes|no|true|false)$/i;
-
-/** "Yes", "No.", "Yes, the total is higher": the answer a yes/no question got, or null. */
-export function leadingYesNo(answer: string): "yes" | "no" | null {
-  const match =
-    /^\W*(yes|no|true|false)\b(?:\s*$|\s*[,.;:!—–-]|\s+(?:it|the|they|there|because|since|as)\b)/i.exec(
-      answer.trim(),
-    );
-  if (!match?.[1]) return null;
-  return /^(?:yes|true)$/i.test(match[1]) ? "yes" : "no";
-}
-
-/**
- * The entries of a list answer, with "and" left inside them: "a, b and c" gives "a" and "b and
- * c". Thousands separators ("1,062") and dates ("March 3, 1999") are not split.
- */
-export function listSegments(answer: string): string[] {
-  const text = answer.trim();
-  if (!text) return [];
-  if (isDate(text)) return [text];
-  const pieces = text
-    .split(/\s*;\s*|\s*\n\s*|,(?!\d{3}(?!\d))\s*/)
-    .map((piece) => piece.trim())
-    .filter(Boolean);
-  const merged: string[] = [];
-  for (const piece of pieces) {
-    const previous = merged.at(-1);
-    // Put back "March 3, 1999": a month and day followed by a year.
-    if (previous && /^\d{4}$/.test(piece) && MONTH_DAY.test(previous)) {
-      merged[merged.length - 1] = `${previous}, ${piece}`;
-    } else merged.push(piece);
-  }
-  return merged;
-}
-
-/** The items of an answer: "a, b and c" has three; "1,062" is one number. */
-export function answerItems(answer: string): string[] {
-  return listSegments(answer).flatMap((segment) =>
-    isDate(segment)
-      ? [segment]
-      : segment
-          .split(/\s+(?:and|&)\s+/i)
-          .map((item) => item.trim())
-          .filter(Boolean),
-  );
-}
-
-function wordCount(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
-}
-
-/** Prose: a sentence or an explanation rather than values. */
-export function isProse(answer: string): boolean {
-  return (
-    listSegments(answer).some((segment) => wordCount(segment) > 7) ||
-    /[a-z][.!?]\s+[A-Z]/.test(answer) ||
-    /\b(?:because|since|therefore|which means|due to|indicat\w+|suggest\w*)\b/i.test(answer)
-  );
 }
 
 /** What kind of answer was given. */

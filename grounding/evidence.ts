@@ -73,3 +73,26 @@ export function evidenceFromExecution(
   }
   return packets;
 }
+
+/**
+ * A source cell as evidence (or, with no cell, a column whose name carries an item). Its id
+ * names the table, row and column, so whoever finds the same cell posts the same packet.
+ */
+export function cellEvidence(
+  table: string,
+  cell: { row: number; value: string } | null,
+  column: string,
+  source: string,
+  time: string,
+): Evidence {
+  return {
+    id: cell ? `${table}:r${cell.row}:${column}` : `${table}:col:${column}`,
+    modality: "table",
+    source,
+    anchor: { kind: "cells", table, rows: cell ? [cell.row] : [], columns: [column] },
+    value: cell ? cell.value : column,
+    time,
+    provenance: { attempt: "source", parents: [] },
+    confidence: 1,
+  };
+}

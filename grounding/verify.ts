@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Attempt, Claim, Edge, Evidence, TableRef } from "../blackboard/schemas.js";
-import { isProse, leadingYesNo, listSegments } from "./answer-type.js";
+import { cellEvidence } from "./evidence.js";
+import { claimItems, type ItemKind } from "./items.js";
 import { type Claimed, carriedBy, claimed, normalizeText } from "./matching.js";
-import { type CarryOptions, numberTokens, parseNumber } from "./numbers.js";
+import type { CarryOptions } from "./numbers.js";
 import { type FinalLine, finalLine, printedBooleans } from "./printed.js";
 import { loadTables, type PreparedCell, tableHits } from "./table-search.js";
 
@@ -19,8 +20,7 @@ import { loadTables, type PreparedCell, tableHits } from "./table-search.js";
  * `supported` when traced, else `unsupported`.
  */
 
-/** What an item is: a number, a yes/no, a name or phrase, or a sentence nothing can trace. */
-export type ItemKind = "number" | "yesno" | "text" | "prose";
+export type { ItemKind };
 
 /** How one item of an answer stands against the evidence. */
 export interface ItemCheck {
@@ -48,6 +48,8 @@ export interface GroundingInput {
   ordered?: boolean;
   /** Timestamp of the cell evidence the verifier posts (tests pin it). */
   now?: string;
+  /** The node posting that cell evidence. */
+  source?: string;
 }
 
 export interface Grounding {
@@ -73,34 +75,6 @@ interface Scalar {
   /** Printed by an attempt (rounding allowed), rather than read from a source cell. */
   computed: boolean;
   attempt: string;
-}
-
-/** The items an answer makes claims with, and what kind each is. */
-function itemsOf(
-  answer: string,
-  foundWhole: (text: string) => boolean,
-): { item: string; kind: ItemKind }[] {
-  const text = answer.trim();
-  if (!text) return [];
-  if (leadingYesNo(text)) {
-    const word = /^\W*(\w+)/.exec(text)?.[1] ?? text;
-    const rest = text.slice(text.indexOf(word) + word.length);
-    return [
-      { item: word, kind: "yesno" },
-      ...numberTokens(rest).map((item) => ({ item, kind: "number" as const })),
-    ];
-  }
-  if (isProse(text)) {
-    const numbers = numberTokens(text).map((item) => ({ item, kind: "number" as const }));
-    return numbers.length > 0 ? numbers : [{ item: text, kind: "prose" }];
-  }
-  const items = listSegments(text).flatMap((segment) => {
-    const parts = segment.split(/\s+(?:and|&)\s+/i);
-    // "Trinidad and Tobago" stays whole when the evidence has it whole.
-    if (parts.length === 1 || foundWhole(segment)) return [segment];
-    return parts.map((p) => p.trim()).filter(Boolean);
-  });
-  return items.map((item) => ({ item, kind: parseNumber(item) ? "number" : "text" }));
 }
 
 /**
@@ -136,25 +110,15 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   const posted = new Map<string, Evidence>();
 
   const cellPacket = (table: TableRef, cell: PreparedCell | null, column: string): string => {
-    const id = cell ? `${table.name}:r${cell.row}:${column}` : `${table.name}:col:${column}`;
-    if (!known.has(id) && !posted.has(id)) {
-      posted.set(id, {
-        id,
-        modality: "table",
-        source: "check",
-        anchor: {
-          kind: "cells",
-          table: table.name,
-          rows: cell ? [cell.row] : [],
-          columns: [column],
-        },
-        value: cell ? cell.raw : column,
-        time: now,
-        provenance: { attempt: "source", parents: [] },
-        confidence: 1,
-      });
-    }
-    return id;
+    const packet = cellEvidence(
+      table.name,
+      cell && { row: cell.row, value: cell.raw },
+      column,
+      input.source ?? "checker",
+      now,
+    );
+    if (!known.has(packet.id) && !posted.has(packet.id)) posted.set(packet.id, packet);
+    return packet.id;
   };
 
   const find = (item: Claimed): string[] => {
@@ -175,7 +139,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     return [...new Set(ids)];
   };
 
-  const items = itemsOf(input.answer, (text) => find(claimed(text)).length > 0);
+  const items = claimItems(input.answer, (text) => find(claimed(text)).length > 0);
   const checks = items.map(({ item, kind }): ItemCheck => {
     if (kind === "yesno") return checkYesNo(item, scalars, goodAttempts, input.evidence);
     if (kind === "prose") return { item, kind, status: "unsupported", supports: [], conflicts: [] };

@@ -1,11 +1,13 @@
+import type { GraphNode } from "@langchain/langgraph";
+import type { IngestState } from "../blackboard/state.js";
 import { loadTable } from "../tools/tables/load.js";
-import type { TableQANode } from "./runtime.js";
+import type { NodeContext } from "./runtime.js";
 
 /**
  * Turns the run's `sources` (file paths or inline rows) into table references.
  * Tables passed in directly are kept; a run with neither fails here, clearly.
  */
-export const ingestNode: TableQANode = async (state) => {
+export const ingest = (async (state) => {
   if (state.sources.length === 0) {
     if (state.tables.length === 0) {
       throw new Error(
@@ -22,4 +24,4 @@ export const ingestNode: TableQANode = async (state) => {
     process.emitWarning(warning, "TablemindsWarning");
   }
   return { tables: [...state.tables, ...fresh] };
-};
+}) satisfies GraphNode<typeof IngestState, NodeContext>;

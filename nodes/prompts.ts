@@ -1,4 +1,4 @@
-import type { Attempt, Evidence, TableRef } from "../blackboard/schemas.js";
+import type { Attempt, Evidence, Memory, Reflection, TableRef } from "../blackboard/schemas.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
@@ -73,3 +73,33 @@ export function renderEvidenceList(evidence: Evidence[]): string {
     .map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`)
     .join("\n");
 }
+
+/** The latest reflection as prompt text for the planner or coder, or "" when there is none. */
+export function renderReflection(reflections: Reflection[]): string {
+  const last = reflections.at(-1);
+  if (!last) return "";
+  const steps = last.improvement.map((step, i) => `${i + 1}. ${step}`).join("\n");
+  return [
+    `An earlier answer (${JSON.stringify(last.verdict.answer)}) was rejected by the checker.`,
+    `Diagnosis: ${last.diagnosis}`,
+    steps ? `Do this differently:\n${steps}` : "",
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** Recalled memories as a planner prompt section, or "" when there are none. */
+export function renderMemories(memories: Memory[]): string {
+  if (memories.length === 0) return "";
+  const blocks = memories.map((m, i) => {
+    const lines = [`${i + 1}. A similar question (${m.episodes} seen): ${m.question}`];
+    if (m.plan.length > 0)
+      lines.push(`   Plan that worked: ${m.plan.map((s, j) => `(${j + 1}) ${s}`).join(" ")}`);
+    for (const lesson of m.lessons) lines.push(`   Lesson: ${lesson}`);
+    for (const pitfall of m.pitfalls) lines.push(`   Pitfall: ${pitfall}`);
+    return lines.join("\n");
+  });
+  return `Lessons from similar past questions (use what applies; the table may differ):\n${blocks.join("\n")}`;
+}
+
+/** Store namespaces may not contain "." or ":"; a user's name for one may. */

@@ -1,18 +1,15 @@
-import type { Runtime } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   type Configuration,
   ConfigurationSchema,
   ensureConfiguration,
 } from "../blackboard/configuration.js";
-import type { TableQAStateValue, TableQAUpdate } from "../blackboard/state.js";
 
-export type NodeRuntime = Runtime<Partial<Configuration>>;
+/** What a caller may set for a run: any part of the configuration. */
+export type NodeContext = Partial<Configuration>;
 
-/** Every node of table_qa has this shape. */
-export type TableQANode = (
-  state: TableQAStateValue,
-  runtime: NodeRuntime,
-) => Promise<TableQAUpdate>;
+/** What a node or router receives beside the state: context, store, signal, configurable. */
+export type NodeRuntime = LangGraphRunnableConfig<NodeContext>;
 
 /**
  * The run configuration as the node sees it: `context` (LangGraph 1.x, Studio's

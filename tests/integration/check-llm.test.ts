@@ -15,11 +15,11 @@ import type {
   Evidence,
 } from "../../blackboard/schemas.js";
 import type { TableQAStateValue, TableQAUpdate } from "../../blackboard/state.js";
-import { answerNode } from "../../nodes/answer.js";
-import { CHECKER_SYSTEM, checkNode } from "../../nodes/check.js";
-import { codeNode } from "../../nodes/code.js";
-import { executeNode } from "../../nodes/execute.js";
-import { ingestNode } from "../../nodes/ingest.js";
+import { answerer } from "../../nodes/answerer.js";
+import { CHECKER_SYSTEM, checker } from "../../nodes/checker.js";
+import { coder } from "../../nodes/coder.js";
+import { executor } from "../../nodes/executor.js";
+import { ingest } from "../../nodes/ingest.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
 import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
@@ -90,7 +90,7 @@ describe("the check node with the LLM checker, against a stub model", () => {
       memories: [],
       budget: EMPTY_BUDGET,
     };
-    for (const node of [ingestNode, codeNode, executeNode]) {
+    for (const node of [ingest, coder, executor]) {
       state = merge(state, await node(state, plain));
     }
     executed = state;
@@ -104,9 +104,9 @@ describe("the check node with the LLM checker, against a stub model", () => {
   /** Answers with `final` through the real answerer node, then checks with `context`. */
   async function check(final: string, context: Partial<Configuration>) {
     answererReply = `Final Answer: ${final}\nEvidence: a1:out2`;
-    const answered = merge(executed, await answerNode(executed, runtimeWith({})));
+    const answered = merge(executed, await answerer(executed, runtimeWith({})));
     const before = stub.requests.length;
-    const update = await checkNode(answered, runtimeWith(context));
+    const update = await checker(answered, runtimeWith(context));
     const checkerRequests = stub.requests.slice(before).filter((r) => r.role === "checker");
     return { update, checkerRequests };
   }

@@ -5,17 +5,17 @@ import { AsyncBatchedStore, type BaseStore, InMemoryStore } from "@langchain/lan
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
 import { EvidenceSchema, MemorySchema } from "../../blackboard/schemas.js";
-import { archiveNode } from "../../nodes/archive.js";
-import { plannerPrompt } from "../../nodes/plan.js";
-import { recallNode } from "../../nodes/recall.js";
+import { archiver } from "../../nodes/archiver.js";
+import { plannerPrompt } from "../../nodes/planner.js";
+import { recall } from "../../nodes/recall.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
 import { decodeVector, OFFLINE_ID, offlineEmbed } from "../../tools/memory/embeddings.js";
 import {
   type Episode,
   EpisodeSchema,
   memoryNamespace,
-  renderMemories,
 } from "../../tools/memory/episodes.js";
+import { renderMemories } from "../../nodes/prompts.js";
 import { cosine, SqliteStore } from "../../tools/memory/sqlite-store.js";
 import { useStubEndpoint } from "../support/env.js";
 import { attempt, solvedState, WORKING_CODE } from "../support/episodes.js";
@@ -67,12 +67,12 @@ describe("archive, then recall from the file in a fresh handle", () => {
   it("recalls the archived lesson for a similar question, as memories and evidence", async () => {
     const file = freshFile();
     const first = open(file);
-    expect(await archiveNode(SOLVED, runtime(first))).toEqual({ budget: {} });
+    expect(await archiver(SOLVED, runtime(first))).toEqual({ budget: {} });
     first.close();
 
     const second = open(file);
     const similar = "How many silver medals did these 12 nations win in 2016?";
-    const update = await recallNode(asked(similar), runtime(second));
+    const update = await recall(asked(similar), runtime(second));
     const memories = update.memories ?? [];
     expect(memories).toHaveLength(1);
     const [memory] = memories;
@@ -108,13 +108,13 @@ describe("archive, then recall from the file in a fresh handle", () => {
 
   it("merges a near-duplicate into its entry, and adds an unrelated question", async () => {
     const store = open(freshFile());
-    await archiveNode(SOLVED, runtime(store));
+    await archiver(SOLVED, runtime(store));
     const again = solvedState({
       question: "How many gold medals did these 8 nations win in 2016?",
       plan: ["Filter the eight nations.", "Sum gold."],
       attempts: [attempt("b1", 'df["Gold"]', "KeyError: 'Gold'"), attempt("b2", WORKING_CODE)],
     });
-    await archiveNode(again, runtime(store));
+    await archiver(again, runtime(store));
     const merged = await entries(store);
     expect(merged).toHaveLength(1);
     expect(merged[0]).toMatchObject({
@@ -125,7 +125,7 @@ describe("archive, then recall from the file in a fresh handle", () => {
     });
     expect(merged[0]?.pitfalls).toEqual(["KeyError: 'Gold'", "KeyError: 'golds'"]);
 
-    await archiveNode(
+    await archiver(
       solvedState({ question: "Which nation has the lowest rank?" }),
       runtime(store),
     );
@@ -142,20 +142,20 @@ describe("archive, then recall from the file in a fresh handle", () => {
     const inThread = (thread: string): NodeRuntime =>
       Object.assign(runtime(store), { configurable: { thread_id: thread } });
     // A run interrupted after its put but before its checkpoint archives again on resume.
-    await archiveNode(SOLVED, inThread("t1"));
-    await archiveNode(SOLVED, inThread("t1"));
+    await archiver(SOLVED, inThread("t1"));
+    await archiver(SOLVED, inThread("t1"));
     expect((await entries(store)).map((e) => e.episodes)).toEqual([1]);
     const again = solvedState({
       question: "How many gold medals did these 8 nations win in 2016?",
     });
-    await archiveNode(again, inThread("t2"));
-    await archiveNode(again, inThread("t2"));
+    await archiver(again, inThread("t2"));
+    await archiver(again, inThread("t2"));
     const [entry] = await entries(store);
     expect(entry?.episodes).toBe(2);
     expect(entry?.runs).toHaveLength(2);
     // Another thread asking the same is another episode; so is a run with no thread at all.
-    await archiveNode(SOLVED, inThread("t3"));
-    await archiveNode(SOLVED, runtime(store));
+    await archiver(SOLVED, inThread("t3"));
+    await archiver(SOLVED, runtime(store));
     expect((await entries(store)).map((e) => e.episodes)).toEqual([4]);
   });
 
@@ -163,28 +163,28 @@ describe("archive, then recall from the file in a fresh handle", () => {
     const store = open(freshFile());
     const failing = solvedState({ verdict: verdict("203", { grounding: 0 }) });
     expect(failing.verdict?.pass).toBe(false);
-    expect(await archiveNode(failing, runtime(store))).toEqual({});
-    await archiveNode(solvedState({ verdict: verdict("210") }), runtime(store));
+    expect(await archiver(failing, runtime(store))).toEqual({});
+    await archiver(solvedState({ verdict: verdict("210") }), runtime(store));
     const unchecked = solvedState({
       verdict: null,
       attempts: [attempt("x", "y", "KeyError: 'z'")],
     });
-    await archiveNode(unchecked, runtime(store));
-    await archiveNode(solvedState({ answer: null }), runtime(store));
+    await archiver(unchecked, runtime(store));
+    await archiver(solvedState({ answer: null }), runtime(store));
     expect(await entries(store)).toEqual([]);
     // With checking off, an answer from code that ran is kept.
-    await archiveNode(solvedState({ verdict: null }), runtime(store));
+    await archiver(solvedState({ verdict: null }), runtime(store));
     expect(await entries(store)).toHaveLength(1);
   });
 
   it("does nothing without a store or with memory off", async () => {
     const store = open(freshFile());
-    expect(await recallNode(asked(SOLVED.question), runtime(undefined))).toEqual({});
-    expect(await archiveNode(SOLVED, runtime(undefined))).toEqual({});
-    expect(await archiveNode(SOLVED, runtime(store, { memory: false }))).toEqual({});
+    expect(await recall(asked(SOLVED.question), runtime(undefined))).toEqual({});
+    expect(await archiver(SOLVED, runtime(undefined))).toEqual({});
+    expect(await archiver(SOLVED, runtime(store, { memory: false }))).toEqual({});
     expect(await entries(store)).toEqual([]);
-    await archiveNode(SOLVED, runtime(store));
-    expect(await recallNode(asked(SOLVED.question), runtime(store, { memory: false }))).toEqual({});
+    await archiver(SOLVED, runtime(store));
+    expect(await recall(asked(SOLVED.question), runtime(store, { memory: false }))).toEqual({});
   });
 
   it("recalls the k nearest of its own namespace, above the floor, best first", async () => {
@@ -196,15 +196,15 @@ describe("archive, then recall from the file in a fresh handle", () => {
       "Which river has the largest drainage basin?",
     ];
     for (const question of questions)
-      await archiveNode(solvedState({ question }), runtime(store, { memoryThreshold: 0.99 }));
-    await archiveNode(SOLVED, runtime(store, { memoryNamespace: "elsewhere" }));
+      await archiver(solvedState({ question }), runtime(store, { memoryThreshold: 0.99 }));
+    await archiver(SOLVED, runtime(store, { memoryNamespace: "elsewhere" }));
     expect(await entries(store)).toHaveLength(4);
 
     const ask = "How many gold medals did these 5 nations win in 1996?";
-    const two = (await recallNode(asked(ask), runtime(store, { memoryK: 2 }))).memories ?? [];
+    const two = (await recall(asked(ask), runtime(store, { memoryK: 2 }))).memories ?? [];
     expect(two.map((m) => m.question)).toEqual(questions.slice(0, 2));
     expect(two[0]?.similarity).toBeCloseTo(1, 6);
-    const all = (await recallNode(asked(ask), runtime(store, { memoryK: 10 }))).memories ?? [];
+    const all = (await recall(asked(ask), runtime(store, { memoryK: 10 }))).memories ?? [];
     // The river question is below the floor; the other namespace is never seen.
     expect(all.map((m) => m.question)).toEqual(questions.slice(0, 3));
     expect(all.every((m) => m.namespace.at(-1) === "medals")).toBe(true);
@@ -212,7 +212,7 @@ describe("archive, then recall from the file in a fresh handle", () => {
     expect(similarities).toEqual([...similarities].sort((a, b) => b - a));
 
     const empty = open(freshFile());
-    expect(await recallNode(asked(ask), runtime(empty))).toEqual({ memories: [], evidence: [] });
+    expect(await recall(asked(ask), runtime(empty))).toEqual({ memories: [], evidence: [] });
   });
 });
 
@@ -220,22 +220,22 @@ describe("inside a graph run", () => {
   it("ranks the same through the run's AsyncBatchedStore, reading only ranking fields from SQLite", async () => {
     const store = open(freshFile());
     for (const question of ["Which nation has the lowest rank?", SOLVED.question])
-      await archiveNode(solvedState({ question }), runtime(store));
-    const direct = await recallNode(asked(SOLVED.question), runtime(store));
+      await archiver(solvedState({ question }), runtime(store));
+    const direct = await recall(asked(SOLVED.question), runtime(store));
     const fieldsOf = vi.spyOn(SqliteStore.prototype, "fieldsOf");
     const search = vi.spyOn(SqliteStore.prototype, "search");
     const wrapped = new AsyncBatchedStore(store);
     wrapped.start();
     try {
-      const viaWrapper = await recallNode(asked(SOLVED.question), runtime(wrapped));
+      const viaWrapper = await recall(asked(SOLVED.question), runtime(wrapped));
       expect(viaWrapper.memories).toEqual(direct.memories);
       expect(viaWrapper.memories?.map((m) => m.question)).toEqual([SOLVED.question]);
       expect(fieldsOf).toHaveBeenCalledTimes(1);
       expect(search).not.toHaveBeenCalled();
       // Any other store is ranked from a plain search.
       const other = new InMemoryStore();
-      await archiveNode(SOLVED, runtime(other));
-      const fromMemory = await recallNode(asked(SOLVED.question), runtime(other));
+      await archiver(SOLVED, runtime(other));
+      const fromMemory = await recall(asked(SOLVED.question), runtime(other));
       expect(fromMemory.memories?.map((m) => [m.question, m.similarity])).toEqual(
         direct.memories?.map((m) => [m.question, m.similarity]),
       );
@@ -259,7 +259,7 @@ describe("the archiver model", () => {
     });
     useStubEndpoint(stub.url);
     const store = open(freshFile());
-    const update = await archiveNode(SOLVED, runtime(store, { llmArchiver: true }));
+    const update = await archiver(SOLVED, runtime(store, { llmArchiver: true }));
     expect(update.budget).toMatchObject({ llmCalls: 1 });
     const request = stub.requests.find((r) => r.role === "archiver");
     expect(request?.messages[0]?.content.split("\n")[0]).toBe("# tableminds archiver");
@@ -271,7 +271,7 @@ describe("the archiver model", () => {
 
     // A reply with no notes: the summary built from the run is archived as it is.
     const other = open(freshFile());
-    await archiveNode(SOLVED, runtime(other, { llmArchiver: true }));
+    await archiver(SOLVED, runtime(other, { llmArchiver: true }));
     const [plain] = await entries(other);
     expect(plain?.lessons).toEqual([
       "the answer came from the columns nation, gold",
@@ -290,7 +290,7 @@ describe("endpoint embeddings", () => {
     useStubEndpoint(stub.url);
     const store = open(freshFile());
     const context = { embeddingModel: "stub-embedder" };
-    await archiveNode(SOLVED, runtime(store, context));
+    await archiver(SOLVED, runtime(store, context));
     const [entry] = await entries(store);
     expect(entry?.embedder).toBe("openai:stub-embedder");
     const pattern = "How many gold medals did these <num> nations win in <num>?";
@@ -298,7 +298,7 @@ describe("endpoint embeddings", () => {
     const stored = decodeVector(typeof entry?.embedding === "string" ? entry.embedding : "");
     expect(cosine(stored, endpointEmbed(pattern))).toBeCloseTo(1, 6);
 
-    const recalled = await recallNode(asked(SOLVED.question), runtime(store, context));
+    const recalled = await recall(asked(SOLVED.question), runtime(store, context));
     expect(recalled.memories?.map((m) => m.question)).toEqual([SOLVED.question]);
     expect(recalled.memories?.[0]?.similarity).toBeCloseTo(1, 6);
   });
@@ -307,11 +307,11 @@ describe("endpoint embeddings", () => {
     stub = await startStubOpenAI({ embed: endpointEmbed });
     useStubEndpoint(stub.url);
     const store = open(freshFile());
-    await archiveNode(SOLVED, runtime(store, { embeddingModel: "stub-embedder" }));
-    const offline = await recallNode(asked(SOLVED.question), runtime(store));
+    await archiver(SOLVED, runtime(store, { embeddingModel: "stub-embedder" }));
+    const offline = await recall(asked(SOLVED.question), runtime(store));
     expect(offline.memories?.[0]?.similarity).toBeCloseTo(1, 6);
     // Merging re-stores the entry under the offline embedding.
-    await archiveNode(SOLVED, runtime(store));
+    await archiver(SOLVED, runtime(store));
     const [entry] = await entries(store);
     expect(entry).toMatchObject({ episodes: 2, embedder: OFFLINE_ID });
   });
@@ -324,12 +324,12 @@ describe("endpoint embeddings", () => {
     process.on("warning", onWarning);
     try {
       const store = open(freshFile());
-      await archiveNode(SOLVED, runtime(store));
+      await archiver(SOLVED, runtime(store));
       const context = { embeddingModel: "missing-model" };
-      expect(await recallNode(asked(SOLVED.question), runtime(store, context))).toEqual({
+      expect(await recall(asked(SOLVED.question), runtime(store, context))).toEqual({
         memories: [],
       });
-      expect(await archiveNode(SOLVED, runtime(store, context))).toEqual({ budget: {} });
+      expect(await archiver(SOLVED, runtime(store, context))).toEqual({ budget: {} });
       expect(await entries(store)).toHaveLength(1);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.some((w) => /openai:missing-model failed/.test(w))).toBe(true);

@@ -50,7 +50,7 @@ export function cell(table: string, row: number, column: string, value: string):
   return {
     id: `${table}:r${row}:${column}`,
     modality: "table",
-    source: "answer",
+    source: "answerer",
     anchor: { kind: "cells", table, rows: [row], columns: [column] },
     value,
     time: "2026-01-01T00:00:00Z",

@@ -3,13 +3,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   actualAnswerType,
-  answerItems,
   expectedAnswerType,
   focusQuestion,
-  leadingYesNo,
-  listSegments,
   typeScore,
 } from "../../grounding/answer-type.js";
+import { answerItems, leadingYesNo, listSegments } from "../../grounding/items.js";
 
 describe("expectedAnswerType", () => {
   it.each([

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { renderMemories } from "../../nodes/prompts.js";
 import { decodeVector, encodeVector } from "../../tools/memory/embeddings.js";
 import {
   addOrMerge,
@@ -9,7 +10,6 @@ import {
   memoryNamespace,
   mergeEpisode,
   questionPattern,
-  renderMemories,
   summarizeEpisode,
   toMemory,
   withNotes,

@@ -1,13 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { appendUniqueById, upsertById } from "../../blackboard/reducers.js";
-import type { Attempt, Evidence, ExecResult } from "../../blackboard/schemas.js";
+import type { Attempt, ExecResult } from "../../blackboard/schemas.js";
 import {
   codeLinesFor,
   evidenceFromExecution,
   lineValue,
   outputLines,
 } from "../../grounding/evidence.js";
-import { findCells, matchingEvidence, valueMatches } from "../../grounding/legacy-items.js";
+import { claimItems } from "../../grounding/items.js";
+import { carriedBy, claimed } from "../../grounding/matching.js";
+import { verifyGrounding } from "../../grounding/verify.js";
+import { ranAttempt } from "../support/evidence.js";
 
 const table = {
   id: "table:by_nation",
@@ -70,51 +73,39 @@ describe("evidence from an execution", () => {
   });
 });
 
-describe("grounding helpers", () => {
+describe("one grounding engine", () => {
+  const printed = { rounding: true, percentQuestion: false };
+
   it("matches numbers at the answer's precision and words case-insensitively", () => {
-    expect(valueMatches("12.09", 12.0913)).toBe(true);
-    expect(valueMatches("12.1", "mean: 12.0913")).toBe(true);
-    expect(valueMatches("203", "total gold: 203")).toBe(true);
-    expect(valueMatches("203", "total gold: 204")).toBe(false);
-    expect(valueMatches("1,062", 1062)).toBe(true);
-    expect(valueMatches("ROC", "winner: roc")).toBe(true);
-    expect(valueMatches("Japan", "winner: ROC")).toBe(false);
+    const carried = (item: string, value: string | number) =>
+      carriedBy(claimed(item), value, printed);
+    expect(carried("12.09", 12.0913)).toBe(true);
+    expect(carried("12.1", "mean: 12.0913")).toBe(true);
+    expect(carried("203", "total gold: 203")).toBe(true);
+    expect(carried("203", "total gold: 204")).toBe(false);
+    expect(carried("1,062", 1062)).toBe(true);
+    expect(carried("ROC", "winner: roc")).toBe(true);
+    expect(carried("Japan", "winner: ROC")).toBe(false);
   });
 
-  it("selects the evidence that carries the answer", () => {
-    const base = {
-      modality: "code" as const,
-      source: "execute",
-      anchor: {
-        kind: "code" as const,
-        attempt: "a1",
-        lines: [1, 1] as [number, number],
-        stdout: [0, 1] as [number, number],
-      },
-      time: "t",
-      provenance: { attempt: "a1", parents: [] },
-      confidence: 1,
-    };
-    const evidence: Evidence[] = [
-      { ...base, id: "a1:out1", value: "rows: 10" },
-      { ...base, id: "a1:out2", value: 203 },
-    ];
-    expect(matchingEvidence("203", evidence)).toEqual(["a1:out2"]);
-  });
-
-  it("finds source cells equal to answer items", () => {
-    const hits = findCells(
-      ["ROC", "20"],
-      ["nation", "gold"],
-      [
-        ["Japan", "27"],
-        ["ROC", "20"],
-      ],
-    );
-    expect(hits).toEqual([
-      { row: 1, column: "nation", value: "ROC" },
-      { row: 1, column: "gold", value: "20" },
+  it("cuts an answer into the same items wherever it is cut", () => {
+    expect(claimItems("1,062")).toEqual([{ item: "1,062", kind: "number" }]);
+    expect(claimItems("March 3, 1999")).toEqual([{ item: "March 3, 1999", kind: "text" }]);
+    expect(claimItems("Japan, China and ROC").map((i) => i.item)).toEqual([
+      "Japan",
+      "China",
+      "ROC",
     ]);
+  });
+
+  it("selects the printed line that carries the answer", async () => {
+    const run = ranAttempt("a1", 'print("rows:", n)\nprint(total)', "rows: 10\n203\n");
+    const { checks } = await verifyGrounding({
+      answer: "203",
+      evidence: run.evidence,
+      attempts: [run.attempt],
+    });
+    expect(checks.map((c) => c.supports)).toEqual([["a1:out2"]]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { parseAnswer } from "../../nodes/answer.js";
-import { parseCode } from "../../nodes/code.js";
+import { parseAnswer } from "../../nodes/answerer.js";
+import { parseCode } from "../../nodes/coder.js";
 import { ReplyParseError } from "../../nodes/llm.js";
-import { parsePlan } from "../../nodes/plan.js";
+import { parsePlan } from "../../nodes/planner.js";
 
 describe("parsePlan", () => {
   it("reads numbered steps inside <plan>", () => {

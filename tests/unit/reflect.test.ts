@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { bestChecked } from "../../nodes/finalize.js";
-import {
-  defaultRoute,
-  parseReflection,
-  reflectionFromVerdict,
-  renderReflection,
-} from "../../nodes/reflect.js";
+import { bestChecked } from "../../nodes/finalizer.js";
+import { renderReflection } from "../../nodes/prompts.js";
+import { defaultRoute, parseReflection, reflectionFromVerdict } from "../../nodes/reflector.js";
 import { checked, verdict } from "../support/verdicts.js";
 
 const ungrounded = verdict("205", { grounding: 0 }, [

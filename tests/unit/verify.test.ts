@@ -195,7 +195,7 @@ describe("tracing to tables", () => {
       {
         id: "medals:r3:nation",
         modality: "table",
-        source: "check",
+        source: "checker",
         anchor: { kind: "cells", table: "medals", rows: [3], columns: ["nation"] },
         value: "Great Britain",
         time: NOW,

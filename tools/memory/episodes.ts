@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AnswerType, Memory } from "../../blackboard/schemas.js";
-import type { TableQAStateValue } from "../../blackboard/state.js";
+import type { ReviewStateValue } from "../../blackboard/state.js";
 import { decodeVector, maskValues } from "./embeddings.js";
 
 /** An entry keeps at most this many lessons and as many pitfalls, each at most NOTE_CHARS long. */
@@ -50,7 +50,7 @@ function unique(items: string[]): string[] {
 }
 
 /** The columns of the run's tables that the working code names, as "use these" lessons. */
-function columnsUsed(state: TableQAStateValue): string[] {
+function columnsUsed(state: Pick<ReviewStateValue, "attempts" | "tables">): string[] {
   const code = state.attempts.findLast((a) => a.result?.ok)?.code ?? "";
   return state.tables.flatMap((table) =>
     table.columns
@@ -69,7 +69,12 @@ const ANSWER_KIND: Record<AnswerType, string> = {
 };
 
 /** What a finished run teaches, built from the run itself with no model. */
-export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
+export function summarizeEpisode(
+  state: Pick<
+    ReviewStateValue,
+    "question" | "plan" | "attempts" | "tables" | "checked" | "reflections" | "verdict" | "answer"
+  >,
+): EpisodeSummary {
   const failures = state.attempts.flatMap((a) => {
     if (a.parseError) return ["a reply had no runnable code"];
     const error = a.result?.ok === false ? a.result.error : null;
@@ -98,6 +103,11 @@ export function summarizeEpisode(state: TableQAStateValue): EpisodeSummary {
   };
 }
 
+/** A failed run teaches what went wrong, not a plan or an answer to follow. */
+export function pitfallsOnly(summary: EpisodeSummary): EpisodeSummary {
+  return { ...summary, plan: [], lessons: [], answer: "" };
+}
+
 /** Lessons and pitfalls, as an archiver model writes them. */
 export interface Notes {
   lessons: string[];
@@ -123,7 +133,7 @@ export function mergeEpisode(existing: Episode, incoming: EpisodeSummary, run?: 
     plan: incoming.plan.length > 0 ? incoming.plan : existing.plan,
     lessons: unique([...incoming.lessons, ...existing.lessons]),
     pitfalls: unique([...incoming.pitfalls, ...existing.pitfalls]),
-    answer: incoming.answer,
+    answer: incoming.answer || existing.answer,
     episodes: existing.episodes + incoming.episodes,
   };
 }
@@ -169,20 +179,6 @@ export function toMemory(
 }
 
 /** Recalled memories as a planner prompt section, or "" when there are none. */
-export function renderMemories(memories: Memory[]): string {
-  if (memories.length === 0) return "";
-  const blocks = memories.map((m, i) => {
-    const lines = [`${i + 1}. A similar question (${m.episodes} seen): ${m.question}`];
-    if (m.plan.length > 0)
-      lines.push(`   Plan that worked: ${m.plan.map((s, j) => `(${j + 1}) ${s}`).join(" ")}`);
-    for (const lesson of m.lessons) lines.push(`   Lesson: ${lesson}`);
-    for (const pitfall of m.pitfalls) lines.push(`   Pitfall: ${pitfall}`);
-    return lines.join("\n");
-  });
-  return `Lessons from similar past questions (use what applies; the table may differ):\n${blocks.join("\n")}`;
-}
-
-/** Store namespaces may not contain "." or ":"; a user's name for one may. */
 export function memoryNamespace(name: string): string[] {
   return ["tableminds", "memories", name.replace(/[.:]/g, "_")];
 }

@@ -1,9 +1,9 @@
-import { renderMemories } from "../tools/memory/episodes.js";
+import type { GraphNode } from "@langchain/langgraph";
+import type { SolveState } from "../blackboard/state.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderTableNames } from "./prompts.js";
-import { renderReflection } from "./reflect.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { renderMemories, renderReflection, renderTableNames } from "./prompts.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const PLANNER_SYSTEM = `# tableminds planner
 You plan the analysis that answers a question about tables. A coder will turn your plan
@@ -61,7 +61,7 @@ export function parsePlan(reply: string): string[] {
   throw new ReplyParseError("planner", "plan (numbered steps or a <plan> block)", reply);
 }
 
-export const planNode: TableQANode = async (state, runtime) => {
+export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const profiles = await Promise.all(
     state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
@@ -72,4 +72,4 @@ export const planNode: TableQANode = async (state, runtime) => {
   });
   const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal);
   return { plan: parsePlan(reply.text), budget: reply.budget };
-};
+}) satisfies GraphNode<typeof SolveState, NodeContext>;

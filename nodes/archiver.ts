@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { TableQAStateValue } from "../blackboard/state.js";
+import type { GraphNode } from "@langchain/langgraph";
+import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
 import { createEmbedder, encodeVector } from "../tools/memory/embeddings.js";
 import {
   addOrMerge,
@@ -8,13 +9,14 @@ import {
   memoryNamespace,
   mergeEpisode,
   type Notes,
+  pitfallsOnly,
   summarizeEpisode,
   withNotes,
 } from "../tools/memory/episodes.js";
+import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
 import { ask, askOrFallBack } from "./llm.js";
 import { renderPlan } from "./prompts.js";
-import { embedText, nearestEpisodes } from "./recall.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 /** Neighbours looked at when archiving: enough to count how many are near. */
 const NEIGHBOURS = 5;
@@ -30,16 +32,26 @@ one short sentence that does not depend on this table's particular values.
 Reply with one JSON object and nothing else:
 {"lessons": ["..."], "pitfalls": ["..."]}`;
 
-/** Only answers that held up are worth remembering. */
-export function worthArchiving(state: TableQAStateValue): boolean {
-  if (!state.answer) return false;
-  // Checked: the verdict must be a pass, and about the answer being returned.
-  if (state.verdict) return state.verdict.pass && state.verdict.answer === state.answer.final;
-  // Checking off: the answer must come from code that ran.
-  return Boolean(state.attempts.at(-1)?.result?.ok);
+/**
+ * What a finished run leaves in memory: a solved episode whole (its answer passed the check,
+ * or, with checking off, came from code that ran); a failed one (the best checked answer still
+ * failed when no reflection was left) only what went wrong; anything else nothing.
+ */
+export function episodeOutcome(
+  state: Pick<ReviewStateValue, "answer" | "verdict" | "attempts">,
+): "solved" | "failed" | null {
+  if (!state.answer) return null;
+  if (state.verdict) {
+    if (state.verdict.answer !== state.answer.final) return null;
+    return state.verdict.pass ? "solved" : "failed";
+  }
+  return state.attempts.at(-1)?.result?.ok ? "solved" : null;
 }
 
-export function archiverPrompt(state: TableQAStateValue, summary: EpisodeSummary): string {
+export function archiverPrompt(
+  state: Pick<ReviewStateValue, "question" | "plan">,
+  summary: EpisodeSummary,
+): string {
   const sections = [`Question: ${state.question}`, `Plan that worked:\n${renderPlan(state.plan)}`];
   sections.push(`Answer: ${summary.answer}`);
   if (summary.pitfalls.length > 0)
@@ -103,7 +115,10 @@ export function parseNotes(reply: string): Notes | null {
  * What identifies this run's episode across a resume: its thread, question and answer. A run
  * without a thread cannot be resumed, so it needs none.
  */
-function runKey(state: TableQAStateValue, configurable: unknown): string | null {
+function runKey(
+  state: Pick<ReviewStateValue, "question" | "answer">,
+  configurable: unknown,
+): string | null {
   const thread = (configurable as { thread_id?: unknown } | undefined)?.thread_id;
   if (typeof thread !== "string" || !thread) return null;
   return createHash("sha256")
@@ -113,17 +128,22 @@ function runKey(state: TableQAStateValue, configurable: unknown): string | null 
 }
 
 /**
- * After a checked answer: remember the episode. A new entry is added only when few stored
+ * At the end of a run: remember the episode. A new entry is added only when few stored
  * ones lie within `memoryThreshold`; otherwise the nearest entry evolves with this episode.
  */
-export const archiveNode: TableQANode = async (state, runtime) => {
+export const archiver = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const store = runtime?.store;
-  if (!config.memory || !store || !worthArchiving(state)) return {};
-  const embedder = createEmbedder(config.embeddingModel, config.llmTimeoutMs);
+  const outcome = episodeOutcome(state);
+  if (!config.memory || !store || !outcome) return {};
   let summary = summarizeEpisode(state);
+  if (outcome === "failed") {
+    summary = pitfallsOnly(summary);
+    if (summary.pitfalls.length === 0) return {};
+  }
+  const embedder = createEmbedder(config.embeddingModel, config.llmTimeoutMs);
   let budget = {};
-  if (config.llmArchiver) {
+  if (config.llmArchiver && outcome === "solved") {
     const reply = await askOrFallBack(() =>
       ask("archiver", ARCHIVER_SYSTEM, archiverPrompt(state, summary), config, runtime?.signal),
     );
@@ -159,4 +179,4 @@ export const archiveNode: TableQANode = async (state, runtime) => {
     await store.put(namespace, run ?? randomUUID(), episode);
   }
   return { budget };
-};
+}) satisfies GraphNode<typeof ReviewState, NodeContext>;

@@ -1,7 +1,9 @@
+import type { GraphNode } from "@langchain/langgraph";
 import type { Attempt, ExecResult } from "../blackboard/schemas.js";
+import type { SolveState } from "../blackboard/state.js";
 import { evidenceFromExecution } from "../grounding/evidence.js";
 import { getSandbox } from "../tools/sandbox/index.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 function unparsedResult(attempt: Attempt): ExecResult {
   return {
@@ -17,10 +19,10 @@ function unparsedResult(attempt: Attempt): ExecResult {
 }
 
 /** Runs the newest attempt in the sandbox and posts its output and tables as evidence. */
-export const executeNode: TableQANode = async (state, runtime) => {
+export const executor = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const attempt = state.attempts.at(-1);
-  if (!attempt) throw new Error("execute: there is no code attempt to run");
+  if (!attempt) throw new Error("executor: there is no code attempt to run");
   if (attempt.parseError) {
     return { attempts: [{ ...attempt, result: unparsedResult(attempt) }] };
   }
@@ -35,10 +37,10 @@ export const executeNode: TableQANode = async (state, runtime) => {
   });
   // The whole call, scratch setup and artifact storage included: all of it is sandbox time.
   const execMs = performance.now() - started;
-  const evidence = evidenceFromExecution(attempt, result, "execute", new Date().toISOString());
+  const evidence = evidenceFromExecution(attempt, result, "executor", new Date().toISOString());
   return {
     attempts: [{ ...attempt, result }],
     evidence,
     budget: { execMs },
   };
-};
+}) satisfies GraphNode<typeof SolveState, NodeContext>;

@@ -1,11 +1,11 @@
-import type { Attempt, Claim, Edge, Evidence, TableRef } from "../blackboard/schemas.js";
-import type { TableQAStateValue } from "../blackboard/state.js";
-import { answerItems, findCells, matchingEvidence } from "../grounding/legacy-items.js";
+import type { GraphNode } from "@langchain/langgraph";
+import { lastSuccessful } from "../blackboard/attempts.js";
+import type { SolveState, SolveStateValue } from "../blackboard/state.js";
+import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
 import { profileTable } from "../tools/tables/profile.js";
-import { readTable } from "../tools/tables/read.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { numberLines, renderEvidenceList, renderPlan } from "./prompts.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const ANSWERER_SYSTEM = `# tableminds answerer
 You state the answer to a question about tables from the results of code that was run
@@ -19,7 +19,10 @@ The answer is as short as possible: a number (no units or thousands separators u
 question asks for them), a name, a date, Yes or No, or several of these separated by commas.
 If the results do not answer the question, say what is missing in the answer line.`;
 
-export function answererPrompt(state: TableQAStateValue, tableSummary: string): string {
+export function answererPrompt(
+  state: Pick<SolveStateValue, "question" | "plan" | "attempts" | "evidence">,
+  tableSummary: string,
+): string {
   const sections = [`Question: ${state.question}`];
   if (state.plan.length > 0) sections.push(`Plan:\n${renderPlan(state.plan)}`);
   const good = lastSuccessful(state.attempts);
@@ -35,10 +38,6 @@ export function answererPrompt(state: TableQAStateValue, tableSummary: string): 
     sections.push(tableSummary);
   }
   return sections.join("\n\n");
-}
-
-export function lastSuccessful(attempts: Attempt[]): Attempt | undefined {
-  return attempts.findLast((a) => a.result?.ok);
 }
 
 const EVIDENCE_LINE = /^\s*\**\s*evidence\s*\**\s*:\s*\**\s*(.*)$/im;
@@ -89,40 +88,21 @@ function parseCitations(reply: string): string[] {
   return [...new Set([...listed, ...bracketed].filter((id) => /^\w[\w:.-]*$/.test(id)))];
 }
 
-/** Source cells holding an answer item, as `cells` evidence. */
-export async function cellEvidence(
-  final: string,
-  tables: TableRef[],
-  time: string,
-): Promise<Evidence[]> {
-  const items = answerItems(final);
-  const packets: Evidence[] = [];
-  for (const table of tables) {
-    const data = await readTable(table);
-    for (const hit of findCells(items, data.columns, data.rows)) {
-      packets.push({
-        id: `${table.name}:r${hit.row}:${hit.column}`,
-        modality: "table",
-        source: "answer",
-        anchor: { kind: "cells", table: table.name, rows: [hit.row], columns: [hit.column] },
-        value: hit.value,
-        time,
-        provenance: { attempt: "source", parents: [] },
-        confidence: 1,
-      });
-    }
-  }
-  return packets;
-}
-
-export const answerNode: TableQANode = async (state, runtime) => {
+/**
+ * Answers from the last successful attempt. The answer cites what the model named and what
+ * grounding traces its items to: the same engine the checker uses, so the cells cited here are
+ * the ones the checker counts as support, under the same claim ids.
+ */
+export const answerer = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const good = lastSuccessful(state.attempts);
   const summary = good
     ? ""
-    : (await Promise.all(state.tables.map((t) => profileTable(t, { sampleRows: 20 })))).join(
-        "\n\n",
-      );
+    : (
+        await Promise.all(
+          state.tables.map((t) => profileTable(t, { sampleRows: config.sampleRows })),
+        )
+      ).join("\n\n");
   const reply = await ask(
     "answerer",
     ANSWERER_SYSTEM,
@@ -131,24 +111,23 @@ export const answerNode: TableQANode = async (state, runtime) => {
     runtime?.signal,
   );
   const parsed = parseAnswer(reply.text);
+  const grounding = await verifyGrounding({
+    answer: parsed.final,
+    evidence: state.evidence,
+    attempts: state.attempts,
+    tables: state.tables,
+    question: state.question,
+    source: "answerer",
+  });
+  const { claims, edges } = claimsFrom(parsed.final, grounding.checks);
   const known = new Set(state.evidence.map((e) => e.id));
-  const candidates = good ? state.evidence.filter((e) => e.provenance.attempt === good.id) : [];
-  let cited = parsed.cited.filter((id) => known.has(id));
-  if (cited.length === 0) cited = matchingEvidence(parsed.final, candidates);
-  const cells = await cellEvidence(parsed.final, state.tables, new Date().toISOString());
-  const evidenceIds = [...cited, ...cells.map((c) => c.id)];
-  const claim: Claim = {
-    id: "claim:answer",
-    text: parsed.final,
-    evidence: evidenceIds,
-    status: evidenceIds.length > 0 ? "supported" : "unsupported",
-  };
-  const edges: Edge[] = evidenceIds.map((id) => ({ from: id, to: claim.id, kind: "supports" }));
+  const cited = parsed.cited.filter((id) => known.has(id));
+  const traced = grounding.checks.flatMap((check) => check.supports);
   return {
-    answer: { raw: reply.text, final: parsed.final, evidence: evidenceIds },
-    evidence: cells,
-    claims: [claim],
+    answer: { raw: reply.text, final: parsed.final, evidence: [...new Set([...cited, ...traced])] },
+    evidence: grounding.cells,
+    claims,
     edges,
     budget: reply.budget,
   };
-};
+}) satisfies GraphNode<typeof SolveState, NodeContext>;

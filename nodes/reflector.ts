@@ -1,8 +1,9 @@
+import type { GraphNode } from "@langchain/langgraph";
 import type { Reflection, Verdict } from "../blackboard/schemas.js";
-import type { TableQAStateValue } from "../blackboard/state.js";
+import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
 import { ask, askOrFallBack } from "./llm.js";
 import { numberLines, renderPlan } from "./prompts.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const REFLECTOR_SYSTEM = `# tableminds reflector
 An answer to a question about tables was checked and rejected. You find out why and say
@@ -21,7 +22,10 @@ Improvement:
 2. ...`;
 
 /** The prompt: everything the reflector needs to see where the run went wrong. */
-export function reflectorPrompt(state: TableQAStateValue, verdict: Verdict): string {
+export function reflectorPrompt(
+  state: Pick<ReviewStateValue, "question" | "plan" | "attempts" | "answer" | "reflections">,
+  verdict: Verdict,
+): string {
   const sections = [`Question: ${state.question}`];
   if (state.plan.length > 0) sections.push(`Plan:\n${renderPlan(state.plan)}`);
   const last = state.attempts.at(-1);
@@ -96,9 +100,9 @@ export function reflectionFromVerdict(verdict: Verdict): ParsedReflection {
  * Diagnoses the failed verdict and records where the run goes next. A failed call or an
  * unusable reply does not end the run: the checker's own findings become the diagnosis.
  */
-export const reflectNode: TableQANode = async (state, runtime) => {
+export const reflector = (async (state, runtime) => {
   const verdict = state.verdict;
-  if (!verdict) throw new Error("reflect needs a verdict: the checker must run before it");
+  if (!verdict) throw new Error("reflector: there is no verdict; the checker must run before it");
   const config = configurationOf(runtime);
   const reply = await askOrFallBack(() =>
     ask("reflector", REFLECTOR_SYSTEM, reflectorPrompt(state, verdict), config, runtime?.signal),
@@ -112,18 +116,4 @@ export const reflectNode: TableQANode = async (state, runtime) => {
     byModel: parsed !== null,
   };
   return { reflections: [reflection], budget: reply?.budget ?? {} };
-};
-
-/** The latest reflection as prompt text for the planner or coder, or "" when there is none. */
-export function renderReflection(reflections: Reflection[]): string {
-  const last = reflections.at(-1);
-  if (!last) return "";
-  const steps = last.improvement.map((step, i) => `${i + 1}. ${step}`).join("\n");
-  return [
-    `An earlier answer (${JSON.stringify(last.verdict.answer)}) was rejected by the checker.`,
-    `Diagnosis: ${last.diagnosis}`,
-    steps ? `Do this differently:\n${steps}` : "",
-  ]
-    .filter(Boolean)
-    .join("\n");
-}
+}) satisfies GraphNode<typeof ReviewState, NodeContext>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_BUDGET } from "../../blackboard/reducers.js";
+import { EMPTY_BUDGET, upsertEdges } from "../../blackboard/reducers.js";
 import type {
   Attempt,
   CheckedAnswer,
@@ -9,16 +9,8 @@ import type {
   TableRef,
 } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import {
-  CHECKER_SYSTEM,
-  checkerPrompt,
-  checkNode,
-  combine,
-  formatScore,
-  parseCheck,
-  passes,
-  ruleVerdict,
-} from "../../nodes/check.js";
+import { combine, passes, ruleVerdict } from "../../grounding/verdict.js";
+import { CHECKER_SYSTEM, checker, checkerPrompt, parseCheck } from "../../nodes/checker.js";
 import { ReplyParseError } from "../../nodes/llm.js";
 import { useTempHome } from "../support/env.js";
 import { ranAttempt } from "../support/evidence.js";
@@ -55,40 +47,9 @@ function stateWith(
   };
 }
 
-describe("formatScore", () => {
-  it("rewards a bare answer and marks prose, markdown, refusals and leftovers", () => {
-    expect(formatScore("203").score).toBe(2);
-    expect(formatScore("Real Betis, Real Madrid B", "list").score).toBe(2);
-    const long = "benin, quebec, cape verde, ivory coast, chile, peru, sierra leone, ghana, togo";
-    expect(formatScore(`${long}, ${long}, ${long}`, "list").score).toBe(2);
-    expect(formatScore("203. The code summed the gold column of every nation.")).toEqual({
-      score: 1,
-      issue: "the answer carries an explanation (10 words); give only the value",
-    });
-    expect(formatScore("Yes, because 203 is more than 200", "yesno").score).toBe(1);
-    expect(formatScore("**203**").score).toBe(1);
-    expect(formatScore('"Japan"').issue).toBe(
-      "the answer is wrapped in markdown or quotes; give the bare value",
-    );
-    expect(formatScore("I cannot tell from the table").score).toBe(0);
-    expect(formatScore("cannot be computed").issue).toMatch(/refusal/);
-    expect(formatScore("unknown").score).toBe(0);
-    expect(formatScore("Final Answer: 203").score).toBe(0);
-    expect(formatScore("  ").score).toBe(0);
-  });
-
-  it("lets a question that wants an explanation have one, within reason", () => {
-    const prose =
-      "The table lists the medals of ten nations. The United States leads with 39 gold.";
-    expect(formatScore(prose, "text").score).toBe(2);
-    expect(formatScore(prose, "number").score).toBe(1);
-    expect(formatScore("word ".repeat(300), "text").score).toBe(1);
-  });
-});
-
 describe("the check node without a model", () => {
   it("passes a grounded answer of the right type, with claims and supports edges", async () => {
-    const update = await checkNode(stateWith(Q, "203"), runtime);
+    const update = await checker(stateWith(Q, "203"), runtime);
     expect(update.verdict).toMatchObject({
       answer: "203",
       expectedType: "number",
@@ -110,7 +71,7 @@ describe("the check node without a model", () => {
   });
 
   it("fails an answer the output contradicts and says which output printed what", async () => {
-    const update = await checkNode(stateWith(Q, "205"), runtime);
+    const update = await checker(stateWith(Q, "205"), runtime);
     expect(update.verdict?.pass).toBe(false);
     expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 0 });
     expect(update.verdict?.issues).toEqual([
@@ -160,10 +121,10 @@ describe("the check node without a model", () => {
     const state = stateWith("Which nation won the most silver medals?", "United States", run, [
       medals,
     ]);
-    const update = await checkNode(state, runtime);
+    const update = await checker(state, runtime);
     expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 2 });
     expect((update.evidence as Evidence[]).map((e) => [e.id, e.value, e.source])).toEqual([
-      ["medals:r0:nation", "United States", "check"],
+      ["medals:r0:nation", "United States", "checker"],
     ]);
     expect((update.edges as Edge[])[0]).toMatchObject({
       from: "medals:r0:nation",
@@ -181,7 +142,7 @@ describe("the check node without a model", () => {
   });
 
   it("fails when there is no answer at all", async () => {
-    const update = await checkNode(stateWith(Q, null), runtime);
+    const update = await checker(stateWith(Q, null), runtime);
     expect(update.verdict?.pass).toBe(false);
     expect(update.verdict?.scores).toEqual({ type: 0, format: 0, grounding: 0 });
     expect(update.verdict?.issues).toEqual([
@@ -191,10 +152,10 @@ describe("the check node without a model", () => {
     expect(update.claims).toEqual([]);
   });
 
-  it("numbers checked answers and does not repeat edges already on the blackboard", async () => {
+  it("numbers checked answers; its edges, posted again, add nothing to the blackboard", async () => {
     const first = stateWith(Q, "203");
-    const once = await checkNode(first, runtime);
-    const again = await checkNode(
+    const once = await checker(first, runtime);
+    const again = await checker(
       {
         ...first,
         edges: once.edges as Edge[],
@@ -204,7 +165,9 @@ describe("the check node without a model", () => {
     );
     expect((again.checked as CheckedAnswer[])[0]?.id).toBe("c2");
     expect(again.claims).toEqual(once.claims);
-    expect(again.edges).toEqual([]);
+    const edges = once.edges as Edge[];
+    expect(edges.length).toBeGreaterThan(0);
+    expect(upsertEdges(edges, again.edges as Edge[])).toEqual(edges);
   });
 });
 

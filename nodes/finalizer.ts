@@ -1,5 +1,7 @@
+import type { GraphNode } from "@langchain/langgraph";
 import type { CheckedAnswer } from "../blackboard/schemas.js";
-import type { TableQANode } from "./runtime.js";
+import type { ReviewState } from "../blackboard/state.js";
+import type { NodeContext } from "./runtime.js";
 
 /** Orders checked answers: passing first, then grounding, then total score, then the latest. */
 function rank(candidate: CheckedAnswer, index: number): number[] {
@@ -35,9 +37,9 @@ export function bestChecked(checked: CheckedAnswer[]): CheckedAnswer | undefined
  * left, the best answer checked so far is returned with its own verdict, rather than the
  * last one or an error.
  */
-export const finalizeNode: TableQANode = async (state) => {
+export const finalizer = (async (state) => {
   if (state.verdict?.pass !== false) return {};
   const best = bestChecked(state.checked);
   if (!best || best.answer.final === state.answer?.final) return {};
   return { answer: best.answer, verdict: best.verdict };
-};
+}) satisfies GraphNode<typeof ReviewState, NodeContext>;

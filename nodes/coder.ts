@@ -1,10 +1,11 @@
+import type { GraphNode } from "@langchain/langgraph";
+import { nextAttemptId } from "../blackboard/attempts.js";
 import type { Attempt } from "../blackboard/schemas.js";
-import type { TableQAStateValue } from "../blackboard/state.js";
+import type { SolveState } from "../blackboard/state.js";
 import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderErrorHistory, renderPlan, renderTableNames } from "./prompts.js";
-import { renderReflection } from "./reflect.js";
-import { configurationOf, type TableQANode } from "./runtime.js";
+import { renderErrorHistory, renderPlan, renderReflection, renderTableNames } from "./prompts.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const CODER_SYSTEM = `# tableminds coder
 You write Python that computes the answer to a question about tables, following a plan.
@@ -67,18 +68,7 @@ function looksLikeBareCode(reply: string): boolean {
   return lines.every((line) => codeLike.test(line)) && /print\(/.test(reply);
 }
 
-/** The attempts of the current round: a reflection starts a new one with a fresh retry budget. */
-export function attemptsSinceReflection(
-  state: Pick<TableQAStateValue, "attempts" | "reflections">,
-): Attempt[] {
-  return state.attempts.slice(state.reflections.at(-1)?.afterAttempts ?? 0);
-}
-
-export function nextAttemptId(attempts: Attempt[]): string {
-  return `a${attempts.length + 1}`;
-}
-
-export const codeNode: TableQANode = async (state, runtime) => {
+export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const profiles = await Promise.all(
     state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
@@ -101,4 +91,4 @@ export const codeNode: TableQANode = async (state, runtime) => {
     attempt = { id, code: "", raw: reply.text, result: null, parseError: error.message };
   }
   return { attempts: [attempt], budget: reply.budget };
-};
+}) satisfies GraphNode<typeof SolveState, NodeContext>;

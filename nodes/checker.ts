@@ -1,0 +1,172 @@
+import type { GraphNode } from "@langchain/langgraph";
+import { lastSuccessful } from "../blackboard/attempts.js";
+import type { Verdict } from "../blackboard/schemas.js";
+import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
+import { combine, type ModelScores, ruleVerdict } from "../grounding/verdict.js";
+import { claimsFrom, type ItemCheck } from "../grounding/verify.js";
+import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
+import { numberLines } from "./prompts.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
+
+/*
+ * The checker node: the rules of grounding/verdict.ts judge the answer, then, with
+ * `llmChecker`, a model refines the scores (see `combine`).
+ */
+
+export const CHECKER_SYSTEM = `# tableminds checker
+You review one answer to a question about tables before it is given to the user. You see
+the question, the answer, the code that computed it with what the code printed, and what
+automatic checks already found. Give three scores from 0 to 2:
+
+- type: 2 if the answer is the kind of thing the question asks for (a number, yes or no, a
+  name, a date, a list of them), 1 if it is close, 0 if it is the wrong kind.
+- format: 2 if it is only the answer, short and without explanation; 1 if it is usable but
+  wordy or decorated; 0 if it is empty, a refusal, or not an answer.
+- grounding: 2 if every value in the answer appears in the printed output or the table;
+  1 if some do; 0 if the output contradicts the answer or nothing supports it.
+
+Reply with one JSON object and nothing else:
+{"type": <0-2>, "format": <0-2>, "grounding": <0-2>, "issues": ["<each problem, concretely>"]}`;
+
+function describeCheck(check: ItemCheck): string {
+  const item = JSON.stringify(check.item);
+  if (check.status === "supported") return `- ${item}: found in ${check.supports.join(", ")}`;
+  if (check.status === "conflicted") return `- ${item}: contradicted (${check.note ?? ""})`;
+  return `- ${item}: not found in the evidence`;
+}
+
+export function checkerPrompt(
+  state: Pick<ReviewStateValue, "question" | "answer" | "attempts">,
+  rules: Verdict,
+  checks: ItemCheck[],
+): string {
+  const good = lastSuccessful(state.attempts);
+  const sections = [
+    `Question: ${state.question}`,
+    `Expected answer type: ${rules.expectedType}`,
+    `Answer: ${state.answer?.final ?? ""}`,
+  ];
+  if (good?.result) {
+    sections.push(`Code (${good.id}):\n\`\`\`python\n${numberLines(good.code)}\n\`\`\``);
+    sections.push(`Output:\n${good.result.stdout.trim().slice(0, 4000) || "(nothing printed)"}`);
+  } else {
+    sections.push("No code ran successfully.");
+  }
+  if (checks.length > 0) sections.push(`Items traced:\n${checks.map(describeCheck).join("\n")}`);
+  if (rules.issues.length > 0) {
+    sections.push(`Automatic checks found:\n${rules.issues.map((i) => `- ${i}`).join("\n")}`);
+  }
+  return sections.join("\n\n");
+}
+
+function score(value: unknown): 0 | 1 | 2 | null {
+  const n = typeof value === "string" ? Number(value.trim().replace(/\/\s*2$/, "")) : value;
+  return n === 0 || n === 1 || n === 2 ? n : null;
+}
+
+const KEYS: Record<keyof Verdict["scores"], string[]> = {
+  type: ["type", "answer_type", "answerType", "type_score"],
+  format: ["format", "format_score", "answer_format"],
+  grounding: ["grounding", "evidence", "evidence_grounding", "grounding_score"],
+};
+
+function fromJson(text: string): ModelScores | null {
+  const json = /\{[\s\S]*\}/.exec(text)?.[0];
+  if (!json) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null) return null;
+  const record = parsed as Record<string, unknown>;
+  const holder = (
+    typeof record.scores === "object" && record.scores !== null ? record.scores : record
+  ) as Record<string, unknown>;
+  const pick = (key: keyof Verdict["scores"]) =>
+    KEYS[key].map((k) => score(holder[k])).find((s) => s !== null) ?? null;
+  const [type, format, grounding] = [pick("type"), pick("format"), pick("grounding")];
+  if (type === null || format === null || grounding === null) return null;
+  const raw = record.issues ?? record.issue ?? [];
+  const issues = (Array.isArray(raw) ? raw : [raw]).map(String).filter((i) => i.trim());
+  return { scores: { type, format, grounding }, issues };
+}
+
+function fromLines(text: string): ModelScores | null {
+  const line = (names: string) =>
+    score(
+      new RegExp(String.raw`\b(?:${names})\b\W*(?:score)?\W*[:=]\s*\W*([0-2])(?:\s*/\s*2)?\b`, "i")
+        .exec(text)?.[1]
+        ?.trim(),
+    );
+  const type = line("answer type|type");
+  const format = line("format");
+  const grounding = line("evidence grounding|grounding|evidence");
+  if (type === null || format === null || grounding === null) return null;
+  const issues = [...text.matchAll(/^\s*[-*]\s+(.+)$/gm)].map((m) => (m[1] ?? "").trim());
+  return { scores: { type, format, grounding }, issues };
+}
+
+/**
+ * The scores of a checker reply: a JSON object (fenced or not, flat or under "scores"), else
+ * lines such as `type: 2`. A reply with neither fails with a ReplyParseError.
+ */
+export function parseCheck(reply: string): ModelScores {
+  const parsed = fromJson(reply) ?? fromLines(reply);
+  if (parsed) return parsed;
+  throw new ReplyParseError("checker", "scores for type, format and grounding (0-2 each)", reply);
+}
+
+/** A reply without usable scores costs the check nothing: the rules' verdict stands. */
+function scoresOrNull(reply: string): ReturnType<typeof parseCheck> | null {
+  try {
+    return parseCheck(reply);
+  } catch (error) {
+    if (!(error instanceof ReplyParseError)) throw error;
+    process.emitWarning(`${error.message}; the rules alone judged`, "TablemindsWarning");
+    return null;
+  }
+}
+
+/**
+ * Checks the answer: the rules first, then (with llmChecker) a model. The verdict, the claims
+ * made from the answer with their supports/conflicts edges, and any source cells the verifier
+ * found go on the blackboard; the answer joins `checked` so the best one survives.
+ */
+export const checker = (async (state, runtime) => {
+  const config = configurationOf(runtime);
+  const { verdict: rules, grounding } = await ruleVerdict(state);
+  const { claims, edges } = claimsFrom(rules.answer, grounding.checks);
+  let verdict: Verdict = { ...rules, claims: claims.map((c) => c.id) };
+  let budget = {};
+  if (config.llmChecker && state.answer) {
+    const prompt = checkerPrompt(state, rules, grounding.checks);
+    const reply = await askOrFallBack(() =>
+      ask("checker", CHECKER_SYSTEM, prompt, config, runtime?.signal),
+    );
+    if (reply) {
+      budget = reply.budget;
+      const scores = scoresOrNull(reply.text);
+      if (scores) verdict = combine(verdict, scores);
+      else {
+        const note = "the LLM checker's reply had no usable scores; the rules alone judged";
+        verdict = { ...verdict, issues: [...verdict.issues, note] };
+      }
+    } else {
+      const note = "the LLM checker could not be reached; the rules alone judged";
+      verdict = { ...verdict, issues: [...verdict.issues, note] };
+    }
+  }
+  const checked = state.answer
+    ? [{ id: `c${state.checked.length + 1}`, answer: state.answer, verdict }]
+    : [];
+  return {
+    verdict,
+    checked,
+    claims,
+    edges,
+    evidence: grounding.cells,
+    budget,
+  };
+}) satisfies GraphNode<typeof ReviewState, NodeContext>;

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import { graph } from "../../graphs/table_qa.js";
+import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { useStubEndpoint, useTempHome, withContext } from "../support/env.js";
+import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+
+/*
+ * The answerer and the checker ground answers with one engine: the source cells the answerer
+ * cites are exactly those the checker counts as support, under the same claim ids. Answers
+ * with thousands separators and dates are where two engines used to disagree.
+ */
+
+const TOWNS = {
+  name: "towns",
+  columns: ["town", "population", "founded"],
+  data: [
+    ["Alder", "1,062", "March 3, 1999"],
+    ["Birch", "2,500", "June 1, 1950"],
+    ["Cedar", "1", "March 1999"],
+  ],
+};
+
+interface Case {
+  question: string;
+  code: string;
+  answer: string;
+  cells: string[];
+}
+
+const CASES: Case[] = [
+  {
+    question: "What is the population of Alder?",
+    code: 'print(df.loc[df["town"] == "Alder", "population"].iloc[0])',
+    answer: "1,062",
+    cells: ["towns:r0:population"],
+  },
+  {
+    question: "When was Alder founded?",
+    code: 'print(df.loc[df["town"] == "Alder", "founded"].iloc[0])',
+    answer: "March 3, 1999",
+    cells: ["towns:r0:founded"],
+  },
+  {
+    question: "Which town has the largest population?",
+    code: 'print("Birch")',
+    answer: "Birch",
+    cells: ["towns:r1:town"],
+  },
+];
+
+const isCell = (id: string) => /:(?:r\d+|col):/.test(id);
+
+describe("one grounding engine for the answerer and the checker", () => {
+  let stub: StubServer;
+  const runs = new Map<string, TableQAStateValue>();
+
+  beforeAll(async () => {
+    useTempHome();
+    let current: Case | undefined;
+    stub = await startStubOpenAI({
+      respond: (req) => {
+        if (req.role === "planner") return "<plan>\n1. Look the value up and print it.\n</plan>";
+        if (req.role === "coder") return `\`\`\`python\n${current?.code}\n\`\`\``;
+        if (req.role === "answerer") return `Final Answer: ${current?.answer}`;
+        return { status: 500, content: `no reply scripted for role ${req.role}` };
+      },
+    });
+    useStubEndpoint(stub.url);
+    for (const c of CASES) {
+      current = c;
+      const state = await graph.invoke(
+        { question: c.question, sources: [TOWNS] },
+        withContext({ memory: false, maxReflections: 0 }),
+      );
+      runs.set(c.answer, state as TableQAStateValue);
+    }
+  });
+
+  afterAll(async () => {
+    await closeSandboxes();
+    await stub?.close();
+  });
+
+  it.each(CASES)("cites for $answer exactly the cells the checker accepts", ({ answer, cells }) => {
+    const state = runs.get(answer);
+    expect(state?.answer?.final).toBe(answer);
+    const cited = (state?.answer?.evidence ?? []).filter(isCell);
+    const claims = new Set(state?.verdict?.claims ?? []);
+    const accepted = (state?.edges ?? [])
+      .filter((e) => e.kind === "supports" && claims.has(e.to) && isCell(e.from))
+      .map((e) => e.from);
+    expect(cited).toEqual(cells);
+    expect([...new Set(accepted)].sort()).toEqual([...cited].sort());
+  });
+
+  it.each(CASES)("speaks of $answer in one claim vocabulary", ({ answer }) => {
+    const state = runs.get(answer);
+    const ids = (state?.claims ?? []).map((c) => c.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.every((id) => /^claim:[0-9a-f]{8}:\d+$/.test(id))).toBe(true);
+    expect(state?.verdict?.claims).toEqual(ids);
+    expect(state?.verdict?.pass).toBe(true);
+  });
+});

@@ -1,0 +1,164 @@
+import { END } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import type { Configuration } from "../../blackboard/configuration.js";
+import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
+import { routeAfterExecutor, routeSolveStart } from "../../graphs/solve.js";
+import {
+  RECURSION_LIMIT,
+  routeAfterCheck,
+  routeAfterFinalizer,
+  routeAfterIngest,
+  routeAfterSolve,
+  stepBound,
+} from "../../graphs/table_qa.js";
+import { verdict } from "../support/verdicts.js";
+
+/** What a router receives beside the state: the run's context. */
+function run(context: Partial<Configuration>) {
+  return { context };
+}
+
+function attempts(maxCodeAttempts: number) {
+  return run({ maxCodeAttempts });
+}
+
+function result(ok: boolean): ExecResult {
+  return {
+    ok,
+    stdout: "",
+    stderr: "",
+    error: ok ? null : { type: "KeyError", message: "'x'", line: 1 },
+    tables: [],
+    spans: [],
+    truncated: false,
+    durationMs: 1,
+  };
+}
+
+function attempt(id: string, ok: boolean): Attempt {
+  return { id, code: "print(1)", raw: "", result: result(ok), parseError: null };
+}
+
+describe("routeAfterExecute", () => {
+  it("answers after a successful run", () => {
+    expect(
+      routeAfterExecutor({ reflections: [], attempts: [attempt("a1", true)] }, attempts(3)),
+    ).toBe("answerer");
+  });
+
+  it("codes again after a failure while attempts remain", () => {
+    expect(
+      routeAfterExecutor({ reflections: [], attempts: [attempt("a1", false)] }, attempts(3)),
+    ).toBe("coder");
+    expect(
+      routeAfterExecutor(
+        { reflections: [], attempts: [attempt("a1", false), attempt("a2", false)] },
+        attempts(3),
+      ),
+    ).toBe("coder");
+  });
+
+  it("answers anyway when the attempts are used up", () => {
+    const three = [attempt("a1", false), attempt("a2", false), attempt("a3", false)];
+    expect(routeAfterExecutor({ reflections: [], attempts: three }, attempts(3))).toBe("answerer");
+    expect(
+      routeAfterExecutor({ reflections: [], attempts: [attempt("a1", false)] }, attempts(1)),
+    ).toBe("answerer");
+  });
+
+  it("answers when a retry succeeded", () => {
+    expect(
+      routeAfterExecutor(
+        { reflections: [], attempts: [attempt("a1", false), attempt("a2", true)] },
+        attempts(3),
+      ),
+    ).toBe("answerer");
+  });
+});
+
+describe("the check/reflect routers", () => {
+  const passing = verdict("203");
+  const failing = verdict("250", { grounding: 0 });
+  const reflection = (afterAttempts: number, route: "planner" | "coder" = "coder"): Reflection => ({
+    id: "r1",
+    diagnosis: "d",
+    improvement: [],
+    route,
+    verdict: failing,
+    afterAttempts,
+    byModel: true,
+  });
+
+  it("gives each round after a reflection its own code attempts", () => {
+    const twoFailed = [attempt("a1", false), attempt("a2", false)];
+    expect(routeAfterExecutor({ attempts: twoFailed, reflections: [] }, attempts(2))).toBe(
+      "answerer",
+    );
+    const roundTwo = [...twoFailed, attempt("a3", false)];
+    expect(
+      routeAfterExecutor({ attempts: roundTwo, reflections: [reflection(2)] }, attempts(2)),
+    ).toBe("coder");
+    const roundTwoDone = [...roundTwo, attempt("a4", false)];
+    expect(
+      routeAfterExecutor({ attempts: roundTwoDone, reflections: [reflection(2)] }, attempts(2)),
+    ).toBe("answerer");
+  });
+
+  it("checks only when checking is on", () => {
+    expect(routeAfterSolve({}, run({ check: true }))).toBe("checker");
+    expect(routeAfterSolve({}, run({ check: false }))).toBe("archiver");
+  });
+
+  it("recalls and archives only with memory on; without it a settled run ends", () => {
+    const off = run({ memory: false });
+    expect(routeAfterIngest({}, run({ memory: true }))).toBe("recall");
+    expect(routeAfterIngest({}, off)).toBe("solve");
+    expect(routeAfterSolve({}, run({ check: true, memory: false }))).toBe("checker");
+    expect(routeAfterSolve({}, run({ check: false, memory: false }))).toBe(END);
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, off)).toBe(END);
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, off)).toBe("reflector");
+    expect(
+      routeAfterCheck(
+        { verdict: failing, reflections: [] },
+        run({ maxReflections: 0, memory: false }),
+      ),
+    ).toBe("finalizer");
+    expect(routeAfterFinalizer({}, run({ memory: true }))).toBe("archiver");
+    expect(routeAfterFinalizer({}, off)).toBe(END);
+  });
+
+  it("archives a pass, reflects on a fail while reflections remain, then settles", () => {
+    const two = run({ maxReflections: 2 });
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, two)).toBe("archiver");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, two)).toBe("reflector");
+    expect(routeAfterCheck({ verdict: failing, reflections: [reflection(1)] }, two)).toBe(
+      "reflector",
+    );
+    expect(
+      routeAfterCheck({ verdict: failing, reflections: [reflection(1), reflection(2)] }, two),
+    ).toBe("finalizer");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, run({ maxReflections: 0 }))).toBe(
+      "finalizer",
+    );
+  });
+
+  it("starts a solve where the reflector said, or at the coder when a plan is given", () => {
+    expect(routeSolveStart({ plan: [], reflections: [] })).toBe("planner");
+    expect(routeSolveStart({ plan: ["step"], reflections: [] })).toBe("coder");
+    expect(routeSolveStart({ plan: ["step"], reflections: [reflection(1, "planner")] })).toBe(
+      "planner",
+    );
+    expect(routeSolveStart({ plan: ["step"], reflections: [reflection(1, "coder")] })).toBe(
+      "coder",
+    );
+  });
+
+  it("bounds the steps of the largest run, in table_qa and in one solve", () => {
+    // ingest, recall, a solve, check and reflection per round, finalizer, archiver
+    expect(stepBound({ maxCodeAttempts: 1, maxReflections: 0 })).toBe(7);
+    expect(stepBound({ maxCodeAttempts: 3, maxReflections: 2 })).toBe(13);
+    // plan, then code and run ten times, then answer: more than table_qa's own steps
+    expect(stepBound({ maxCodeAttempts: 10, maxReflections: 0 })).toBe(23);
+    expect(RECURSION_LIMIT).toBe(stepBound({ maxCodeAttempts: 10, maxReflections: 5 }));
+  });
+});
