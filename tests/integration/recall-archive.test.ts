@@ -7,20 +7,16 @@ import type { Configuration } from "../../blackboard/configuration.js";
 import { EvidenceSchema, MemorySchema } from "../../blackboard/schemas.js";
 import { archiver } from "../../nodes/archiver.js";
 import { plannerPrompt } from "../../nodes/planner.js";
+import { renderMemories } from "../../nodes/prompts.js";
 import { recall } from "../../nodes/recall.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
 import { decodeVector, OFFLINE_ID, offlineEmbed } from "../../tools/memory/embeddings.js";
-import {
-  type Episode,
-  EpisodeSchema,
-  memoryNamespace,
-} from "../../tools/memory/episodes.js";
-import { renderMemories } from "../../nodes/prompts.js";
+import { type Episode, EpisodeSchema, memoryNamespace } from "../../tools/memory/episodes.js";
 import { cosine, SqliteStore } from "../../tools/memory/sqlite-store.js";
 import { useStubEndpoint } from "../support/env.js";
 import { attempt, solvedState, WORKING_CODE } from "../support/episodes.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
-import { verdict } from "../support/verdicts.js";
+import { answer, verdict } from "../support/verdicts.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-memory-"));
 const opened: SqliteStore[] = [];
@@ -125,10 +121,7 @@ describe("archive, then recall from the file in a fresh handle", () => {
     });
     expect(merged[0]?.pitfalls).toEqual(["KeyError: 'Gold'", "KeyError: 'golds'"]);
 
-    await archiver(
-      solvedState({ question: "Which nation has the lowest rank?" }),
-      runtime(store),
-    );
+    await archiver(solvedState({ question: "Which nation has the lowest rank?" }), runtime(store));
     const after = await entries(store);
     expect(after).toHaveLength(2);
     expect(after.map((e) => e.question).sort()).toEqual(
@@ -159,11 +152,26 @@ describe("archive, then recall from the file in a fresh handle", () => {
     expect((await entries(store)).map((e) => e.episodes)).toEqual([4]);
   });
 
-  it("archives nothing for a failed check, an answer the verdict is not about, or a failed run", async () => {
+  it("keeps only what went wrong when the best answer still failed its check", async () => {
     const store = open(freshFile());
-    const failing = solvedState({ verdict: verdict("203", { grounding: 0 }) });
+    const failed = verdict("203", { grounding: 0 }, ["203 is contradicted by a2:out1"]);
+    const failing = solvedState({
+      verdict: failed,
+      checked: [{ id: "c1", answer: answer("203"), verdict: failed }],
+    });
     expect(failing.verdict?.pass).toBe(false);
-    expect(await archiver(failing, runtime(store))).toEqual({});
+    await archiver(failing, runtime(store));
+    const [entry, ...more] = await entries(store);
+    expect(more).toEqual([]);
+    expect(entry).toMatchObject({ plan: [], lessons: [], answer: "" });
+    expect(entry?.pitfalls).toEqual([
+      'the answer "203" was rejected: 203 is contradicted by a2:out1',
+      "KeyError: 'golds'",
+    ]);
+  });
+
+  it("archives nothing for an answer the verdict is not about, or a failed run", async () => {
+    const store = open(freshFile());
     await archiver(solvedState({ verdict: verdict("210") }), runtime(store));
     const unchecked = solvedState({
       verdict: null,
