@@ -1,5 +1,6 @@
 import type { TableRef } from "../../blackboard/schemas.js";
 import { readArtifact, sha256 } from "../artifacts.js";
+import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { decodeUtf8, fileProblem, TableLoadError } from "./errors.js";
 
@@ -9,22 +10,12 @@ export interface TableData {
   rows: string[][];
 }
 
-const MAX_CACHED_TABLES = 16;
-/** Parsed tables by sha256; Map order is recency of use, oldest first. */
-const cache = new Map<string, TableData>();
+/** Parsed tables by sha256, the most recently used kept. */
+const cache = new BoundedCache<TableData>(16);
 
 /** Forgets every cached table (for tests, or after artifacts were removed). */
 export function clearTableCache(): void {
   cache.clear();
-}
-
-function remember(digest: string, data: TableData): void {
-  cache.delete(digest);
-  cache.set(digest, data);
-  for (const oldest of cache.keys()) {
-    if (cache.size <= MAX_CACHED_TABLES) break;
-    cache.delete(oldest);
-  }
 }
 
 async function readFromArtifact(ref: TableRef): Promise<TableData> {
@@ -54,7 +45,8 @@ async function readFromArtifact(ref: TableRef): Promise<TableData> {
 /** The cells of a stored table, checked against its sha256; recent tables are cached. */
 export async function readTable(ref: TableRef): Promise<TableData> {
   const cached = cache.get(ref.sha256);
-  const data = cached ?? (await readFromArtifact(ref));
-  remember(ref.sha256, data);
+  if (cached) return cached;
+  const data = await readFromArtifact(ref);
+  cache.set(ref.sha256, data);
   return data;
 }
