@@ -355,7 +355,7 @@ describe("the stub server itself", () => {
   it("closes itself after the idle timeout", async () => {
     const stub = await startStubOpenAI({ script: { default: ["x"] }, idleTimeoutMs: 100 });
     expect((await chat(stub, request("q"))).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await stub.closed;
     await expect(chat(stub, request("q"))).rejects.toThrow();
   });
 });

@@ -62,6 +62,8 @@ export interface StubServer {
   /** The texts of each POST /v1/embeddings, in order. */
   embeddingRequests: string[][];
   close(): Promise<void>;
+  /** Settles once the server has stopped listening, for whatever reason. */
+  closed: Promise<void>;
 }
 
 const ROLE_HEADER = /#\s*tableminds\s+(\w+)/;
@@ -259,9 +261,10 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
     });
   });
   server.unref();
+  const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
   touch();
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, requests, embeddingRequests, close };
+  return { url: `http://127.0.0.1:${port}/v1`, requests, embeddingRequests, close, closed };
 }
 
 function normalize(reply: StubReply): Exclude<StubReply, string> {
