@@ -1,11 +1,11 @@
 import type { BaseStore } from "@langchain/langgraph";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
+import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
+import { type GraphSnapshot, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { stepBound } from "../graphs/table_qa.js";
 import { openMemoryStore } from "../tools/memory/index.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
-import { loadGraph, type RunnableGraph } from "./graphs.js";
-import { closeCheckpointer, openCheckpointer, withPersistence } from "./persistence.js";
 import { describeUpdate } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
 
@@ -43,13 +43,29 @@ export class ThreadMismatchError extends Error {
 
 type Start = { kind: "fresh" } | { kind: "resume"; next: readonly string[] } | { kind: "done" };
 
+/** The nodes a stopped run goes on with, inside the subgraph it stopped in, if any. */
+function pendingNodes(snapshot: GraphSnapshot): readonly string[] {
+  const inner = (snapshot.tasks ?? []).flatMap((task) =>
+    isSnapshot(task.state) ? pendingNodes(task.state) : [],
+  );
+  return inner.length > 0 ? inner : snapshot.next;
+}
+
+const isSnapshot = (value: unknown): value is GraphSnapshot =>
+  isRecord(value) && Array.isArray(value.next);
+
 /** Whether a threaded run starts, resumes where it stopped, or has already finished. */
 async function threadStart(graph: RunnableGraph, thread: string, question: string) {
-  const snapshot = await graph.getState({ configurable: { thread_id: thread } });
+  const snapshot = await graph.getState(
+    { configurable: { thread_id: thread } },
+    { subgraphs: true },
+  );
   const values = isRecord(snapshot.values) ? snapshot.values : {};
   if (typeof values.question !== "string") return { kind: "fresh" } satisfies Start;
   if (values.question !== question) throw new ThreadMismatchError(thread, values.question);
-  if (snapshot.next.length > 0) return { kind: "resume", next: snapshot.next } satisfies Start;
+  if (snapshot.next.length > 0) {
+    return { kind: "resume", next: pendingNodes(snapshot) } satisfies Start;
+  }
   return { kind: "done" } satisfies Start;
 }
 
@@ -57,16 +73,15 @@ async function threadStart(graph: RunnableGraph, thread: string, question: strin
 export async function ask(options: AskOptions): Promise<TableQAStateValue> {
   const checkpointer = options.thread ? openCheckpointer() : undefined;
   const ownStore = options.store || options.memory === false ? undefined : openMemoryStore();
-  const graph = withPersistence(await loadGraph(options.graph), {
-    checkpointer,
-    store: options.store ?? ownStore,
-  });
   const thread = options.thread;
   const say = (line: string) => {
     if (!options.quiet) process.stderr.write(`${line}\n`);
   };
   let state: TableQAStateValue | undefined;
   try {
+    const graph = await loadGraph(options.graph, {
+      persistence: { checkpointer, store: options.store ?? ownStore },
+    });
     const start = thread
       ? await threadStart(graph, thread, options.question)
       : ({ kind: "fresh" } as Start);
@@ -79,14 +94,16 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue> {
     if (start.kind !== "done") {
       const stream = await graph.stream(input, {
         streamMode: ["updates", "values"],
+        // Progress of the nodes inside subgraphs too (table_qa's solve).
+        subgraphs: true,
         context: options.context,
         recursionLimit: options.recursionLimit ?? stepBound(ensureConfiguration(options.context)),
         ...(thread ? { configurable: { thread_id: thread } } : {}),
       });
       for await (const chunk of stream) {
         if (!Array.isArray(chunk)) continue;
-        const [mode, payload] = chunk as [string, unknown];
-        if (mode === "values") state = payload as TableQAStateValue;
+        const [namespace, mode, payload] = chunk as [string[], string, unknown];
+        if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
         if (mode === "updates" && isRecord(payload)) {
           for (const [node, update] of Object.entries(payload)) {
             const line = isRecord(update) ? describeUpdate(node, update) : null;

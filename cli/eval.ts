@@ -1,22 +1,19 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { z } from "zod";
+import { DATASETS } from "../evals/datasets/index.js";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
-import type { ChartRunner, EvalExample, QuestionScore } from "../evals/types.js";
+import type { ChartRunner, EvalExample } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import {
-  configurationFromFlags,
-  nonNegativeInt,
-  positiveInt,
-  withConfigurationFlags,
-} from "./args.js";
+import { graphOption, nonNegativeInt, positiveInt } from "./args.js";
+import { configurationFromFlags, withConfigurationFlags } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
-import { listGraphs } from "./graphs.js";
 import { redirectWarnings } from "./warnings.js";
 
-const DATASET_HELP = "dataset: tablebench, wikitq or tabfact";
+const datasetOption = () =>
+  new Option("-d, --dataset <name>", "dataset").choices(DATASETS).makeOptionMandatory();
 
 const EVAL_HELP = `
 "tableminds eval --dataset NAME ..." is short for "tableminds eval run --dataset NAME ...".
@@ -36,26 +33,43 @@ report of what is done and exits with 130. With LANGSMITH_API_KEY set, a finishe
 also recorded as a LangSmith experiment (LANGSMITH_ENDPOINT for a self-hosted one).
 `;
 
+const RunFlagsSchema = z.object({
+  dataset: z.enum(DATASETS),
+  data: z.string().optional(),
+  graph: z.string(),
+  limit: z.number().optional(),
+  concurrency: z.number(),
+  out: z.string().optional(),
+  timeout: z.number(),
+  retries: z.number(),
+  quiet: z.boolean(),
+});
+
+const ScoreFlagsSchema = z.object({
+  dataset: z.enum(DATASETS),
+  data: z.string().optional(),
+  out: z.string().optional(),
+  json: z.boolean(),
+});
+
 /** The evaluation modules load on use: charts and the runner cost ~0.3 s that `ask` need not pay. */
 async function evals() {
-  const [datasets, metrics, chart, report, results, runner, runInfo, pool] = await Promise.all([
+  const [datasets, metrics, chart, report, runner, predictions, runDirectory] = await Promise.all([
     import("../evals/datasets/index.js"),
     import("../evals/metrics/index.js"),
     import("../evals/metrics/chart.js"),
     import("../evals/report.js"),
-    import("../evals/results-file.js"),
     import("../evals/runner.js"),
-    import("../evals/run-info.js"),
-    import("../evals/pool.js"),
+    import("../evals/predictions.js"),
+    import("../evals/run-directory.js"),
   ]);
   return {
     ...datasets,
     ...metrics,
     ...report,
-    ...results,
     ...runner,
-    ...runInfo,
-    ...pool,
+    ...predictions,
+    ...runDirectory,
     localCharts: async (): Promise<ChartRunner> =>
       chart.sandboxChartRunner(await getSandbox("local")),
   };
@@ -75,35 +89,6 @@ function summaryText(report: Report): string {
   ].join("\n");
 }
 
-const PredictionSchema = z.object({ id: z.coerce.string(), prediction: z.string() });
-
-/** A predictions file: JSONL of {id, prediction}; every id must be a question of the dataset. */
-function readPredictions(file: string, known: Map<string, EvalExample>, dataset: string) {
-  const predictions: { example: EvalExample; prediction: string }[] = [];
-  const seen = new Set<string>();
-  for (const [i, line] of readFileSync(file, "utf8").split("\n").entries()) {
-    if (!line.trim()) continue;
-    const where = `${file}:${i + 1}`;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new Error(`${where}: not JSON`);
-    }
-    const parsed = PredictionSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new Error(`${where}: expected {"id": ..., "prediction": "<the raw output>"}`);
-    }
-    const example = known.get(parsed.data.id);
-    if (!example) throw new Error(`${where}: id ${parsed.data.id} is not in ${dataset}`);
-    if (seen.has(example.id)) throw new Error(`${where}: id ${example.id} appears twice`);
-    seen.add(example.id);
-    predictions.push({ example, prediction: parsed.data.prediction });
-  }
-  if (predictions.length === 0) throw new Error(`${file}: no predictions`);
-  return predictions;
-}
-
 export function registerEvalCommands(program: Command): void {
   const evalCommand = program
     .command("eval")
@@ -114,12 +99,12 @@ export function registerEvalCommands(program: Command): void {
     evalCommand
       .command("run", { isDefault: true })
       .description("run a dataset's questions through a graph; the same command again resumes")
-      .requiredOption("-d, --dataset <name>", DATASET_HELP)
+      .addOption(datasetOption())
       .option(
         "--data <path>",
         "the dataset's file or directory (default: $TABLEMINDS_HOME/datasets/<name>, or ../shared)",
       )
-      .option("-g, --graph <name>", "graph of langgraph.json", "table_qa")
+      .addOption(graphOption("graph of langgraph.json"))
       .option("-n, --limit <n>", "only the first n questions", positiveInt)
       .option("-c, --concurrency <k>", "questions in flight at once", positiveInt, 4)
       .option(
@@ -136,14 +121,9 @@ export function registerEvalCommands(program: Command): void {
   )
     .option("-q, --quiet", "no progress on stderr", false)
     .addHelpText("after", RUN_HELP)
-    .action(async (opts) => {
+    .action(async (flags: unknown, command: Command) => {
+      const opts = RunFlagsSchema.parse(flags);
       const ev = await evals();
-      const graphs = listGraphs();
-      if (!graphs[opts.graph]) {
-        throw new Error(
-          `unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`,
-        );
-      }
       const scorer = ev.getScorer(opts.dataset);
       const examples = await ev.loadDataset(opts.dataset, { path: opts.data, limit: opts.limit });
       const outDir = path.resolve(opts.out ?? path.join("runs", `${opts.dataset}-${opts.graph}`));
@@ -177,7 +157,7 @@ export function registerEvalCommands(program: Command): void {
           timeoutMs: opts.timeout,
           retries: opts.retries,
           // Questions must not teach each other during an evaluation.
-          context: { ...configurationFromFlags(opts), memory: false },
+          context: { ...configurationFromFlags(command), memory: false },
           runChart: await ev.localCharts(),
           signal: controller.signal,
           info: {
@@ -231,72 +211,36 @@ export function registerEvalCommands(program: Command): void {
     .command("score")
     .description("score predictions made elsewhere (JSONL of {id, prediction}) as a run is scored")
     .argument("<file>", "one JSON object per line: id, and prediction (the raw output text)")
-    .requiredOption("-d, --dataset <name>", DATASET_HELP)
+    .addOption(datasetOption())
     .option("--data <path>", "the dataset's file or directory")
     .option(
       "-o, --out <dir>",
       "also write results.jsonl, run.json and the report there, for `eval compare`",
     )
     .option("--json", "print the summary as JSON", false)
-    .action(async (file: string, opts) => {
+    .action(async (file: string, flags: unknown) => {
+      const opts = ScoreFlagsSchema.parse(flags);
       const ev = await evals();
       const scorer = ev.getScorer(opts.dataset);
-      const examples = await ev.loadDataset(opts.dataset, { path: opts.data });
-      const predictions = readPredictions(
-        file,
-        new Map(examples.map((e) => [e.id, e])),
-        opts.dataset,
-      );
-      const runChart = await ev.localCharts();
+      const all = await ev.loadDataset(opts.dataset, { path: opts.data });
+      const predictions = ev.readPredictions(file, all, opts.dataset);
+      const examples = predictions.map((p) => p.example);
+      const out = opts.out ? path.resolve(opts.out) : undefined;
       try {
-        const scores: QuestionScore[] = new Array(predictions.length);
-        const indexed = predictions.map((p, i) => ({ ...p, i }));
-        await ev.forEachBounded(indexed, 4, async ({ example, prediction, i }) => {
-          scores[i] = await scorer.score(example, prediction, { runChart });
-        });
-        const scored = predictions.map((p) => p.example);
-        const records: ResultRecord[] = predictions.map((p, i) => {
-          const score = scores[i] as QuestionScore;
-          return {
-            id: p.example.id,
-            prediction: score.prediction,
-            output: p.prediction,
-            score,
-            latencyMs: 0,
-            tokens: { prompt: 0, completion: 0 },
-            llmCalls: 0,
-            attempts: 0,
-            error: null,
-            finishedAt: new Date().toISOString(),
-          };
-        });
-        const report = ev.buildReport(scored, records, scorer);
-        if (opts.out) {
-          const out = path.resolve(opts.out);
-          mkdirSync(out, { recursive: true });
-          const results = path.join(out, "results.jsonl");
-          const unlock = ev.lockResults(results);
-          try {
-            const info = ev.beginRun(out, {
-              kind: "scored",
-              dataset: opts.dataset,
+        const records = await ev.scorePredictions(predictions, scorer, await ev.localCharts());
+        const report = out
+          ? await ev.saveScoredRun(out, {
+              scorer,
+              examples,
+              records,
               data: opts.data ? path.resolve(opts.data) : undefined,
               command: process.argv.slice(2),
-              questions: predictions.length,
-            });
-            // Scoring is repeatable: the file is replaced whole.
-            writeFileSync(`${results}.tmp`, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
-            renameSync(`${results}.tmp`, results);
-            ev.writeRunInfo(out, { ...info, finished: new Date().toISOString() });
-            await ev.writeReport(out, scored, records, scorer);
-          } finally {
-            unlock();
-          }
-        }
+            })
+          : ev.buildReport(examples, records, scorer);
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(report.summary, null, 2)}\n`
-            : `${summaryText(report)}\n${opts.out ? `report: ${path.join(path.resolve(opts.out), "report.md")}\n` : ""}`,
+            : `${summaryText(report)}\n${out ? `report: ${path.join(out, "report.md")}\n` : ""}`,
         );
       } finally {
         await closeSandboxes();
@@ -308,7 +252,7 @@ export function registerEvalCommands(program: Command): void {
     .description("write report.md, report.json and charts/ of a run directory again")
     .argument("<run>", "run directory")
     .action(async (run: string) => {
-      const { writeReport } = await evals();
+      const { loadRun, writeReport } = await evals();
       const { examples, records, scorer } = await loadRun(run);
       const report = await writeReport(run, examples, records, scorer);
       process.stdout.write(`${summaryText(report)}\nreport: ${path.join(run, "report.md")}\n`);
@@ -327,7 +271,7 @@ export function registerEvalCommands(program: Command): void {
     .argument("<runA>", "baseline run directory")
     .argument("<runB>", "run directory to compare")
     .action(async (runA: string, runB: string) => {
-      const { buildReport, compareRuns } = await evals();
+      const { buildReport, compareRuns, loadRun } = await evals();
       const side = async (dir: string) => {
         const { examples, records, scorer } = await loadRun(dir);
         const report: Report = buildReport(examples, records, scorer);
@@ -369,16 +313,4 @@ async function toLangSmith(
       `eval: warning: could not record the run in LangSmith (${message}); the local results are complete\n`,
     );
   }
-}
-
-async function loadRun(dir: string) {
-  const { loadDataset, loadResults, getScorer, readRunInfo } = await evals();
-  const info = readRunInfo(dir);
-  if (!info) throw new Error(`${dir} is not a run directory (no run.json)`);
-  const all = await loadDataset(info.dataset, { path: info.data, limit: info.limit });
-  const { records } = loadResults(path.join(dir, "results.jsonl"), { repair: false });
-  // Predictions scored with `eval score --out` cover the questions they answer.
-  const ids = new Set(records.map((r) => r.id));
-  const examples = info.kind === "scored" ? all.filter((e) => ids.has(e.id)) : all;
-  return { examples, records, scorer: getScorer(info.dataset) };
 }

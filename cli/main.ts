@@ -1,10 +1,16 @@
-import { Command, Option } from "commander";
-import { configurationFromFlags, withConfigurationFlags } from "./args.js";
+import { Command } from "commander";
+import { z } from "zod";
+import { listGraphs } from "../graphs/registry.js";
+import { graphOption } from "./args.js";
 import { ask } from "./ask.js";
+import {
+  ASK_FLAGS,
+  configurationFromFlags,
+  withConfigurationFlags,
+} from "./configuration-flags.js";
 import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
-import { listGraphs } from "./graphs.js";
 import { routeWarnings } from "./warnings.js";
 
 const ENVIRONMENT = `
@@ -23,6 +29,15 @@ Environment:
   E2B_DOMAIN, E2B_TEMPLATE    a self-hosted E2B; a template with python3 and pandas
   LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
 `;
+
+const AskFlagsSchema = z.object({
+  table: z.array(z.string()),
+  json: z.boolean(),
+  quiet: z.boolean(),
+  graph: z.string(),
+  thread: z.string().optional(),
+  memory: z.boolean(),
+});
 
 export function buildProgram(): Command {
   const program = new Command("tableminds")
@@ -45,39 +60,23 @@ export function buildProgram(): Command {
       )
       .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
       .option("-q, --quiet", "no progress on stderr", false)
-      .addOption(
-        new Option("-g, --graph <name>", "graph of langgraph.json to run").default("table_qa"),
-      ),
+      .addOption(graphOption("graph of langgraph.json to run")),
+    ASK_FLAGS,
   )
-    .option("--stream", "stream tokens from the model", false)
-    .option("--no-memory", "neither recall nor archive lessons of past questions")
-    .option("--memory-namespace <name>", "whose memory: a user or dataset name (default default)")
     .option(
       "--thread <id>",
       "save each step under this id; the same command again resumes an interrupted run",
     )
     .addHelpText("after", ENVIRONMENT)
-    .action(async (table: string, question: string, opts) => {
-      const graphs = listGraphs();
-      if (!graphs[opts.graph]) {
-        program.error(
-          `unknown graph "${opts.graph}"; available: ${Object.keys(graphs).join(", ")}`,
-        );
-      }
+    .action(async (table: string, question: string, flags: unknown, command: Command) => {
+      const opts = AskFlagsSchema.parse(flags);
       await ask({
         tables: [table, ...opts.table],
         question,
         graph: opts.graph,
         json: opts.json,
         quiet: opts.quiet,
-        context: {
-          ...configurationFromFlags(opts),
-          ...dropUndefined({
-            streaming: opts.stream,
-            memory: opts.memory,
-            memoryNamespace: opts.memoryNamespace,
-          }),
-        },
+        context: configurationFromFlags(command),
         thread: opts.thread,
         memory: opts.memory,
       });
@@ -101,10 +100,6 @@ export function buildProgram(): Command {
     });
 
   return program;
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -4,22 +4,12 @@ function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-const LABELS: Record<string, string> = {
-  ingest: "tables",
-  planner: "plan",
-  coder: "code",
-  executor: "run",
-  answerer: "answer",
-  recall: "memory",
-  checker: "check",
-  reflector: "reflect",
-  finalizer: "final",
-  archiver: "memory",
-};
+/** Node names are the labels; the longest sets the column. */
+const LABEL_WIDTH = "reflector".length;
 
-/** One progress line for a node's update, as the CLI prints it to stderr. */
+/** One progress line for a node's update, as the CLI prints it to stderr, under the node's name. */
 export function describeUpdate(node: string, update: TableQAUpdate): string | null {
-  const label = (LABELS[node] ?? node).padEnd(6);
+  const label = node.padEnd(LABEL_WIDTH);
   if (node === "ingest") {
     const tables = Array.isArray(update.tables) ? update.tables : [];
     if (tables.length === 0) return null;

@@ -79,13 +79,24 @@ export function loadResults(file: string, options: { repair?: boolean } = {}): L
   if (bad.length === 0 || options.repair === false) return { records, repaired: null };
   const savedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   writeFileSync(savedTo, `${bad.join("\n")}\n`);
+  writeResults(file, records);
+  return { records, repaired: { lines: bad.length, savedTo } };
+}
+
+/**
+ * Replaces a results file whole (temporary file, synced, then renamed), so a crash leaves
+ * the old file or the new one. The caller holds the file's lock.
+ */
+export function writeResults(file: string, records: readonly ResultRecord[]): void {
   const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  writeFileSync(
+    temp,
+    records.map((r) => `${JSON.stringify(ResultRecordSchema.parse(r))}\n`).join(""),
+  );
   const fd = openSync(temp, "r");
   fsyncSync(fd);
   closeSync(fd);
   renameSync(temp, file);
-  return { records, repaired: { lines: bad.length, savedTo } };
 }
 
 /** Appends records, one write per line; synced to disk at least every `syncEveryMs`. */

@@ -4,8 +4,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
-import { loadGraph, PROJECT_ROOT } from "../cli/graphs.js";
-import { withPersistence } from "../cli/persistence.js";
+import { loadGraph, PROJECT_ROOT } from "../graphs/registry.js";
 import { stepBound } from "../graphs/table_qa.js";
 import { ModelCallError } from "../tools/models/errors.js";
 import { forEachBounded } from "./pool.js";
@@ -166,7 +165,7 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
   const answered = options.examples.length - todo.length;
   options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
   const graph =
-    options.runnable ?? withPersistence(await loadGraph(options.graph), { store: options.store });
+    options.runnable ?? (await loadGraph(options.graph, { persistence: { store: options.store } }));
   const recursionLimit = stepBound(ensureConfiguration(options.context));
   const records = [...loaded.records];
   const unscored: Unscored[] = [];

@@ -44,7 +44,7 @@ describe("tableminds ask --thread", () => {
     const killed = await first.done;
     expect(killed.signal).toBe("SIGKILL");
     expect(killed.stdout).toBe("");
-    expect(killed.stderr).toMatch(/^run\s+a1 ok/m);
+    expect(killed.stderr).toMatch(/^executor\s+a1 ok/m);
     onAnswerer = undefined;
 
     const before = stub.requests.length;

@@ -29,8 +29,8 @@ describe("tableminds CLI", () => {
       .split("\n")
       .map((line) => line.split(/\s+/)[0])
       .filter(Boolean);
-    expect(stages).toEqual(["tables", "plan", "code", "run", "answer", "check"]);
-    expect(result.stderr).toMatch(/^check\s+passed \(type 2\/2, format 2\/2, grounding 2\/2\)$/m);
+    expect(stages).toEqual(["ingest", "planner", "coder", "executor", "answerer", "checker"]);
+    expect(result.stderr).toMatch(/^checker\s+passed \(type 2\/2, format 2\/2, grounding 2\/2\)$/m);
     expect(result.stderr).toContain("olympics_2020_medals (10 rows x 6 columns)");
     expect(result.stdout).toMatch(
       /^Check: passed \(type 2\/2, format 2\/2, grounding 2\/2; by rules\)$/m,
@@ -41,10 +41,10 @@ describe("tableminds CLI", () => {
     const result = await runCli(["ask", TABLE, MEDALS_QUESTION.replace("gold", "silver")], env);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(
-      /^memory\s+1 lesson from similar past questions \(similarity 0\.\d\d\)$/m,
+      /^recall\s+1 lesson from similar past questions \(similarity 0\.\d\d\)$/m,
     );
     const forgetful = await runCli(["ask", TABLE, MEDALS_QUESTION, "--no-memory"], env);
-    expect(forgetful.stderr).not.toMatch(/^memory/m);
+    expect(forgetful.stderr).not.toMatch(/^recall/m);
   });
 
   it("prints {answer, evidence, plan, attempts} with --json", async () => {

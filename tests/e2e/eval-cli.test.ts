@@ -99,6 +99,8 @@ describe("tableminds eval", () => {
     // run.json is written when a run starts, so a killed run can be reported on.
     expect(runInfo(out)).toMatchObject({ dataset: "tablebench", graph: "table_qa", limit: LIMIT });
     expect(runInfo(out).command).toEqual(expect.arrayContaining(["--limit", String(LIMIT)]));
+    // The configuration holds what the flags gave; the defaults are left to the schema.
+    expect(runInfo(out).context).toEqual({ maxReflections: 0, memory: false });
     const partial = await runCli(["eval", "report", out], env);
     expect(partial.code, partial.stderr).toBe(0);
     expect(partial.stderr).toContain(`has results for ${before.length} of its ${LIMIT} questions`);
@@ -229,6 +231,18 @@ describe("tableminds eval", () => {
     );
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("predictions.jsonl:5: id not-a-question is not in tablebench");
+  });
+});
+
+describe("tableminds eval arguments", () => {
+  it("lists every dataset in the help and refuses an unknown one", async () => {
+    const help = await runCli(["eval", "run", "--help"], {});
+    expect(help.stdout).toMatch(/"tablebench",\s+"wikitq",\s+"tabfact",\s+"finqa"/);
+    const unknown = await runCli(["eval", "--dataset", "nope"], {});
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(
+      "error: option '-d, --dataset <name>' argument 'nope' is invalid. Allowed choices are tablebench, wikitq, tabfact, finqa.",
+    );
   });
 });
 

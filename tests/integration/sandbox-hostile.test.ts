@@ -1,5 +1,6 @@
+import { EventEmitter, once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { connect, createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,7 +61,9 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
   let scratchRoot: string;
   let server: Server;
   let port = 0;
-  let connections = 0;
+  /** The client port of every connection the server accepted, in order. */
+  const accepted: number[] = [];
+  const acceptedEvents = new EventEmitter();
   const savedKey = process.env.OPENAI_API_KEY;
   const marker = `${process.pid}-${Date.now()}`;
   const projectFile = path.resolve(`hostile-${marker}.txt`);
@@ -71,7 +74,8 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
     process.env.OPENAI_API_KEY = SECRET;
     scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-hostile-root-"));
     server = createServer((socket) => {
-      connections += 1;
+      accepted.push(socket.remotePort ?? 0);
+      acceptedEvents.emit("accepted", socket.remotePort);
       socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -111,6 +115,31 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       recursionCap: true,
     });
   });
+
+  /**
+   * Connections the code made, however late they reach the server: the test makes one
+   * itself and waits until the server has accepted it. Connections are accepted in the
+   * order they were made, so any the code made before is counted by then.
+   */
+  async function connectionsFromCode(): Promise<number> {
+    const probe = connect(port, "127.0.0.1");
+    await once(probe, "connect");
+    const own = probe.localPort;
+    if (!accepted.includes(own ?? -1)) {
+      await new Promise<void>((resolve) => {
+        const seen = (remotePort: number | undefined) => {
+          if (remotePort !== own) return;
+          acceptedEvents.off("accepted", seen);
+          resolve();
+        };
+        acceptedEvents.on("accepted", seen);
+      });
+    }
+    probe.destroy();
+    const fromCode = accepted.filter((remotePort) => remotePort !== own);
+    accepted.length = 0;
+    return fromCode.length;
+  }
 
   /** The only processes below a worker are its parked child, once the dying are reaped. */
   async function onlyParkedChildren(): Promise<string> {
@@ -159,10 +188,6 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       });
       expectOutcome(hostile, result);
 
-      if (hostile.checks.includes("no-connection")) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(connections).toBe(0);
-      }
       if (hostile.checks.includes("no-files")) {
         expect(existsSync(projectFile)).toBe(false);
         expect(existsSync(tmpFile)).toBe(false);
@@ -185,6 +210,8 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       const next = await sandbox.execute({ code: "print('next')", tables: [] });
       expect(next.stdout).toBe("next\n");
       expect(await onlyParkedChildren()).toBe("");
+      // Once nothing of the code's is left running, nothing can connect any more.
+      if (hostile.checks.includes("no-connection")) expect(await connectionsFromCode()).toBe(0);
     });
   }
 

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { withPersistence } from "../../cli/persistence.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graphFromModule } from "../../graphs/registry.js";
+import * as tableQa from "../../graphs/table_qa.js";
 import { offlineEmbed } from "../../tools/memory/embeddings.js";
 import { EpisodeSchema, memoryNamespace } from "../../tools/memory/episodes.js";
 import { SqliteStore } from "../../tools/memory/sqlite-store.js";
@@ -33,7 +33,7 @@ describe("long-term memory across runs", () => {
     useStubEndpoint(stub.url);
     const store = new SqliteStore(file);
     try {
-      const withMemory = withPersistence(graph, { store });
+      const withMemory = graphFromModule(tableQa, { store });
       const state = (await withMemory.invoke(
         { question, sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }] },
         withContext({ memoryNamespace: "medals", ...context }),
@@ -81,16 +81,20 @@ describe("long-term memory across runs", () => {
     expect(third.entries).toHaveLength(2);
   });
 
-  it("archives nothing when the answer failed its check", async () => {
+  it("keeps only what went wrong when the answer still failed its check at the end", async () => {
     const failing = medalsTeam();
     const before = (await run(UNRELATED)).entries;
+    const question = "Which nation won the fewest bronze medals in Tokyo?";
     const after = await run(
-      "Which nation won the fewest bronze medals?",
+      question,
       (req) => (req.role === "answerer" ? "Final Answer: Atlantis" : failing(req)),
-      { maxReflections: 0 },
+      { maxReflections: 0, memoryThreshold: 0.999 },
     );
     expect(after.state.verdict?.pass).toBe(false);
-    expect(after.entries).toEqual(before);
+    const added = after.entries.filter((e) => !before.some((b) => b.question === e.question));
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({ question, plan: [], lessons: [], answer: "", episodes: 1 });
+    expect(added[0]?.pitfalls.join("\n")).toMatch(/the answer "Atlantis" was rejected/);
   });
 
   it("uses the endpoint's embeddings when an embedding model is configured", async () => {

@@ -246,20 +246,16 @@ describe("the evaluation runner", () => {
   it("stops on abort: nothing new starts, questions in flight are not recorded, a rerun finishes", async () => {
     const dir = tempDir();
     const controller = new AbortController();
-    const { graph, stats } = fakeGraph((n, _call, signal) =>
-      n >= 2 ? untilAborted(signal) : undefined,
-    );
-    let results = 0;
+    let waiting = 0;
+    const { graph, stats } = fakeGraph((n, _call, signal) => {
+      if (n < 2) return undefined;
+      // Stop once q2 and q3 are both in flight, waiting on the signal.
+      waiting += 1;
+      if (waiting === 2) queueMicrotask(() => controller.abort());
+      return untilAborted(signal);
+    });
     const outcome = await runEvaluation(
-      options(dir, graph, {
-        concurrency: 2,
-        signal: controller.signal,
-        onResult: () => {
-          results += 1;
-          // q2 and q3 are in flight by now, waiting on the signal.
-          if (results === 2) setTimeout(() => controller.abort(), 5);
-        },
-      }),
+      options(dir, graph, { concurrency: 2, signal: controller.signal }),
     );
     expect(outcome.interrupted).toBe(true);
     expect(outcome.ran).toBe(2);
@@ -330,11 +326,22 @@ describe("forEachBounded", () => {
   it("stops taking items after a failure and rejects once the started ones settle", async () => {
     const started: number[] = [];
     const settled: number[] = [];
+    let failing = () => {};
+    const oneFails = new Promise<void>((resolve) => {
+      failing = resolve;
+    });
     const work = async (i: number) => {
       started.push(i);
-      await new Promise((resolve) => setTimeout(resolve, i === 1 ? 1 : 20));
+      if (i === 0) {
+        // Item 0 settles after item 1 failed and the pool has seen it (the next macrotask).
+        await oneFails;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       settled.push(i);
-      if (i === 1) throw new Error("item 1 failed");
+      if (i === 1) {
+        failing();
+        throw new Error("item 1 failed");
+      }
     };
     await expect(forEachBounded([0, 1, 2, 3, 4, 5], 2, work)).rejects.toThrow("item 1 failed");
     // Item 0 was still running when 1 failed: it was waited for, and nothing else began.

@@ -15,6 +15,7 @@ import {
   lockResults,
   type ResultRecord,
   ResultsWriter,
+  writeResults,
 } from "../../evals/results-file.js";
 
 function record(id: string, score = 1): ResultRecord {
@@ -118,6 +119,16 @@ describe("results.jsonl", () => {
       ["a", 1],
       ["b", 1],
     ]);
+  });
+
+  it("replaces a file whole, and refuses a record that is not one", () => {
+    const file = tempFile();
+    writeFileSync(file, `${JSON.stringify(record("old"))}\n{"torn`);
+    writeResults(file, [record("a"), record("b", 0)]);
+    expect(loadResults(file, { repair: false }).records.map((r) => r.id)).toEqual(["a", "b"]);
+    expect(readdirSync(path.dirname(file))).toEqual(["results.jsonl"]);
+    expect(() => writeResults(file, [{ ...record("c"), latencyMs: -1 }])).toThrow();
+    expect(loadResults(file).records.map((r) => r.id)).toEqual(["a", "b"]);
   });
 
   it("reads an empty or missing file as no results", () => {

@@ -1,39 +1,33 @@
 import path from "node:path";
 import { z } from "zod";
 import {
-  ColumnSchema,
   type ExecError,
-  ExecErrorSchema,
   type ExecResult,
   ExecResultSchema,
-  OutputSpanSchema,
   type ProducedTable,
+  ProducedTableSchema,
+  TableRefSchema,
 } from "../../blackboard/schemas.js";
 import { putArtifact } from "../artifacts.js";
 
 /**
- * What runner.py (and worker.py) report for one run: output, the error if any, and
- * the DataFrames the code left behind, each saved as a CSV file in the scratch directory.
- * Shared by the backends that turn such a report into an ExecResult.
+ * A DataFrame the code left behind, as runner.py reports it: saved as a CSV file in the
+ * run's scratch directory, not yet in the artifact store.
  */
-export const RunnerTableSchema = z.object({
-  variable: z.string(),
-  line: z.number().int().nullable(),
+export const RunnerTableSchema = ProducedTableSchema.pick({ variable: true, line: true }).extend({
   /** A plain file name inside the scratch directory. */
   file: z.string(),
-  rows: z.number().int().nonnegative(),
-  columns: z.array(ColumnSchema),
+  ...TableRefSchema.pick({ rows: true, columns: true }).shape,
 });
 export type RunnerTable = z.infer<typeof RunnerTableSchema>;
 
-export const RunnerResultSchema = z.object({
-  ok: z.boolean(),
-  stdout: z.string(),
-  stderr: z.string(),
-  error: ExecErrorSchema.nullable(),
+/**
+ * The one wire form of a run's result: what runner.py writes (E2B) and what worker.py
+ * sends in its result message (local pool, which adds its own envelope). It is an
+ * ExecResult before its tables are stored and its duration measured.
+ */
+export const RunnerResultSchema = ExecResultSchema.omit({ tables: true, durationMs: true }).extend({
   tables: z.array(RunnerTableSchema),
-  spans: z.array(OutputSpanSchema),
-  truncated: z.boolean(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;
 
@@ -55,7 +49,7 @@ export function failedResult(error: ExecError, durationMs: number): ExecResult {
 }
 
 /** Appends notes (one per line) to stderr, starting on a line of their own. */
-export function appendNotes(stderr: string, notes: string[]): string {
+function appendNotes(stderr: string, notes: string[]): string {
   if (notes.length === 0) return stderr;
   const separator = stderr === "" || stderr.endsWith("\n") ? "" : "\n";
   return `${stderr}${separator}${notes.join("\n")}\n`;
@@ -71,7 +65,7 @@ function plainFileName(file: string): string | undefined {
  * Moves the tables a run exported into the artifact store. A table that cannot be
  * read or stored becomes a note instead of failing the whole run.
  */
-export async function storeProducedTables(
+async function storeProducedTables(
   tables: RunnerTable[],
   readTableFile: TableFileReader,
 ): Promise<{ tables: ProducedTable[]; notes: string[] }> {
@@ -106,11 +100,14 @@ export async function storeProducedTables(
   return { tables: stored, notes };
 }
 
-/** Turns a runner's report into an ExecResult, storing its tables as artifacts. */
+/**
+ * Turns a runner's report into an ExecResult, storing its tables as artifacts;
+ * `elapsed` is asked once they are stored, so the duration covers the whole run.
+ */
 export async function execResultFromRunner(
   result: RunnerResult,
   readTableFile: TableFileReader,
-  durationMs: number,
+  elapsed: () => number,
 ): Promise<ExecResult> {
   const { tables, notes } = await storeProducedTables(result.tables, readTableFile);
   return ExecResultSchema.parse({
@@ -121,6 +118,6 @@ export async function execResultFromRunner(
     tables,
     spans: result.spans,
     truncated: result.truncated,
-    durationMs,
+    durationMs: elapsed(),
   });
 }

@@ -2,7 +2,7 @@
 
 Used two ways:
 
-* imported by worker.py (the local sandbox), which calls `execute()` in a forked child;
+* imported by worker.py (the local sandbox), whose forked children call `execute()`;
 * as a one-shot command (the E2B sandbox, or by hand):
 
       python3 runner.py REQUEST.json RESULT.json

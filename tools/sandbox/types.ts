@@ -1,19 +1,39 @@
 import { z } from "zod";
-import type { ExecResult, TableRef } from "../../blackboard/schemas.js";
+import { ConfigurationSchema } from "../../blackboard/configuration.js";
+import { type ExecResult, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+
+/** The run configuration's limits, so that a request without them runs as a graph run would. */
+const CONFIGURED = ConfigurationSchema.pick({
+  execTimeoutMs: true,
+  execMemoryMb: true,
+  outputBytes: true,
+}).parse({});
+
+/** What a request gets for each limit it leaves out. */
+export const EXEC_DEFAULTS = {
+  timeoutMs: CONFIGURED.execTimeoutMs,
+  memoryMb: CONFIGURED.execMemoryMb,
+  outputBytes: CONFIGURED.outputBytes,
+} as const;
 
 export const ExecRequestSchema = z.object({
   code: z.string(),
   /** Tables given to the code: `df` when there is one, and each by its name. */
   tables: z.array(z.custom<TableRef>()),
-  timeoutMs: z.number().int().positive().default(10_000),
-  memoryMb: z.number().int().positive().default(2048),
-  outputBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(64 * 1024),
+  timeoutMs: z.number().int().positive().default(EXEC_DEFAULTS.timeoutMs),
+  memoryMb: z.number().int().positive().default(EXEC_DEFAULTS.memoryMb),
+  outputBytes: z.number().int().positive().default(EXEC_DEFAULTS.outputBytes),
 });
 export type ExecRequest = z.input<typeof ExecRequestSchema>;
+
+/** A request with its defaults filled in and its tables checked. */
+export type ValidExecRequest = z.output<typeof ExecRequestSchema> & { tables: TableRef[] };
+
+/** Checks a request at a backend's door; throws (a ZodError) on a malformed one. */
+export function parseExecRequest(request: ExecRequest): ValidExecRequest {
+  const parsed = ExecRequestSchema.parse(request);
+  return { ...parsed, tables: z.array(TableRefSchema).parse(parsed.tables) };
+}
 
 /** What a backend can tell about its own protections, for `tableminds doctor`. */
 export interface SandboxInfo {

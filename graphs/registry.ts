@@ -1,0 +1,119 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { z } from "zod";
+import type { Persistence } from "./persistence.js";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const LangGraphJsonSchema = z.object({ graphs: z.record(z.string(), z.string()) });
+
+/** The graphs of langgraph.json, name -> "./file.ts:export". */
+export function listGraphs(root = PROJECT_ROOT): Record<string, string> {
+  const file = path.join(root, "langgraph.json");
+  return LangGraphJsonSchema.parse(JSON.parse(readFileSync(file, "utf8"))).graphs;
+}
+
+/** A graph's "./file.ts:export" in langgraph.json; an unknown name is refused with the known ones. */
+export function graphSpec(name: string, root = PROJECT_ROOT): string {
+  const graphs = listGraphs(root);
+  const spec = graphs[name];
+  if (!spec) {
+    throw new Error(
+      `unknown graph "${name}"; langgraph.json has: ${Object.keys(graphs).join(", ")}`,
+    );
+  }
+  return spec;
+}
+
+/** A thread's saved state; with `subgraphs`, each task holds its subgraph's snapshot too. */
+export interface GraphSnapshot {
+  values: unknown;
+  next: readonly string[];
+  tasks?: readonly { name: string; state?: unknown }[];
+}
+
+/** A runnable graph as the CLI and the evaluation drive it: a compiled LangGraph graph. */
+export interface RunnableGraph {
+  stream(
+    input: Record<string, unknown> | null,
+    options: Record<string, unknown>,
+  ): Promise<AsyncIterable<unknown>>;
+  invoke(input: Record<string, unknown> | null, options: Record<string, unknown>): Promise<unknown>;
+  getState(
+    config: { configurable: { thread_id: string } },
+    options?: { subgraphs?: boolean },
+  ): Promise<GraphSnapshot>;
+}
+
+/**
+ * What a module of langgraph.json exports: `graph` (compiled, for Studio), `builder` (the
+ * uncompiled StateGraph) and `RECURSION_LIMIT`, the step limit `graph` was given.
+ */
+export type GraphModule = Readonly<Record<string, unknown>>;
+
+interface GraphBuilder {
+  compile(options: Persistence & { name?: string }): {
+    withConfig(config: { recursionLimit: number }): unknown;
+  };
+}
+
+function isRunnable(value: unknown): value is RunnableGraph {
+  return typeof (value as Partial<RunnableGraph> | undefined)?.stream === "function";
+}
+
+function isBuilder(value: unknown): value is GraphBuilder {
+  return typeof (value as Partial<GraphBuilder> | undefined)?.compile === "function";
+}
+
+const RecursionLimitSchema = z.number().int().positive();
+const NamedSchema = z.object({ name: z.string() });
+
+/**
+ * The graph a module exports; given a checkpointer or a store, its `builder` compiled with
+ * them instead, with the exported graph's name and the module's RECURSION_LIMIT. The graph
+ * exported for Studio stays as it is: the server brings its own of both.
+ */
+export function graphFromModule(
+  module: GraphModule,
+  persistence: Persistence = {},
+  options: { exported?: string; where?: string } = {},
+): RunnableGraph {
+  const { exported = "graph", where = "the graph module" } = options;
+  const graph = module[exported];
+  if (!isRunnable(graph)) {
+    throw new Error(`${where} does not export a compiled graph named "${exported}"`);
+  }
+  if (!persistence.checkpointer && !persistence.store) return graph;
+  const { builder, RECURSION_LIMIT } = module;
+  if (!isBuilder(builder)) {
+    throw new Error(
+      `${where} does not export "builder" (its uncompiled StateGraph), so it cannot run with a checkpointer or store`,
+    );
+  }
+  const limit = RecursionLimitSchema.safeParse(RECURSION_LIMIT);
+  if (!limit.success) {
+    throw new Error(`${where} does not export "RECURSION_LIMIT" (the step limit of its graph)`);
+  }
+  const name = NamedSchema.safeParse(graph);
+  const compiled = builder
+    .compile({ ...persistence, name: name.success ? name.data.name : undefined })
+    .withConfig({ recursionLimit: limit.data });
+  if (!isRunnable(compiled)) throw new Error(`${where}: builder.compile() gave no runnable graph`);
+  return compiled;
+}
+
+/** A graph of langgraph.json, by name; with a checkpointer or store, see graphFromModule. */
+export async function loadGraph(
+  name: string,
+  options: { persistence?: Persistence; root?: string } = {},
+): Promise<RunnableGraph> {
+  const { root = PROJECT_ROOT } = options;
+  const spec = graphSpec(name, root);
+  const [file = "", exported = "graph"] = spec.split(":");
+  const module: GraphModule = await import(pathToFileURL(path.resolve(root, file)).href);
+  return graphFromModule(module, options.persistence, {
+    exported,
+    where: `langgraph.json: ${file}`,
+  });
+}

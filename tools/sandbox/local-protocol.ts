@@ -1,0 +1,85 @@
+/**
+ * The wire protocol between the local pool and worker.py: what the worker sends
+ * (one JSON object per line on fd 3) and what it is sent (one per line on stdin).
+ */
+import { z } from "zod";
+import { RunnerResultSchema } from "./results.js";
+
+export const ReadyMessageSchema = z.object({
+  type: z.literal("ready"),
+  pid: z.number().int(),
+  python: z.string(),
+  pandas: z.string(),
+  numpy: z.string(),
+  /** The worker's own directory, under which each run gets its scratch directory. */
+  scratch_root: z.string(),
+  /** What the worker's probe child found to hold on this machine. */
+  protections: z.record(z.string(), z.boolean()),
+  details: z.record(z.string(), z.string()),
+});
+
+export const StartedMessageSchema = z.object({
+  type: z.literal("started"),
+  id: z.string(),
+  pid: z.number().int().positive(),
+});
+
+/** A run's result (the same as runner.py's) in the worker's envelope. */
+export const ResultMessageSchema = RunnerResultSchema.extend({
+  type: z.literal("result"),
+  /** Null when the worker could not read the request's id. */
+  id: z.string().nullable(),
+  /** Where the run's table files are; absent when the run left none. */
+  scratch: z.string().optional(),
+});
+
+export const WorkerMessageSchema = z.discriminatedUnion("type", [
+  ReadyMessageSchema,
+  StartedMessageSchema,
+  ResultMessageSchema,
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+
+export type WorkerReady = Omit<z.infer<typeof ReadyMessageSchema>, "type">;
+export type WorkerVersions = Pick<WorkerReady, "python" | "pandas" | "numpy">;
+export type WorkerResult = z.infer<typeof ResultMessageSchema>;
+
+/** One request as worker.py reads it (built here from a checked ExecRequest). */
+export interface WorkerRequest {
+  id: string;
+  code: string;
+  tables: { name: string; uri: string; sha256: string }[];
+  timeout_ms: number;
+  output_bytes: number;
+  memory_mb: number;
+}
+
+/** The line that asks the worker to run a request. */
+export function runLine(request: WorkerRequest): string {
+  return `${JSON.stringify({ type: "run", ...request })}\n`;
+}
+
+/** The line that tells the worker the table files of a finished run were read. */
+export function releaseLine(scratch: string): string {
+  return `${JSON.stringify({ type: "release", scratch })}\n`;
+}
+
+/** A worker's message, or undefined for a line that is not one. */
+export function parseWorkerLine(line: string): WorkerMessage | undefined {
+  try {
+    return WorkerMessageSchema.parse(JSON.parse(line));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Cuts a byte stream, as it arrives in chunks, into complete non-empty lines. */
+export class LineSplitter {
+  private partial = "";
+
+  push(chunk: string): string[] {
+    const lines = (this.partial + chunk).split("\n");
+    this.partial = lines.pop() ?? "";
+    return lines.filter((line) => line.trim() !== "");
+  }
+}

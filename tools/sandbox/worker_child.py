@@ -1,0 +1,238 @@
+"""The forked children of the warm worker (see worker.py): how a child confines itself,
+warms up while parked, runs its one request and reports; and how the worker gets rid of
+children it is done with.
+
+Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+
+import hardening
+import pandas as pd
+import runner
+from worker_protocol import PROTOCOL_FD, read_all, write_all
+
+PR_SET_PDEATHSIG = 1
+EXIT_ORPHANED = 71
+EXIT_SETUP_FAILED = 70
+
+# What generated code typically does, on a dummy table, in small steps, so the pages it
+# touches are already this child's own when the real code runs.
+WARM_UP_STEPS = (
+    "print([1], {'a': 1.5})",
+    'top = warm[warm["amount"] > 1].sort_values("amount", ascending=False).head(2)',
+    'summary = warm.groupby("kind")["amount"].agg(["sum", "mean", "count"]).reset_index()',
+    'print(int(warm["amount"].sum()), float(warm["share"].max()), warm["kind"].value_counts().to_dict())',
+    "print(warm.to_string())",
+)
+
+WARM_UP_AFTER_IDLE_S = 0.003
+
+
+def die_with_parent():
+    """Asks Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
+    try:
+        hardening._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except BaseException:
+        pass
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap(pid):
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+class Graveyard:
+    """Children that are done with: killed at once, reaped (and their scratch removed)
+    whenever they have finished dying, so that nobody waits for an exit, which takes
+    milliseconds for a process that maps pandas."""
+
+    def __init__(self):
+        self._dying = {}
+
+    def bury(self, pid, scratch):
+        kill_group(pid)
+        self._dying[pid] = scratch
+        self.collect()
+
+    def collect(self, *_signal_args):
+        for pid, scratch in list(self._dying.items()):
+            try:
+                reaped, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                reaped = pid
+            if reaped:
+                self._dying.pop(pid, None)
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
+
+    def forget(self):
+        self._dying.clear()
+
+    def waiting(self):
+        return bool(self._dying)
+
+    def collect_all(self, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while self._dying and time.monotonic() < deadline:
+            self.collect()
+            if self._dying:
+                time.sleep(0.002)
+
+
+graveyard = Graveyard()
+
+
+class Child:
+    """A forked child parked on its request pipe."""
+
+    def __init__(self, pid, request_fd, result_fd, scratch, digests):
+        self.pid = pid
+        self.request_fd = request_fd
+        self.result_fd = result_fd
+        self.scratch = scratch
+        self.digests = digests
+
+    def close_pipes(self):
+        for fd in (self.request_fd, self.result_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.request_fd = self.result_fd = None
+
+    def discard(self):
+        self.close_pipes()
+        graveyard.bury(self.pid, self.scratch)
+
+
+def become_child(worker_pid, scratch, landlock):
+    """First steps of every child: its own group, no way to the protocol, confined.
+    Returns the layers applied and the bytes mapped before any of the code's own."""
+    die_with_parent()
+    if os.getppid() != worker_pid:
+        os._exit(EXIT_ORPHANED)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    os.close(PROTOCOL_FD)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the worker's reaper is not for this process
+    graveyard.forget()
+    os.chdir(scratch)
+    mapped = hardening.mapped_bytes()  # /proc is out of reach once confined
+    return hardening.confine_child(scratch, landlock), mapped
+
+
+def _warm_up(scratch, request_fd, warm):
+    """A forked child pays a copy-on-write page fault for each page it first writes to
+    (refcounts make that most pages it reads, too): this pays them while parked. It
+    stops as soon as the request is waiting, when they would be paid anyway, and is
+    skipped (`warm` false) while the CPUs are contended: under an evaluation's load it
+    cost about 12 ms of CPU a request that other processes were waiting for."""
+    # Under a stream of requests the next one comes at once: no CPU spent warming then.
+    if not warm or select.select([request_fd], [], [], WARM_UP_AFTER_IDLE_S)[0]:
+        return
+    warm = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
+    for step in WARM_UP_STEPS:
+        if select.select([request_fd], [], [], 0)[0]:
+            return
+        try:
+            result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch)
+            json.loads(runner.dumps(result))
+            for table in result["tables"]:
+                os.unlink(os.path.join(scratch, table["file"]))
+        except Exception:
+            return  # only a lost optimisation
+
+
+def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache):
+    """Runs in the forked child; never returns. `table_cache` holds the tables the worker
+    had loaded (by sha256) when it forked this child."""
+    payload = None
+    try:
+        _, mapped = become_child(worker_pid, scratch, landlock)
+        hook = hardening.audit_hook(scratch)
+        _warm_up(scratch, request_fd, warm)
+        raw = read_all(request_fd)
+        os.close(request_fd)
+        if not raw:
+            os._exit(0)  # thrown away unused
+        request = json.loads(raw)
+        hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
+        try:
+            own = {digest: runner.load_table(uri) for uri, digest in request.get("load", [])}
+        except BaseException as exc:
+            payload = runner.dumps(runner.failure_from("TableLoadError", exc))
+            return
+        named_tables = [(name, own.get(digest, table_cache.get(digest))) for name, digest in request["tables"]]
+        result = runner.execute(
+            request["code"],
+            named_tables,
+            int(request["timeout_ms"]),
+            int(request["output_bytes"]),
+            scratch,
+            before_code=lambda: sys.addaudithook(hook),
+        )
+        payload = runner.dumps(result)
+    except BaseException as exc:
+        payload = runner.dumps(runner.failure_from("SandboxError", exc))
+    finally:
+        try:
+            write_all(result_fd, ((payload or "") + "\n").encode("ascii"))
+        finally:
+            os._exit(0)
+
+
+def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
+    """Runs in a throwaway child confined like every other: tests the layers, reports
+    what held as one line of JSON; never returns."""
+    payload = "{}"
+    try:
+        os.setpgid(0, 0)
+        os.close(read_fd)
+        applied, mapped = become_child(worker_pid, scratch, landlock)
+        payload = json.dumps(hardening.probe(scratch, outside_dir, applied, mapped))
+    except BaseException as exc:
+        payload = json.dumps({"error": runner.safe_str(exc)})
+    finally:
+        try:
+            write_all(write_fd, (payload + "\n").encode("ascii"))
+        finally:
+            os._exit(0)
+
+
+def crash_message(status):
+    """Why a child ended without a result, from its wait status."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        reason = {
+            signal.SIGSEGV: " (a crash of the interpreter, e.g. from too deep recursion)",
+            signal.SIGXCPU: " (its CPU-time limit was reached)",
+            signal.SIGXFSZ: " (its file-size limit was reached)",
+        }.get(number, "")
+        return f"the code's process was killed by {name} ({number}){reason} before returning a result"
+    if os.WIFEXITED(status):
+        return f"the code's process exited with code {os.WEXITSTATUS(status)} before returning a result"
+    return f"the code's process ended (status {status}) before returning a result"
