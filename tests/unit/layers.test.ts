@@ -1,0 +1,45 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+/*
+ * Dependencies point down: a folder imports only from folders below it (and from itself).
+ * training/ sits beside evals/ and will be held to the same rule when it exists.
+ */
+const LAYERS = ["cli", "evals", "graphs", "nodes", "grounding", "tools", "blackboard"];
+const root = path.resolve(import.meta.dirname, "../..");
+
+function sources(dir: string): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+}
+
+/** The project folders a file imports from, by its relative import specifiers. */
+function importedLayers(file: string): string[] {
+  const text = readFileSync(path.join(root, file), "utf8");
+  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)];
+  return specs.map((m) => {
+    const target = path.relative(
+      root,
+      path.resolve(path.dirname(path.join(root, file)), m[1] ?? ""),
+    );
+    return target.split(path.sep)[0] ?? "";
+  });
+}
+
+describe("the layers", () => {
+  it.each(LAYERS)("%s/ imports nothing from a layer above it", (layer) => {
+    const above = new Set(LAYERS.slice(0, LAYERS.indexOf(layer)));
+    const upward = sources(layer).flatMap((file) =>
+      importedLayers(file)
+        .filter((target) => above.has(target))
+        .map((target) => `${file} -> ${target}/`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it("finds the imports it checks", () => {
+    expect(importedLayers("graphs/table_qa.ts")).toContain("nodes");
+  });
+});
