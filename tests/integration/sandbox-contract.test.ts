@@ -7,7 +7,7 @@ import { LocalSandbox } from "../../tools/sandbox/local.js";
 import type { Sandbox } from "../../tools/sandbox/types.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
-import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
+import { medalsRef, tableRef } from "../support/table-fixtures.js";
 import { eventually } from "./hostile/procfs.js";
 
 /**
@@ -62,11 +62,7 @@ describe.each(backends)("the %s sandbox (the shared contract)", (_name, makeBack
 
   beforeAll(async () => {
     useTempHome();
-    medals = await tableRef("medals", MEDALS_CSV, [
-      { name: "nation", dtype: "object" },
-      { name: "gold", dtype: "int64" },
-      { name: "silver", dtype: "int64" },
-    ]);
+    medals = await medalsRef();
     sandbox = await backend.start();
     initialFootprint = backend.footprint(sandbox);
   });
@@ -158,25 +154,34 @@ describe.each(backends)("the %s sandbox (the shared contract)", (_name, makeBack
     ]);
   });
 
-  it("reports an exception with its type, message and line", async () => {
-    const result = await sandbox.execute({
-      code: "x = 1\nprint('before')\ny = df['no such column']\nprint('after')",
-      tables: [medals],
-    });
-    expect(result.ok).toBe(false);
-    expect(result.error).toEqual({ type: "KeyError", message: "'no such column'", line: 3 });
-    expect(result.stdout).toBe("before\n");
-  });
-
-  it("reports a raised exception with its type, message and line, and the output before it", async () => {
-    const result = await sandbox.execute({
-      code: "print('before')\nraise ValueError('boom')\nprint('after')",
-      tables: [],
-    });
-    expect(result.ok).toBe(false);
-    expect(result.error).toEqual({ type: "ValueError", message: "boom", line: 2 });
-    expect(result.stdout).toBe("before\n");
-  });
+  it.each([
+    [
+      "a missing column",
+      "x = 1\nprint('before')\ny = df['no such column']\nprint('after')",
+      {
+        type: "KeyError",
+        message: "'no such column'",
+        line: 3,
+      },
+    ],
+    [
+      "a raised exception",
+      "print('before')\nraise ValueError('boom')\nprint('after')",
+      {
+        type: "ValueError",
+        message: "boom",
+        line: 2,
+      },
+    ],
+  ])(
+    "reports %s with its type, message and line, and the output before it",
+    async (_what, code, error) => {
+      const result = await sandbox.execute({ code, tables: [medals] });
+      expect(result.ok).toBe(false);
+      expect(result.error).toEqual(error);
+      expect(result.stdout).toBe("before\n");
+    },
+  );
 
   it("reports the line of an exception raised inside a function", async () => {
     const result = await sandbox.execute({
@@ -295,26 +300,19 @@ describe.each(backends)("the %s sandbox (the shared contract)", (_name, makeBack
     expect(next.stdout).toBe("42\n");
   });
 
-  it("truncates output over the cap", async () => {
-    const result = await sandbox.execute({
-      code: "print('a' * 5000)\nprint('never seen')",
-      tables: [],
-      outputBytes: 1000,
-    });
+  it.each([
+    ["output over the cap", "print('a' * 5000)\nprint('never seen')", "a", 1000],
+    [
+      "100 MB of printing, without a crash",
+      "for _ in range(100):\n    print('x' * 1_000_000)\nprint('done')",
+      "x",
+      10_000,
+    ],
+  ])("truncates %s", async (_what, code, char, outputBytes) => {
+    const result = await sandbox.execute({ code, tables: [], outputBytes });
     expect(result.ok).toBe(true);
     expect(result.truncated).toBe(true);
-    expect(result.stdout).toBe("a".repeat(1000));
-  });
-
-  it("truncates 100 MB of printing without a crash", async () => {
-    const result = await sandbox.execute({
-      code: "for _ in range(100):\n    print('x' * 1_000_000)\nprint('done')",
-      tables: [],
-      outputBytes: 10_000,
-    });
-    expect(result.ok).toBe(true);
-    expect(result.truncated).toBe(true);
-    expect(result.stdout).toBe("x".repeat(10_000));
+    expect(result.stdout).toBe(char.repeat(outputBytes));
   });
 
   it("reports code that exits on its own (os._exit(3)) as Crashed, and the next request works", async () => {

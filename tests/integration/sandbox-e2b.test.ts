@@ -12,7 +12,7 @@ import {
 } from "../../tools/sandbox/e2b.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
-import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
+import { medalsRef } from "../support/table-fixtures.js";
 import { eventually } from "./hostile/procfs.js";
 
 const fakes: FakeE2B[] = [];
@@ -39,11 +39,7 @@ let medals: TableRef;
 
 beforeAll(async () => {
   useTempHome();
-  medals = await tableRef("medals", MEDALS_CSV, [
-    { name: "nation", dtype: "object" },
-    { name: "gold", dtype: "int64" },
-    { name: "silver", dtype: "int64" },
-  ]);
+  medals = await medalsRef();
 });
 
 afterEach(async () => {

@@ -31,3 +31,12 @@ export async function tableRef(name: string, csv: string, columns: TableRef["col
   const rows = csv.split("\n").length - 1;
   return { id: `table:${name}`, name, uri, sha256, rows, columns } satisfies TableRef;
 }
+
+/** MEDALS_CSV stored as the table `medals`. */
+export function medalsRef(): Promise<TableRef> {
+  return tableRef("medals", MEDALS_CSV, [
+    { name: "nation", dtype: "object" },
+    { name: "gold", dtype: "int64" },
+    { name: "silver", dtype: "int64" },
+  ]);
+}

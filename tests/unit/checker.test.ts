@@ -14,7 +14,7 @@ import { CHECKER_SYSTEM, checker, checkerPrompt, parseCheck } from "../../nodes/
 import { ReplyParseError } from "../../nodes/llm.js";
 import { useTempHome } from "../support/env.js";
 import { ranAttempt } from "../support/evidence.js";
-import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
+import { medalsRef } from "../support/table-fixtures.js";
 import { answer } from "../support/verdicts.js";
 
 useTempHome();
@@ -112,11 +112,7 @@ describe("the check node without a model", () => {
   });
 
   it("grounds an answer in a source table and posts the cell it was read from", async () => {
-    const medals = await tableRef("medals", MEDALS_CSV, [
-      { name: "nation", dtype: "object" },
-      { name: "gold", dtype: "int64" },
-      { name: "silver", dtype: "int64" },
-    ]);
+    const medals = await medalsRef();
     const run = ranAttempt("a1", "print(most)", "41\n");
     const state = stateWith("Which nation won the most silver medals?", "United States", run, [
       medals,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Evidence, TableRef } from "../../blackboard/schemas.js";
+import type { Evidence } from "../../blackboard/schemas.js";
 import { numberCarried, numbersIn, parseNumber } from "../../grounding/numbers.js";
 import { printedBooleans } from "../../grounding/printed.js";
 import {
@@ -11,7 +11,7 @@ import {
 } from "../../grounding/verify.js";
 import { useTempHome } from "../support/env.js";
 import { cell, failedAttempt, ranAttempt } from "../support/evidence.js";
-import { MEDALS_CSV, tableRef } from "../support/table-fixtures.js";
+import { medalsRef, tableRef } from "../support/table-fixtures.js";
 
 useTempHome();
 
@@ -35,13 +35,7 @@ async function traced(
   return checks.map((c) => [c.item, c.status, [...c.supports, ...c.conflicts]]);
 }
 
-function medalsTable(): Promise<TableRef> {
-  return tableRef("medals", MEDALS_CSV, [
-    { name: "nation", dtype: "object" },
-    { name: "gold", dtype: "int64" },
-    { name: "silver", dtype: "int64" },
-  ]);
-}
+const medalsTable = medalsRef;
 
 describe("numbers as written", () => {
   it("reads separators, currency, units, scale words, signs and percentages", () => {

@@ -19,6 +19,7 @@ import {
   type Sandbox,
   type SandboxInfo,
   type ValidExecRequest,
+  warmedUp,
 } from "./types.js";
 
 export { E2BConfigError, E2BStartError, E2BTemplateError } from "./e2b-errors.js";
@@ -59,13 +60,7 @@ export class E2BSandbox implements Sandbox {
       throw new Error(`the sandbox runner is missing: ${errorMessage(error)}`);
     }
     const sandbox = new E2BSandbox(settings, runnerSource);
-    try {
-      await sandbox.sandboxes.warm();
-    } catch (error) {
-      await sandbox.close();
-      throw error;
-    }
-    return sandbox;
+    return warmedUp(sandbox, () => sandbox.sandboxes.warm());
   }
 
   /** Ids of the sandboxes in the pool (for diagnostics and tests). */

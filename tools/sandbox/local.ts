@@ -19,6 +19,7 @@ import {
   type Sandbox,
   type SandboxInfo,
   type ValidExecRequest,
+  warmedUp,
 } from "./types.js";
 
 export { defaultWorkerCount, LocalSandboxClosedError } from "./local-pool.js";
@@ -83,13 +84,7 @@ export class LocalSandbox implements Sandbox {
   static async start(opts: LocalSandboxOptions = {}): Promise<LocalSandbox> {
     const python = opts.python ?? (await findPython()).executable;
     const sandbox = new LocalSandbox(python, opts);
-    try {
-      await sandbox.pool.warm();
-    } catch (error) {
-      await sandbox.close();
-      throw error;
-    }
-    return sandbox;
+    return warmedUp(sandbox, () => sandbox.pool.warm());
   }
 
   /** Process ids of the live workers (for diagnostics and tests). */

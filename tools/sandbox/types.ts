@@ -48,3 +48,17 @@ export interface Sandbox {
   info(): Promise<SandboxInfo>;
   close(): Promise<void>;
 }
+
+/** A new sandbox once `warm` has readied it; when warming fails, it is closed and the error thrown. */
+export async function warmedUp<S extends { close(): Promise<void> }>(
+  sandbox: S,
+  warm: () => Promise<void>,
+): Promise<S> {
+  try {
+    await warm();
+  } catch (error) {
+    await sandbox.close();
+    throw error;
+  }
+  return sandbox;
+}
