@@ -35,6 +35,24 @@ export class ModelCallError extends Error {
   }
 }
 
+/** Statuses that say the endpoint cannot serve this call, however often it is asked. */
+const ENDPOINT_STATUSES = new Set([400, 401, 403, 404, 405, 501]);
+/** Network errors that say nothing is listening at the address, or the address does not exist. */
+const ENDPOINT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"]);
+
+/**
+ * Whether a failed call says the endpoint does not work at all (wrong address, nothing
+ * listening, bad key, no such model, not an OpenAI chat API) rather than that the model answered
+ * or that a later try may get through (a rate limit, a server error, a timeout). Such a failure
+ * is never a model's answer: evaluations must not score it.
+ */
+export function isEndpointFailure(error: unknown): boolean {
+  if (!(error instanceof ModelCallError)) return false;
+  if (error.status !== undefined) return ENDPOINT_STATUSES.has(error.status);
+  const code = networkCode(error.cause);
+  return code !== undefined && ENDPOINT_CODES.has(code);
+}
+
 /** The HTTP status an OpenAI client error carries, if any. */
 export function statusOf(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
