@@ -139,6 +139,61 @@ describe("loadTable: formats", () => {
     expect(table.columns[0]?.name).toBe("année");
   });
 
+  it.each([
+    [
+      "little-endian",
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("city,pop\nOslo,709\n", "utf16le")]),
+    ],
+    [
+      "big-endian",
+      Buffer.concat([
+        Buffer.from([0xfe, 0xff]),
+        Buffer.from("city,pop\nOslo,709\n", "utf16le").swap16(),
+      ]),
+    ],
+  ])("reads UTF-16 %s text with a byte-order mark", async (endian, bytes) => {
+    const { table, warnings } = await loadTable({
+      path: writeFixture(dir, `utf16-${endian}.csv`, bytes),
+    });
+    expect(warnings).toEqual([]);
+    expect(await readTable(table)).toEqual({ columns: ["city", "pop"], rows: [["Oslo", "709"]] });
+  });
+
+  it.each([
+    ["semicolon", 'city;pop;note\nOslo;709;"a, b"\nBergen;291;\n'],
+    ["tab", "city\tpop\tnote\nOslo\t709\ta, b\nBergen\t291\t\n"],
+    ["pipe", "city|pop|note\nOslo|709|a, b\nBergen|291|\n"],
+  ])("reads a .csv file separated by %ss, and says so", async (name, text) => {
+    const file = writeFixture(dir, `${name}.csv`, text);
+    const { table, warnings } = await loadTable({ path: file });
+    expect(await readTable(table)).toEqual({
+      columns: ["city", "pop", "note"],
+      rows: [
+        ["Oslo", "709", "a, b"],
+        ["Bergen", "291", ""],
+      ],
+    });
+    expect(warnings).toEqual([
+      `${file}: read as ${name}-separated: a .csv file, but its lines split evenly on ${name}s, not commas`,
+    ]);
+  });
+
+  it("keeps commas when they split the lines evenly, whatever else the values hold", async () => {
+    const file = writeFixture(dir, "commas.csv", "name,motto\nA;B,x|y\nC;D,z|w\n");
+    const { table, warnings } = await loadTable({ path: file });
+    expect(warnings).toEqual([]);
+    expect((await readTable(table)).columns).toEqual(["name", "motto"]);
+  });
+
+  it("warns loudly when a one-column table's name holds a separator", async () => {
+    const file = writeFixture(dir, "uneven.csv", "city;pop\nOslo;709;x\nBergen\n");
+    const { table, warnings } = await loadTable({ path: file });
+    expect(table.columns.map((c) => c.name)).toEqual(["city;pop"]);
+    expect(warnings).toEqual([
+      `${file}: read as one column named "city;pop", which holds semicolons: its lines do not split evenly on any separator; check the file`,
+    ]);
+  });
+
   it("accepts a header with no rows as an empty table", async () => {
     const { table } = await loadTable({ path: writeFixture(dir, "empty-rows.csv", "a,b\n") });
     expect(table.rows).toBe(0);
@@ -301,6 +356,26 @@ describe("loadTable: bad input", () => {
       () =>
         writeFixture(dir, "latin1.csv", Buffer.from([0x61, 0x0a, 0x63, 0x61, 0x66, 0xe9, 0x0a])),
       "not valid UTF-8 text (first bad byte on line 2); save the file as UTF-8",
+    ],
+    [
+      "a binary file (an Excel workbook named .csv)",
+      () => writeFixture(dir, "book.csv", Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06])),
+      "this looks like a ZIP archive (an Excel .xlsx workbook is one), not a text table (it starts with bytes 50 4b 03 04); give a CSV, TSV or JSON file",
+    ],
+    [
+      "bytes with NULs in them",
+      () =>
+        writeFixture(
+          dir,
+          "blob.csv",
+          Buffer.from([0x61, 0x2c, 0x62, 0x0a, 0x00, 0x01, 0x02, 0xff]),
+        ),
+      "this looks like a binary file, not a text table (it starts with bytes 61 2c 62 0a); give a CSV, TSV or JSON file",
+    ],
+    [
+      "UTF-16 without a byte-order mark",
+      () => writeFixture(dir, "wide.csv", Buffer.from("a,b\n1,2\n", "utf16le")),
+      "UTF-16 text without a byte-order mark; save the file as UTF-8 (or as UTF-16 with a BOM)",
     ],
     [
       "a JSON scalar",

@@ -4,8 +4,9 @@ import type { TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, putArtifact } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, formatCsv, parseDelimited } from "./csv.js";
+import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
 import { inferDtype } from "./dtypes.js";
-import { decodeUtf8, fileProblem, TableLoadError } from "./errors.js";
+import { decodeText, fileProblem, TableLoadError } from "./errors.js";
 import { tableName, uniqueColumnNames } from "./names.js";
 
 export { TableLoadError } from "./errors.js";
@@ -25,6 +26,8 @@ const SUPPORTED = [".csv", ".tsv", ".json"];
 interface Grid {
   header: string[];
   rows: string[][];
+  /** What was guessed on the way in, for the user to know. */
+  warnings?: string[];
 }
 
 /** Stored text of one value: missing -> empty, scalars via String(), the rest as JSON. */
@@ -179,12 +182,25 @@ async function gridFromFile(file: string): Promise<Grid> {
     throw new TableLoadError(file, fileProblem(error), { cause: error });
   }
   if (bytes.length === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");
-  const text = decodeUtf8(bytes, file);
+  const text = decodeText(bytes, file);
   if (text.trim() === "") throw new TableLoadError(file, "the file is empty (only whitespace)");
-  const delimiter = DELIMITERS[extension];
-  return delimiter === undefined
-    ? gridFromJson(text, file)
-    : gridFromDelimited(text, delimiter, file);
+  const expected = DELIMITERS[extension];
+  if (expected === undefined) return gridFromJson(text, file);
+  const delimiter = sniffDelimiter(text, expected);
+  const grid = gridFromDelimited(text, delimiter, file);
+  const warnings: string[] = [];
+  if (delimiter !== expected) {
+    warnings.push(
+      `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but its lines split evenly on ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`,
+    );
+  }
+  const suspicious = suspiciousHeader(grid.header);
+  if (suspicious) {
+    warnings.push(
+      `read as one column named ${JSON.stringify(grid.header[0])}, which holds ${suspicious}s: its lines do not split evenly on any separator; check the file`,
+    );
+  }
+  return { ...grid, warnings };
 }
 
 /**
@@ -253,5 +269,6 @@ async function loadTableUncached(
     rows: grid.rows.length,
     columns: naming.names.map((column, i) => ({ name: column, dtype: inferDtype(grid.rows, i) })),
   };
-  return { table, warnings: naming.warnings.map((warning) => `${file}: ${warning}`) };
+  const warnings = [...(grid.warnings ?? []), ...naming.warnings];
+  return { table, warnings: warnings.map((warning) => `${file}: ${warning}`) };
 }

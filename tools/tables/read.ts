@@ -2,7 +2,7 @@ import type { TableRef } from "../../blackboard/schemas.js";
 import { readArtifact, sha256 } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
-import { decodeUtf8, fileProblem, TableLoadError } from "./errors.js";
+import { decodeText, fileProblem, TableLoadError } from "./errors.js";
 
 /** A table's cells as stored: every value a string, empty when missing. Treat as read-only. */
 export interface TableData {
@@ -34,7 +34,7 @@ async function readFromArtifact(ref: TableRef): Promise<TableData> {
     throw new TableLoadError(ref.uri, `the artifact's content does not match sha256 ${ref.sha256}`);
   }
   try {
-    const [header, ...rest] = parseDelimited(decodeUtf8(bytes, ref.uri), ",");
+    const [header, ...rest] = parseDelimited(decodeText(bytes, ref.uri), ",");
     return { columns: header?.fields ?? [], rows: rest.map((record) => record.fields) };
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw new TableLoadError(ref.uri, error.message);
