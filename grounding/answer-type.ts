@@ -181,6 +181,37 @@ export function actualAnswerType(answer: string): AnswerType {
   return "entity";
 }
 
+/** Things that have names, never a bare number: what "which X" or "who" asks for. */
+const NAMED_THING = new RegExp(
+  String.raw`^(?:who|whom|whose)\b|^(?:in |for |from |of |by |with |among )?(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:${[
+    "nation|country|countries|team|player|person|people|athlete|city|cities|town|village|club",
+    "party|parties|driver|artist|singer|band|company|companies|state|province|region|county",
+    "counties|school|university|universities|candidate|coach|manager|song|album|film|movie",
+    "book|name|author|director|actor|actress|politician|member|continent|language|airline",
+  ].join("|")})s?\b`,
+  "i",
+);
+/** A number and nothing else: no unit, no word that could make it a name ("12 de octubre"). */
+const BARE_NUMBER = /^[-+]?[$€£]?\d[\d,]*(?:\.\d+)?%?$/;
+
+/**
+ * The type score of an answer to a question: `typeScore`, except that a bare number given where
+ * the question asks who or which named thing (a nation, a team, a person) is a misfit for sure,
+ * not a plausible answer.
+ */
+export function judgeType(
+  question: string,
+  answer: string,
+): { expected: AnswerType; actual: AnswerType; score: 0 | 1 | 2 } {
+  const expected = expectedAnswerType(question);
+  const actual = actualAnswerType(answer);
+  const named =
+    expected === "entity" &&
+    BARE_NUMBER.test(answer.trim()) &&
+    NAMED_THING.test(focusQuestion(question));
+  return { expected, actual, score: named ? 0 : typeScore(expected, actual, answer) };
+}
+
 /**
  * How well an answer's type fits the question: 2 fits, 1 plausible (a list where one value
  * was asked, a number where a name was), 0 does not fit (a name where a number was asked,

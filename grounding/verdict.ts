@@ -6,7 +6,7 @@ import type {
   TableRef,
   Verdict,
 } from "../blackboard/schemas.js";
-import { actualAnswerType, expectedAnswerType, typeScore } from "./answer-type.js";
+import { expectedAnswerType, judgeType } from "./answer-type.js";
 import { isProse } from "./items.js";
 import { type Grounding, groundingScore, type ItemCheck, verifyGrounding } from "./verify.js";
 
@@ -143,8 +143,7 @@ export async function ruleVerdict(
     source: "checker",
   });
   const format = formatScore(final, expectedType);
-  const actual = actualAnswerType(final);
-  const type = typeScore(expectedType, actual, final);
+  const { actual, score: type } = judgeType(state.question, final);
   const scores = { type, format: format.score, grounding: groundingScore(grounding.checks) };
   const issues = [
     ...(format.issue ? [format.issue] : []),

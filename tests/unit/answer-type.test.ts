@@ -5,6 +5,7 @@ import {
   actualAnswerType,
   expectedAnswerType,
   focusQuestion,
+  judgeType,
   typeScore,
 } from "../../grounding/answer-type.js";
 import { answerItems, leadingYesNo, listSegments } from "../../grounding/items.js";
@@ -213,5 +214,35 @@ describe("typeScore", () => {
     expect(scored.filter((s) => s === 0)).toEqual([]);
     // Most gold answers are exactly the kind their question asks for.
     expect(scored.filter((s) => s === 2).length / scored.length).toBeGreaterThan(0.9);
+  });
+});
+
+describe("judgeType", () => {
+  it("is sure that a bare number is no answer to who or which named thing", () => {
+    expect(judgeType("Which nation won the most silver medals?", "79190").score).toBe(0);
+    expect(judgeType("Who scored the most points in 2001?", "42").score).toBe(0);
+    expect(judgeType("Which nation won the most silver medals?", "United States").score).toBe(2);
+    // Things that may well be numbered, and numbers with words, stay merely doubtful.
+    expect(judgeType("Which animal has the highest metabolic rate?", "6").score).toBe(1);
+    expect(judgeType("Which team is in 3rd position?", "12 de octubre").score).toBe(1);
+  });
+
+  it("rejects no gold answer of the TableBench test set that the plain type rules accept", () => {
+    const file = path.resolve(
+      import.meta.dirname,
+      "../../../shared/datasets/tablebench/tablebench_test.jsonl",
+    );
+    const rows = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { question: string; answer: unknown; qsubtype: string })
+      .filter((row) => row.qsubtype !== "ChartGeneration");
+    expect(rows.length).toBeGreaterThan(800);
+    const newlyRejected = rows.filter((row) => {
+      const answer = String(row.answer);
+      const plain = typeScore(expectedAnswerType(row.question), actualAnswerType(answer), answer);
+      return plain > 0 && judgeType(row.question, answer).score === 0;
+    });
+    expect(newlyRejected).toEqual([]);
   });
 });

@@ -128,6 +128,17 @@ describe("the check node without a model", () => {
     });
   });
 
+  it("fails a bare number given for a named thing, so the run reflects on it", async () => {
+    const run = ranAttempt("a1", "print(total)", "79190\n");
+    const state = stateWith("Which nation won the most silver medals?", "79190", run);
+    const { verdict } = await ruleVerdict(state);
+    expect(verdict.scores.type).toBe(0);
+    expect(verdict.pass).toBe(false);
+    expect(verdict.issues).toContain(
+      'the question asks for an entity, the answer "79190" is a number',
+    );
+  });
+
   it("says an answer has no evidence when no code ran", async () => {
     const state = { ...stateWith(Q, "42"), attempts: [], evidence: [] };
     const { verdict } = await ruleVerdict(state);
