@@ -214,6 +214,7 @@ export const BudgetSchema = z.object({
   promptTokens: z.number().int().nonnegative(),
   completionTokens: z.number().int().nonnegative(),
   llmMs: z.number().nonnegative(),
+  /** All sandbox time: start-up, handing over tables and storing results, not only the code's run. */
   execMs: z.number().nonnegative(),
 });
 export type Budget = z.infer<typeof BudgetSchema>;

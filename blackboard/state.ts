@@ -81,8 +81,8 @@ export const ReviewState = new StateSchema({
   checked,
 });
 
-/** Turning sources into table references. */
-export const IngestState = new StateSchema({ sources, tables });
+/** Turning sources into table references, for a question. */
+export const IngestState = new StateSchema({ question, sources, tables });
 
 /** table_qa: one trajectory with checks, reflections and long-term memory. */
 export const TableQAState = new StateSchema({

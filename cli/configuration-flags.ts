@@ -1,11 +1,7 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { z } from "zod";
-import {
-  type Configuration,
-  ConfigurationSchema,
-  ContextSchema,
-} from "../blackboard/configuration.js";
+import { type Configuration, ConfigurationSchema } from "../blackboard/configuration.js";
 
 type Key = keyof Configuration;
 
@@ -134,7 +130,7 @@ export function configurationFromFlags(command: Command): Partial<Configuration>
   }
   if (typeof given.replayCache === "string") given.replayCache = path.resolve(given.replayCache);
   // Parsing fills in every default; only what was given is kept.
-  const parsed = ContextSchema.parse(given);
+  const parsed = ConfigurationSchema.partial().parse(given);
   const context: Partial<Configuration> = {};
   for (const key of Object.keys(given) as Key[]) Object.assign(context, { [key]: parsed[key] });
   return context;

@@ -1,6 +1,7 @@
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { z } from "zod";
 import { listGraphs } from "../graphs/registry.js";
+import { resolveModel } from "../tools/models/config.js";
 import { graphOption } from "./args.js";
 import { ask } from "./ask.js";
 import {
@@ -39,12 +40,47 @@ const AskFlagsSchema = z.object({
   memory: z.boolean(),
 });
 
+/** Commander's own errors are thrown, not printed, so `main` says each in one line. */
+function quietErrors(program: Command): Command {
+  return program.exitOverride().configureOutput({ outputError: () => {} });
+}
+
+/** The (sub)commands named at the start of `args`, e.g. ["eval", "run"]. */
+function commandPath(program: Command, args: string[]): string[] {
+  const path: string[] = [];
+  let at = program;
+  for (const arg of args.filter((a) => !a.startsWith("-"))) {
+    const next = at.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!next) break;
+    path.push(next.name());
+    at = next;
+  }
+  return path;
+}
+
+/** One line for a command-line mistake, with the hint the mistake calls for. */
+export function usageError(error: CommanderError, program: Command, args: string[]): string {
+  const path = commandPath(program, args);
+  const message = error.message.replace(/^error: /, "").replace(/\.$/, "");
+  if (error.code === "commander.excessArguments" && path.join(" ") === "ask") {
+    return `${message}: put the question in quotes, e.g. tableminds ask table.csv "How many rows are there?"`;
+  }
+  return `${message} (see ${["tableminds", ...path, "--help"].join(" ")})`;
+}
+
+/** Before anything is loaded: a question to ask, and an endpoint to ask it of. */
+function checkAsk(question: string, model: string | undefined): void {
+  if (!question.trim()) {
+    throw new Error("the question is empty: ask something about the table, in quotes");
+  }
+  resolveModel("planner", { model });
+}
+
 export function buildProgram(): Command {
-  const program = new Command("tableminds")
+  const program = quietErrors(new Command("tableminds"))
     .description("Answer questions over tables with a team of LLM agents, with the evidence.")
     .version("0.1.0")
-    .addHelpText("after", ENVIRONMENT)
-    .showHelpAfterError();
+    .addHelpText("after", ENVIRONMENT);
 
   withConfigurationFlags(
     program
@@ -70,13 +106,15 @@ export function buildProgram(): Command {
     .addHelpText("after", ENVIRONMENT)
     .action(async (table: string, question: string, flags: unknown, command: Command) => {
       const opts = AskFlagsSchema.parse(flags);
+      const context = configurationFromFlags(command);
+      checkAsk(question, context.model);
       await ask({
         tables: [table, ...opts.table],
         question,
         graph: opts.graph,
         json: opts.json,
         quiet: opts.quiet,
-        context: configurationFromFlags(command),
+        context,
         thread: opts.thread,
         memory: opts.memory,
       });
@@ -104,9 +142,22 @@ export function buildProgram(): Command {
 
 export async function main(argv: string[]): Promise<void> {
   routeWarnings();
+  // Output piped into `head` may close early; that is not an error of ours.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  });
+  const program = buildProgram();
   try {
-    await buildProgram().parseAsync(argv);
+    await program.parseAsync(argv);
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end this way too, having printed what was asked.
+      if (error.exitCode !== 0) {
+        process.stderr.write(`tableminds: ${usageError(error, program, argv.slice(2))}\n`);
+      }
+      process.exitCode = error.exitCode;
+      return;
+    }
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`tableminds: ${message}\n`);
     process.exitCode = 1;

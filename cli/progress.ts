@@ -31,7 +31,7 @@ export function describeUpdate(node: string, update: TableQAUpdate): string | nu
       return `${label} ${attempt.id} failed: ${r.error?.type}: ${r.error?.message}${where}`;
     }
     const printed = r.stdout.split("\n").filter((l) => l.trim()).length;
-    return `${label} ${attempt.id} ok in ${Math.round(r.durationMs)} ms: ${count(printed, "output line")}, ${count(r.tables.length, "table")}`;
+    return `${label} ${attempt.id} ok, the code ran ${Math.round(r.durationMs)} ms: ${count(printed, "output line")}, ${count(r.tables.length, "table")}`;
   }
   if (node === "answerer" && update.answer) return `${label} ${update.answer.final}`;
   if (node === "recall" && Array.isArray(update.memories) && update.memories.length > 0) {

@@ -5,9 +5,13 @@ import type { NodeContext } from "./runtime.js";
 
 /**
  * Turns the run's `sources` (file paths or inline rows) into table references.
- * Tables passed in directly are kept; a run with neither fails here, clearly.
+ * Tables passed in directly are kept; a run with neither, or with no question, fails here,
+ * clearly, before any model is asked anything.
  */
 export const ingest = (async (state) => {
+  if (!state.question.trim()) {
+    throw new Error("the question is empty: ask something about the table");
+  }
   if (state.sources.length === 0) {
     if (state.tables.length === 0) {
       throw new Error(

@@ -1,4 +1,5 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { z } from "zod";
 import {
   type Configuration,
   ConfigurationSchema,
@@ -20,15 +21,30 @@ export function configurationOf(
 ): Configuration {
   const context = runtime?.context;
   const fromConfigurable = knownSettings(runtime?.configurable);
-  if (fromConfigurable) return ensureConfiguration({ ...fromConfigurable, ...(context ?? {}) });
-  if (!context) return ensureConfiguration({});
+  if (fromConfigurable) return checked({ ...fromConfigurable, ...(context ?? {}) });
+  if (!context) return checked({});
   // Every node of a run reads the same context object: it is validated once per run.
   let parsed = parsedContexts.get(context);
   if (!parsed) {
-    parsed = Object.freeze(ensureConfiguration(context));
+    parsed = Object.freeze(checked(context));
     parsedContexts.set(context, parsed);
   }
   return parsed;
+}
+
+/** A run configuration that is not one: every problem, in one line. */
+export class ConfigurationError extends Error {
+  override name = "ConfigurationError";
+}
+
+function checked(context: object): Configuration {
+  try {
+    return ensureConfiguration(context);
+  } catch (error) {
+    if (!(error instanceof z.ZodError)) throw error;
+    const problems = error.issues.map((i) => `${i.path.join(".") || "(the whole)"}: ${i.message}`);
+    throw new ConfigurationError(`invalid run configuration: ${problems.join("; ")}`);
+  }
 }
 
 const parsedContexts = new WeakMap<object, Configuration>();

@@ -89,4 +89,23 @@ describe("table_qa under model faults", () => {
     expect((await longest(limit)).attempts).toHaveLength(6);
     await expect(longest(limit - 1)).rejects.toThrow(/Recursion limit/i);
   });
+
+  it("refuses an empty question before asking any model anything", async () => {
+    stub = await startStubOpenAI({ respond: medalsTeam() });
+    useStubEndpoint(stub.url);
+    await expect(graph.invoke({ ...input, question: " \n " }, withContext(fast))).rejects.toThrow(
+      "the question is empty: ask something about the table",
+    );
+    expect(stub.requests).toEqual([]);
+  });
+
+  it("says in one line what is wrong with a run configuration", async () => {
+    stub = await startStubOpenAI({ respond: medalsTeam() });
+    useStubEndpoint(stub.url);
+    const bad = { ...fast, temperature: 7, maxCodeAttempts: 0 };
+    await expect(graph.invoke(input, withContext(bad))).rejects.toThrow(
+      /^invalid run configuration: temperature: Too big: expected number to be <=2; maxCodeAttempts: Too small: expected number to be >=1$/,
+    );
+    expect(stub.requests).toEqual([]);
+  });
 });
