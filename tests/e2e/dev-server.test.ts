@@ -38,4 +38,23 @@ describe("langgraph dev server", () => {
     expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
     expect(values.answer?.evidence).toContain("a1:out2");
   }, 120_000);
+
+  it("says in one line what is wrong with a run's context, before any model call", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const before = stub.requests.length;
+    const values = (await client.runs.wait(null, "table_qa", {
+      input: {
+        question: MEDALS_QUESTION,
+        sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
+      },
+      context: { temperature: 7 },
+      raiseError: false,
+    })) as { __error__?: { message: string } };
+    // runs/wait serializes the already serialized error again: the server's doing, not ours.
+    const inner = JSON.parse(values.__error__?.message ?? "{}") as { message?: string };
+    expect(inner.message).toBe(
+      "invalid run configuration: temperature: Too big: expected number to be <=2",
+    );
+    expect(stub.requests.length).toBe(before);
+  }, 120_000);
 });
