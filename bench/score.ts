@@ -26,7 +26,10 @@ async function timeText(label: string, predict: (e: EvalExample) => string) {
   );
 }
 
-/** Chart code that draws the reference values with the chart type's own call. */
+/**
+ * Chart code that draws the reference values with the chart type's own call, on a figure of
+ * its own: upstream runs the code twice without closing figures in between.
+ */
 function chartCode(e: EvalExample): string {
   const refs = /y_references\s*=\s*(\[[\s\S]*\])/.exec(e.gold)?.[1] ?? "[[]]";
   const draw: Record<string, string> = {
@@ -39,8 +42,8 @@ function chartCode(e: EvalExample): string {
   };
   const body =
     draw[e.chartType ?? ""] ??
-    "for i, ys in enumerate(refs): plt.bar([x + 0.3 * i for x in range(len(ys))], ys, width=0.3)";
-  return `\`\`\`python\nimport matplotlib.pyplot as plt\nimport numpy as np\nnan = float("nan")\nrefs = ${refs}\nrefs = refs if isinstance(refs[0], list) else [refs]\n${body}\nplt.show()\n\`\`\``;
+    "for i, ys in enumerate(refs): plt.bar(np.arange(len(ys)) + 0.3 * i, ys, width=0.3)";
+  return `\`\`\`python\nimport matplotlib.pyplot as plt\nimport numpy as np\nnan = float("nan")\nrefs = ${refs}\nrefs = refs if isinstance(refs[0], list) else [refs]\nplt.figure()\n${body}\nplt.show()\n\`\`\``;
 }
 
 console.log(

@@ -16,6 +16,32 @@ export const ConfigurationSchema = z.object({
   reflectorModel: z.string().optional().describe("Model for the reflector only"),
   archiverModel: z.string().optional().describe("Model that summarizes episodes for memory"),
   temperature: z.number().min(0).max(2).default(0).describe("Sampling temperature"),
+  plannerTemperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe("Sampling temperature of the planner (else temperature; mom's plans: 1.0)"),
+  coderTemperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe("Sampling temperature of the coder (else temperature; 1.0 when mom samples codes)"),
+  answererTemperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe(
+      "Sampling temperature of the answerer (else temperature; 1.0 when mom samples answers)",
+    ),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Sampling seed sent to the model; each branch of mom or mcts adds its own number"),
   maxCodeAttempts: z
     .number()
     .int()
@@ -40,9 +66,35 @@ export const ConfigurationSchema = z.object({
     .positive()
     .default(64 * 1024)
     .describe("Cap on captured stdout"),
-  llmTimeoutMs: z.number().int().positive().default(120_000).describe("Timeout per model call"),
-  llmMaxRetries: z.number().int().min(0).max(10).default(3).describe("Retries per model call"),
-  streaming: z.boolean().default(false).describe("Stream tokens from the model"),
+  llmTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe(
+      "Timeout per model request, and for a reply that stops mid-way; 60 s fits a long reply from a local model: raise it for slow hardware",
+    ),
+  llmMaxRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .describe(
+      "Retries per model call after a timeout, 429 or 5xx (never after a refused connection, 4xx or 501)",
+    ),
+  runTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(600_000)
+    .describe(
+      "Deadline for a whole `tableminds ask` run, model waits and retries included (0: none)",
+    ),
+  streaming: z
+    .boolean()
+    .default(false)
+    .describe("Stream tokens from the model (the answerer's show on stderr when it is a terminal)"),
   check: z
     .boolean()
     .default(true)
@@ -87,12 +139,88 @@ export const ConfigurationSchema = z.object({
     .optional()
     .describe("File of recorded model replies: a repeated call is answered from it, for free"),
   sampleRows: z.number().int().min(0).max(50).default(5).describe("Sample rows shown per table"),
+  plans: z
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(8)
+    .describe("mom: plans sampled side by side, each solved and voted on"),
+  codesPerPlan: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(1)
+    .describe("mom: codes sampled for each plan"),
+  answersPerCode: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(1)
+    .describe("mom: answers sampled from each code's run"),
+  judge: z
+    .enum(["off", "text", "always"])
+    .default("off")
+    .describe(
+      "mom: settle different answers by a model's pairwise knockout instead of the majority: never, for questions that want a sentence, or always",
+    ),
+  maxConcurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(8)
+    .describe("Branches of mom or mcts that run at once"),
+  searchBudget: z
+    .number()
+    .int()
+    .min(3)
+    .max(512)
+    .default(64)
+    .describe("mcts: model calls the whole search may make"),
+  exploration: z
+    .number()
+    .min(0)
+    .max(10)
+    .default(1)
+    .describe("mcts: UCT's exploration constant (0: always the best branch so far)"),
+  searchWidth: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(4)
+    .describe("mcts: children a plan, a code or the root may have"),
+  searchMode: z
+    .enum(["uct", "planner", "coder", "answerer"])
+    .default("uct")
+    .describe(
+      "mcts: UCT search, or Mixture-of-Minds' fixed-width rollouts for one stage (planner 8/4/1, coder 1/8/1, answerer 1/4/8)",
+    ),
 });
 
 export type Configuration = z.infer<typeof ConfigurationSchema>;
 
-/** What a caller may pass: any subset; the defaults fill the rest (and show in Studio's form). */
-export const ContextSchema = ConfigurationSchema.partial();
+/** Each field of `schema`, failing on no value; its JSON Schema (and default) unchanged. */
+function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
+  const shown = z.toJSONSchema(schema, { io: "input" }).properties ?? {};
+  const fields = Object.entries(schema.shape).map(([key, field]) => {
+    const fallback = (shown[key] as { default?: unknown } | undefined)?.default;
+    const meta = fallback === undefined ? {} : { default: fallback };
+    return [key, (field as z.ZodType).catch(undefined).meta(meta)];
+  });
+  return z.object(Object.fromEntries(fields));
+}
+
+/**
+ * What a caller may pass: any subset; the defaults fill the rest (and show in Studio's form).
+ * LangGraph checks a run's context against this schema before the first node and would throw
+ * zod's issue list as JSON, so no value fails here: `configurationOf` (nodes/runtime.ts)
+ * reports a bad one in one line instead. The JSON Schema is the configuration's own.
+ */
+export const ContextSchema = lenient(ConfigurationSchema.partial());
 
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {

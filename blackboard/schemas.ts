@@ -229,3 +229,61 @@ export const TableSourceSchema = z.union([
   }),
 ]);
 export type TableSource = z.infer<typeof TableSourceSchema>;
+
+/** Where a branch is in plan -> code -> answer: the last stage it finished. */
+export const StageSchema = z.enum(["plan", "code", "answer"]);
+export type Stage = z.infer<typeof StageSchema>;
+
+/**
+ * A partial trajectory: one branch of a search over plans, codes and answers. Its id is its path
+ * (`p2.c1.a3`: the second plan, its first code, that code's third answer); its evidence ids are
+ * its own (every branch numbers its attempts from a1).
+ */
+export const BranchSchema = z.object({
+  id: z.string(),
+  parent: z.string().nullable(),
+  stage: StageSchema,
+  plan: z.array(z.string()),
+  attempts: z.array(AttemptSchema),
+  evidence: z.array(EvidenceSchema),
+  claims: z.array(ClaimSchema),
+  edges: z.array(EdgeSchema),
+  answer: AnswerSchema.nullable(),
+  /** The checker's rules on the answer, when checking is on. */
+  verdict: VerdictSchema.nullable(),
+  /** What this branch's own stage cost. */
+  budget: BudgetSchema,
+});
+export type Branch = z.infer<typeof BranchSchema>;
+
+/** How the branches' answers were settled. */
+export const BallotSchema = z.object({
+  /** The answer chosen, as its first branch gave it; null when no branch answered. */
+  answer: z.string().nullable(),
+  /** The branch whose trajectory is returned: the first to give the answer chosen. */
+  winner: z.string().nullable(),
+  method: z.enum(["majority", "judge"]),
+  /** Each distinct (normalized) answer, its weight, and the branches that gave it, first seen first. */
+  tally: z.array(
+    z.object({ normalized: z.string(), weight: z.number(), branches: z.array(z.string()) }),
+  ),
+  /** The judge's pairwise matches, in order, when there was a knockout. */
+  matches: z.array(z.object({ a: z.string(), b: z.string(), winner: z.string() })).default([]),
+});
+export type Ballot = z.infer<typeof BallotSchema>;
+
+/** A node of a search tree: a branch (or the root) and what the search learned of it. */
+export const TreeNodeSchema = z.object({
+  id: z.string(),
+  parent: z.string().nullable(),
+  stage: z.enum(["root", "plan", "code", "answer"]),
+  visits: z.number().int().nonnegative(),
+  /** The rewards backed up through it, added. */
+  value: z.number(),
+  /** The share of its parent's attention it had before any visit: 1 / the parent's width. */
+  prior: z.number(),
+  children: z.array(z.string()),
+  /** An answer's own reward; null for the other stages. */
+  reward: z.number().nullable(),
+});
+export type TreeNode = z.infer<typeof TreeNodeSchema>;

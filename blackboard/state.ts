@@ -4,6 +4,8 @@ import { addBudget, appendUniqueById, EMPTY_BUDGET, upsertById, upsertEdges } fr
 import {
   AnswerSchema,
   AttemptSchema,
+  BallotSchema,
+  BranchSchema,
   BudgetSchema,
   CheckedAnswerSchema,
   ClaimSchema,
@@ -11,8 +13,10 @@ import {
   EvidenceSchema,
   MemorySchema,
   ReflectionSchema,
+  StageSchema,
   TableRefSchema,
   TableSourceSchema,
+  TreeNodeSchema,
   VerdictSchema,
 } from "./schemas.js";
 
@@ -63,8 +67,23 @@ const budget = new ReducedValue(
   { inputSchema: BudgetSchema.partial(), reducer: addBudget },
 );
 
-/** What `solve` reads: the question and tables, and what earlier rounds left. */
-const solveInput = { question, tables, plan, attempts, evidence, reflections, memories };
+/** Where a solve starts, when the caller says: at the planner, the coder or the answerer. */
+const startAt = z.enum(["planner", "coder", "answerer"]).nullable().default(null);
+/** Where a solve stops, when the caller says: after the plan, after the code ran, or answered. */
+const stopAfter = z.enum(["planner", "executor", "answerer"]).nullable().default(null);
+
+/** What `solve` reads: the question and tables, what earlier rounds left, where to start and stop. */
+const solveInput = {
+  question,
+  tables,
+  plan,
+  attempts,
+  evidence,
+  reflections,
+  memories,
+  startAt,
+  stopAfter,
+};
 /** What `solve` writes. Its budget starts empty inside, so the caller adds only its cost. */
 const solveOutput = { plan, attempts, evidence, claims, edges, answer, budget };
 
@@ -93,7 +112,88 @@ export const TableQAState = new StateSchema({
   checked,
 });
 
+/** The branches of a search over plans, codes and answers (mom, mcts), upserted by id. */
+const branches = new ReducedValue(
+  z.array(BranchSchema).default(() => []),
+  { inputSchema: z.array(BranchSchema), reducer: upsertById },
+);
+/** How the branches' answers were settled; null until the vote. */
+const ballot = BallotSchema.nullable().default(null);
+
+/**
+ * mom: branches of solve run side by side and vote. The winner's trajectory is the run's
+ * (plan, attempts, evidence, claims, edges, answer, verdict); every branch stays in `branches`.
+ */
+export const MomState = new StateSchema({
+  question,
+  sources,
+  tables,
+  memories,
+  branches,
+  ballot,
+  plan,
+  attempts,
+  evidence,
+  claims,
+  edges,
+  answer,
+  verdict,
+  budget,
+});
+
+/** The search tree over `branches` (mcts), upserted by id; the root is `root`. */
+const tree = new ReducedValue(
+  z.array(TreeNodeSchema).default(() => []),
+  { inputSchema: z.array(TreeNodeSchema), reducer: upsertById },
+);
+
+/**
+ * mcts: a Monte-Carlo tree search over plans, codes and answers. Its rewards come from `gold`
+ * when the caller knows the answer, else from the checker and agreement between answers. The
+ * best answer's trajectory is the run's; the whole tree stays in `tree` and `branches`.
+ */
+export const MctsState = new StateSchema({
+  question,
+  sources,
+  tables,
+  memories,
+  /** The expected answer, when known (mining training data); null otherwise. */
+  gold: z.string().nullable().default(null),
+  branches,
+  tree,
+  plan,
+  attempts,
+  evidence,
+  claims,
+  edges,
+  answer,
+  verdict,
+  budget,
+});
+
+/** One branch to grow: from its parent (none: a new plan) through the stages up to `until`. */
+export const BranchTask = new StateSchema({
+  question,
+  tables,
+  memories,
+  id: z.string(),
+  parent: BranchSchema.nullable(),
+  until: StageSchema,
+  /** Seeds the branch's sampling, so that branches differ and a rerun repeats them. */
+  seed: z.number().int(),
+  /** The stages whose model samples here (a stage that branches), at 1.0 unless configured. */
+  sampled: z.array(StageSchema),
+});
+
+/** What a branch adds to the search: itself, and its cost. */
+export const BranchOutput = new StateSchema({ branches, budget });
+
 export type SolveStateValue = typeof SolveState.State;
+export type SolveInputValue = typeof SolveInput.State;
+export type SolveOutputValue = typeof SolveOutput.State;
+export type MomStateValue = typeof MomState.State;
+export type MctsStateValue = typeof MctsState.State;
+export type BranchTaskValue = typeof BranchTask.State;
 export type ReviewStateValue = typeof ReviewState.State;
 export type TableQAStateValue = typeof TableQAState.State;
 export type TableQAUpdate = typeof TableQAState.Update;

@@ -5,6 +5,7 @@ import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
 import { type GraphSnapshot, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { stepBound } from "../graphs/table_qa.js";
 import { openMemoryStore } from "../tools/memory/index.js";
+import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
 import { describeUpdate } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
@@ -24,6 +25,8 @@ export interface AskOptions {
   memory?: boolean;
   /** Step limit of the run. */
   recursionLimit?: number;
+  /** The command's arguments, for the resume hint (default: this process's). */
+  argv?: readonly string[];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -69,15 +72,92 @@ async function threadStart(graph: RunnableGraph, thread: string, question: strin
   return { kind: "done" } satisfies Start;
 }
 
-/** Runs one question through a graph, progress to stderr, the result to stdout. */
-export async function ask(options: AskOptions): Promise<TableQAStateValue> {
+/** The width of the progress labels (node names), so notices and tokens line up with them. */
+const LABEL_WIDTH = "reflector".length;
+
+/** The run passed its deadline (`runTimeoutMs`). */
+export class RunDeadlineError extends Error {
+  constructor(ms: number, resume?: string) {
+    super(
+      `the run did not finish within its deadline of ${duration(ms)} (runTimeoutMs; 0 for none)` +
+        (resume ? `; resume with: ${resume}` : ""),
+    );
+    this.name = "RunDeadlineError";
+  }
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000 || ms % 60_000 !== 0) return `${Number((ms / 1000).toFixed(1))} s`;
+  return `${ms / 60_000} min`;
+}
+
+/** An argument as a POSIX shell reads it back. */
+function shellWord(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+/** The command line that runs this again (with --thread, resumes it). */
+function commandLine(argv: readonly string[]): string {
+  return ["tableminds", ...argv].map(shellWord).join(" ");
+}
+
+interface MessageChunkLike {
+  text?: unknown;
+}
+
+/** The text of a `messages` stream event, when it comes from the answerer. */
+function answererToken(payload: unknown): string {
+  if (!Array.isArray(payload)) return "";
+  const [message, metadata] = payload as [MessageChunkLike, Record<string, unknown> | undefined];
+  if (metadata?.langgraph_node !== "answerer") return "";
+  return typeof message?.text === "string" ? message.text : "";
+}
+
+/**
+ * Runs one question through a graph, progress to stderr, the result to stdout. A model call
+ * that waits more than a few seconds is told on stderr; with `streaming` and stderr a
+ * terminal, the answerer's reply appears there token by token. The run stops at its deadline
+ * (`runTimeoutMs`); Ctrl-C stops it with exit code 130 and, with a thread, says how to resume.
+ * Returns the final state, or undefined when interrupted.
+ */
+export async function ask(options: AskOptions): Promise<TableQAStateValue | undefined> {
+  const config = ensureConfiguration(options.context);
   const checkpointer = options.thread ? openCheckpointer() : undefined;
   const ownStore = options.store || options.memory === false ? undefined : openMemoryStore();
   const thread = options.thread;
-  const say = (line: string) => {
-    if (!options.quiet) process.stderr.write(`${line}\n`);
+  const resume = thread ? commandLine(options.argv ?? process.argv.slice(2)) : undefined;
+  let tokenLineOpen = false;
+  const endTokenLine = () => {
+    if (tokenLineOpen) process.stderr.write("\n");
+    tokenLineOpen = false;
   };
+  const say = (line: string) => {
+    if (options.quiet) return;
+    endTokenLine();
+    process.stderr.write(`${line}\n`);
+  };
+  const streamTokens = config.streaming && !options.quiet && process.stderr.isTTY === true;
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    // A second Ctrl-C does not wait for the run to wind down.
+    if (interrupt.signal.aborted) process.exit(130);
+    interrupt.abort(new Error("interrupted"));
+  };
+  const deadline = config.runTimeoutMs > 0 ? AbortSignal.timeout(config.runTimeoutMs) : undefined;
+  const signal = deadline ? AbortSignal.any([interrupt.signal, deadline]) : interrupt.signal;
+  const stopNotices = options.quiet
+    ? () => {}
+    : reportSlowModelCalls({
+        labelWidth: LABEL_WIDTH,
+        // Not in the middle of a line of streamed tokens.
+        write: (line) => {
+          if (!tokenLineOpen) say(line);
+        },
+      });
+  process.on("SIGINT", onSigint);
   let state: TableQAStateValue | undefined;
+  let interrupted = false;
   try {
     const graph = await loadGraph(options.graph, {
       persistence: { checkpointer, store: options.store ?? ownStore },
@@ -93,16 +173,24 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue> {
         : null;
     if (start.kind !== "done") {
       const stream = await graph.stream(input, {
-        streamMode: ["updates", "values"],
+        streamMode: streamTokens ? ["updates", "values", "messages"] : ["updates", "values"],
         // Progress of the nodes inside subgraphs too (table_qa's solve).
         subgraphs: true,
         context: options.context,
-        recursionLimit: options.recursionLimit ?? stepBound(ensureConfiguration(options.context)),
+        recursionLimit: options.recursionLimit ?? stepBound(config),
+        signal,
         ...(thread ? { configurable: { thread_id: thread } } : {}),
       });
       for await (const chunk of stream) {
         if (!Array.isArray(chunk)) continue;
         const [namespace, mode, payload] = chunk as [string[], string, unknown];
+        if (mode === "messages") {
+          const token = answererToken(payload);
+          if (!token) continue;
+          if (!tokenLineOpen) process.stderr.write(`${"answerer".padEnd(LABEL_WIDTH)} `);
+          tokenLineOpen = true;
+          process.stderr.write(token);
+        }
         if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
         if (mode === "updates" && isRecord(payload)) {
           for (const [node, update] of Object.entries(payload)) {
@@ -116,10 +204,30 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue> {
       const snapshot = await graph.getState({ configurable: { thread_id: thread } });
       state = snapshot.values as TableQAStateValue;
     }
+  } catch (error) {
+    if (interrupt.signal.aborted) {
+      interrupted = true;
+    } else if (deadline?.aborted) {
+      throw new RunDeadlineError(config.runTimeoutMs, resume);
+    } else {
+      throw error;
+    }
   } finally {
+    endTokenLine();
+    stopNotices();
+    process.removeListener("SIGINT", onSigint);
     await closeSandboxes();
     closeCheckpointer(checkpointer);
     ownStore?.close();
+  }
+  if (interrupted) {
+    process.stderr.write(
+      resume
+        ? `tableminds: interrupted; resume with: ${resume}\n`
+        : "tableminds: interrupted (a run given --thread <id> can be resumed)\n",
+    );
+    process.exitCode = 130;
+    return undefined;
   }
   if (!state) throw new Error("the graph produced no state");
   if (options.json) {

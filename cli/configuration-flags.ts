@@ -18,6 +18,7 @@ const SPELLED: Record<string, Key> = {
   "--llm-retries <n>": "llmMaxRetries",
   "--stream": "streaming",
   "--replay-cache <file>": "replayCache",
+  "--run-timeout <ms>": "runTimeoutMs",
 };
 
 /** The configuration `ask` and `eval run` take as flags. */
@@ -41,6 +42,7 @@ export const ASK_FLAGS = [
   "streaming",
   "memory",
   "memoryNamespace",
+  "runTimeoutMs",
 ] as const satisfies readonly Key[];
 
 /** What the CLI reads of a field's JSON Schema; every field with a flag must be described. */

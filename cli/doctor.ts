@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { sha256 } from "../tools/artifacts.js";
+import { type EndpointProbe, PROBE_TIMEOUT_MS, probeEndpoint } from "../tools/models/probe.js";
 import { describeProtection } from "../tools/sandbox/hardening.js";
 import { LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";
@@ -23,6 +24,8 @@ export interface DoctorFacts {
     details: Record<string, string>;
     roundTripMs: number;
   }>;
+  /** The model endpoint: its base URL and models (not secrets), and whether it answers. */
+  endpoint: EndpointProbe;
   /** For each reported variable: whether it is set (never its value). */
   environment: Record<string, boolean>;
 }
@@ -71,7 +74,10 @@ async function probeSandbox(): Promise<DoctorFacts["sandbox"]> {
 
 export async function gatherDoctorFacts(
   env: NodeJS.ProcessEnv = process.env,
+  probeTimeoutMs: number = PROBE_TIMEOUT_MS,
 ): Promise<DoctorFacts> {
+  // The endpoint is probed while the sandbox starts; each probe request is bounded in time.
+  const endpoint = probeEndpoint(env, probeTimeoutMs);
   let python: DoctorFacts["python"];
   try {
     python = { ok: true, ...(await findPython()) };
@@ -81,17 +87,42 @@ export async function gatherDoctorFacts(
   const sandbox: DoctorFacts["sandbox"] = python.ok
     ? await probeSandbox()
     : { ok: false, problem: "no Python with pandas (see above)" };
-  return { python, sandbox, environment: environmentFacts(env) };
+  return { python, sandbox, endpoint: await endpoint, environment: environmentFacts(env) };
 }
 
 export function doctorExitCode(facts: DoctorFacts): 0 | 1 {
-  return facts.python.ok && facts.sandbox.ok ? 0 : 1;
+  return facts.python.ok && facts.sandbox.ok && facts.endpoint.ok ? 0 : 1;
+}
+
+function endpointLines(endpoint: EndpointProbe): string[] {
+  if (!endpoint.ok && endpoint.baseUrl === undefined) {
+    return [`Model:   NOT CONFIGURED - ${endpoint.problem}`];
+  }
+  const all = endpoint.models.length === 1;
+  const models = endpoint.models
+    .map((m) => `${m.model} (${all ? "every role" : m.roles.join(", ")})`)
+    .join(", ");
+  const lines = [`Model:   ${endpoint.baseUrl ?? "(unknown)"}, model ${models}`];
+  if (endpoint.ok) {
+    const listed = endpoint.listed ? `lists ${endpoint.listed.length} model(s); ` : "";
+    lines.push(`  works: ${listed}a test completion took ${Math.round(endpoint.completionMs)} ms`);
+  } else {
+    lines.push(`  DOES NOT WORK - ${endpoint.problem}`);
+  }
+  if (endpoint.listProblem) lines.push(`  (${endpoint.listProblem})`);
+  const missing = endpoint.listed
+    ? endpoint.models.filter((m) => !endpoint.listed?.includes(m.model)).map((m) => m.model)
+    : [];
+  if (endpoint.ok && missing.length > 0) {
+    lines.push(`  (not among the models it lists, yet it answers: ${missing.join(", ")})`);
+  }
+  return lines;
 }
 
 /** The report, as text; uses nothing but `facts`. */
 export function formatDoctorReport(facts: DoctorFacts): string {
   const lines: string[] = ["tableminds doctor", ""];
-  const { python, sandbox } = facts;
+  const { python, sandbox, endpoint } = facts;
   lines.push(
     python.ok
       ? `Python:  ${python.executable} (Python ${python.version}, pandas ${python.pandas})`
@@ -102,6 +133,11 @@ export function formatDoctorReport(facts: DoctorFacts): string {
     lines.push(
       `Sandbox: local works (${sandbox.runtime}${workers}; a test request took ${sandbox.roundTripMs.toFixed(1)} ms)`,
     );
+  } else {
+    lines.push(`Sandbox: local DOES NOT WORK - ${sandbox.problem}`);
+  }
+  lines.push(...endpointLines(endpoint));
+  if (sandbox.ok) {
     const names = Object.keys(sandbox.protections).sort();
     const width = Math.max(...names.map((name) => name.length));
     const active = names.filter((name) => sandbox.protections[name]);
@@ -114,20 +150,22 @@ export function formatDoctorReport(facts: DoctorFacts): string {
       .filter(([name]) => name !== "workers")
       .map(([name, value]) => `${name}=${value}`);
     if (details.length > 0) lines.push(`  (${details.join(", ")})`);
-  } else {
-    lines.push(`Sandbox: local DOES NOT WORK - ${sandbox.problem}`);
   }
-  lines.push("", "Environment (values are never shown):");
+  lines.push("", "Environment (secret values are never shown):");
   const width = Math.max(...Object.keys(facts.environment).map((name) => name.length));
   for (const [name, set] of Object.entries(facts.environment)) {
     lines.push(`  ${name.padEnd(width)}  ${set ? "set" : "not set"}`);
   }
-  lines.push(
-    "",
-    doctorExitCode(facts) === 0
-      ? "OK: the local sandbox works."
-      : "PROBLEM: the local sandbox does not work; run `npm run setup` or set TABLEMINDS_PYTHON.",
-  );
+  lines.push("");
+  if (doctorExitCode(facts) === 0) lines.push("OK: the local sandbox and the model endpoint work.");
+  if (!python.ok || !sandbox.ok) {
+    lines.push(
+      "PROBLEM: the local sandbox does not work; run `npm run setup` or set TABLEMINDS_PYTHON.",
+    );
+  }
+  if (!endpoint.ok) {
+    lines.push(`PROBLEM: the model endpoint does not work: ${endpoint.problem}`);
+  }
   return `${lines.join("\n")}\n`;
 }
 

@@ -1,16 +1,19 @@
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { z } from "zod";
 import { DATASETS } from "../evals/datasets/index.js";
+import { DEFAULT_MAX_ENDPOINT_FAILURES, stopMessage } from "../evals/endpoint-failures.js";
+import { currentQuestion } from "../evals/question-scope.js";
 import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
+import { DEFAULT_SEED, type Selection, selectExamples } from "../evals/selection.js";
 import type { ChartRunner, EvalExample } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { graphOption, nonNegativeInt, positiveInt } from "./args.js";
 import { configurationFromFlags, withConfigurationFlags } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
-import { redirectWarnings } from "./warnings.js";
+import { redirectWarnings, warningsLog } from "./warnings.js";
 
 const datasetOption = () =>
   new Option("-d, --dataset <name>", "dataset").choices(DATASETS).makeOptionMandatory();
@@ -27,7 +30,12 @@ Examples:
 
 const RUN_HELP = `
 The same command again resumes: questions already in results.jsonl are skipped, and a line
-torn by a crash is moved to results.jsonl.corrupt-<time> so its question runs again.
+torn by a crash is moved to results.jsonl.corrupt-<time> so its question runs again. A
+directory whose results were made with another model, endpoint, selection or configuration
+is refused unless --allow-config-change is given (the change is recorded in run.json).
+A question whose model endpoint fails (nothing listening, unknown host, 401/403/404...) is
+not recorded: it runs again next time, and after --max-endpoint-failures such questions in
+a row the run stops with exit code 1.
 Ctrl-C stops starting questions, drops those in flight (they run next time), writes the
 report of what is done and exits with 130. With LANGSMITH_API_KEY set, a finished run is
 also recorded as a LangSmith experiment (LANGSMITH_ENDPOINT for a self-hosted one).
@@ -38,6 +46,10 @@ const RunFlagsSchema = z.object({
   data: z.string().optional(),
   graph: z.string(),
   limit: z.number().optional(),
+  sample: z.number().optional(),
+  seed: z.number().optional(),
+  allowConfigChange: z.boolean(),
+  maxEndpointFailures: z.number(),
   concurrency: z.number(),
   out: z.string().optional(),
   timeout: z.number(),
@@ -81,7 +93,10 @@ function summaryText(report: Report): string {
     (g) =>
       `  ${g.name.padEnd(20)} ${String(g.n).padStart(4)}  ${g.metric.padEnd(6)} ${g.score.toFixed(2)}`,
   );
-  const errors = report.errors.count > 0 ? [`  ${report.errors.count} failed to run`] : [];
+  const errors =
+    report.errors.count > 0
+      ? [`  ${report.errors.count} ended in an error (scored as unanswered)`]
+      : [];
   return [
     `${s.dataset}: overall ${s.overall.toFixed(2)} over ${s.n} questions, Parse@1 ${s.parseRate.toFixed(2)}%`,
     ...groups,
@@ -105,7 +120,21 @@ export function registerEvalCommands(program: Command): void {
         "the dataset's file or directory (default: $TABLEMINDS_HOME/datasets/<name>, or ../shared)",
       )
       .addOption(graphOption("graph of langgraph.json"))
-      .option("-n, --limit <n>", "only the first n questions", positiveInt)
+      .addOption(
+        new Option("-n, --limit <n>", "only the first n questions")
+          .argParser(positiveInt)
+          .conflicts("sample"),
+      )
+      .option(
+        "--sample <n>",
+        "n questions sampled at random, stratified by category/subtype (see --seed)",
+        positiveInt,
+      )
+      .option(
+        "--seed <s>",
+        `seed of --sample; the same seed draws the same questions (default ${DEFAULT_SEED})`,
+        nonNegativeInt,
+      )
       .option("-c, --concurrency <k>", "questions in flight at once", positiveInt, 4)
       .option(
         "-o, --out <dir>",
@@ -117,15 +146,36 @@ export function registerEvalCommands(program: Command): void {
         "tries again after a transient model failure (429, 5xx, dropped connection)",
         nonNegativeInt,
         2,
+      )
+      .option(
+        "--max-endpoint-failures <n>",
+        "stop after this many questions in a row fail on the model endpoint",
+        positiveInt,
+        DEFAULT_MAX_ENDPOINT_FAILURES,
+      )
+      .option(
+        "--allow-config-change",
+        "resume a directory whose results were made with another configuration",
+        false,
       ),
   )
     .option("-q, --quiet", "no progress on stderr", false)
     .addHelpText("after", RUN_HELP)
     .action(async (flags: unknown, command: Command) => {
       const opts = RunFlagsSchema.parse(flags);
+      if (opts.seed !== undefined && opts.sample === undefined) {
+        throw new Error("--seed chooses the questions of --sample; give --sample N too");
+      }
+      const selection: Selection =
+        opts.sample !== undefined
+          ? { kind: "sample", n: opts.sample, seed: opts.seed ?? DEFAULT_SEED }
+          : opts.limit !== undefined
+            ? { kind: "first", n: opts.limit }
+            : { kind: "all" };
       const ev = await evals();
       const scorer = ev.getScorer(opts.dataset);
-      const examples = await ev.loadDataset(opts.dataset, { path: opts.data, limit: opts.limit });
+      const dataset = await ev.loadDataset(opts.dataset, { path: opts.data });
+      const examples = selectExamples(dataset, selection);
       const outDir = path.resolve(opts.out ?? path.join("runs", `${opts.dataset}-${opts.graph}`));
       const bar = evalProgress(opts.quiet);
       const controller = new AbortController();
@@ -142,10 +192,10 @@ export function registerEvalCommands(program: Command): void {
       process.on("SIGINT", onSigint);
       mkdirSync(outDir, { recursive: true });
       const warningsFile = path.join(outDir, "warnings.log");
+      const logWarning = warningsLog(warningsFile);
       let warnings = 0;
       const restoreWarnings = redirectWarnings((line) => {
-        warnings += 1;
-        appendFileSync(warningsFile, `${new Date().toISOString()} ${line}\n`);
+        if (logWarning(line, currentQuestion())) warnings += 1;
       });
       try {
         const outcome = await ev.runEvaluation({
@@ -160,6 +210,9 @@ export function registerEvalCommands(program: Command): void {
           context: { ...configurationFromFlags(command), memory: false },
           runChart: await ev.localCharts(),
           signal: controller.signal,
+          selection,
+          allowConfigChange: opts.allowConfigChange,
+          maxEndpointFailures: opts.maxEndpointFailures,
           info: {
             command: process.argv.slice(2),
             data: opts.data ? path.resolve(opts.data) : undefined,
@@ -178,19 +231,37 @@ export function registerEvalCommands(program: Command): void {
             bar.note(
               `eval: ${failure.id} could not be scored (${failure.error}); it runs again next time`,
             ),
+          onFailedToRun: (failure) =>
+            bar.note(
+              `eval: ${failure.id} failed to run (${failure.error}); not recorded, it runs again next time`,
+            ),
         });
         bar.stop();
         restoreWarnings();
         if (warnings > 0)
           process.stderr.write(`eval: ${warnings} warning(s), in ${warningsFile}\n`);
-        const report = await ev.writeReport(outDir, examples, outcome.records, scorer);
+        // The report covers every result in the directory, also those of a larger selection.
+        const covered = ev.coveredExamples(dataset, examples, outcome.records);
+        const report = await ev.writeReport(outDir, covered, outcome.records, scorer);
         process.stdout.write(`${summaryText(report)}\nreport: ${path.join(outDir, "report.md")}\n`);
-        const missing = examples.length - report.answered;
-        if (outcome.interrupted) {
+        const answered = new Set(outcome.records.map((r) => r.id));
+        const missing = examples.filter((e) => !answered.has(e.id)).length;
+        if (outcome.stopped) {
+          process.stderr.write(
+            `eval: stopped: ${stopMessage(outcome.stopped)}; ${missing} of ${examples.length} questions left, the same command runs them once the endpoint works\n`,
+          );
+          process.exitCode = 1;
+        } else if (outcome.interrupted) {
           process.stderr.write(
             `eval: interrupted with ${missing} of ${examples.length} questions left; the same command goes on\n`,
           );
           process.exitCode = 130;
+        } else if (outcome.failedToRun.length > 0) {
+          const [first] = outcome.failedToRun;
+          process.stderr.write(
+            `eval: ${outcome.failedToRun.length} questions failed on the model endpoint (${first?.error}); not recorded, the same command runs them again\n`,
+          );
+          process.exitCode = 1;
         } else if (outcome.unscored.length > 0) {
           process.stderr.write(
             `eval: ${outcome.unscored.length} questions could not be scored; the same command tries them again\n`,

@@ -12,6 +12,7 @@ import {
 import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
+import { JSON_OPTION_HELP } from "./report.js";
 import { routeWarnings } from "./warnings.js";
 
 const ENVIRONMENT = `
@@ -94,7 +95,7 @@ export function buildProgram(): Command {
         (v, all: string[]) => [...all, v],
         [],
       )
-      .option("--json", "print {answer, evidence, plan, attempts} as JSON instead of text", false)
+      .option("--json", JSON_OPTION_HELP, false)
       .option("-q, --quiet", "no progress on stderr", false)
       .addOption(graphOption("graph of langgraph.json to run")),
     ASK_FLAGS,

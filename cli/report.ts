@@ -63,16 +63,22 @@ function describeVerdict(verdict: Verdict): string {
   return [head, ...verdict.issues.map((issue) => `  - ${issue}`)].join("\n");
 }
 
+/** The fields `--json` prints, in order. */
+export const JSON_FIELDS = [
+  "answer",
+  "evidence",
+  "plan",
+  "attempts",
+  "verdict",
+  "reflections",
+  "memories",
+  "budget",
+] as const satisfies readonly (keyof TableQAStateValue)[];
+
+/** The help of `ask --json`, naming every field it prints. */
+export const JSON_OPTION_HELP = `print {${JSON_FIELDS.join(", ")}} as JSON instead of text`;
+
 /** The `--json` shape. */
 export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
-  return {
-    answer: state.answer,
-    evidence: state.evidence,
-    plan: state.plan,
-    attempts: state.attempts,
-    verdict: state.verdict,
-    reflections: state.reflections,
-    memories: state.memories,
-    budget: state.budget,
-  };
+  return Object.fromEntries(JSON_FIELDS.map((field) => [field, state[field]]));
 }

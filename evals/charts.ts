@@ -57,7 +57,13 @@ export function latencyHistogram(latenciesMs: number[]): TopLevelSpec {
     mark: "bar",
     encoding: {
       x: { field: "seconds", type: "quantitative", bin: { maxbins: 30 }, title: "seconds" },
-      y: { aggregate: "count", type: "quantitative", title: "questions" },
+      // Counts are whole questions: no 0.5 ticks when few questions share a bin.
+      y: {
+        aggregate: "count",
+        type: "quantitative",
+        title: "questions",
+        axis: { tickMinStep: 1, format: "d" },
+      },
     },
   };
 }

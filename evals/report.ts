@@ -3,7 +3,19 @@ import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { latencyHistogram, renderSvg, scoreBars, svgToPng } from "./charts.js";
 import type { ResultRecord } from "./results-file.js";
+import { describeRunConfig, type RunConfig } from "./run-config.js";
+import { type RunInfo, readRunInfo, selectionOf } from "./run-info.js";
+import { describeSelection } from "./selection.js";
 import type { DatasetSummary, EvalExample, Scorer } from "./types.js";
+
+/** What the report says of how its results were made (from run.json). */
+export interface ReportRun {
+  /** all, first N, or sample N seed S. */
+  selection: string;
+  config?: RunConfig;
+  /** Configuration changes accepted with --allow-config-change, and the results made since. */
+  changes: { invocation: number; changes: string[]; results: number }[];
+}
 
 export interface Report {
   summary: DatasetSummary;
@@ -22,6 +34,7 @@ export interface Report {
     execMs: number;
   };
   errors: { count: number; first: { id: string; error: string }[] };
+  run?: ReportRun;
 }
 
 /** The nearest-rank quantile of ascending values. */
@@ -33,6 +46,19 @@ function quantile(sorted: number[], q: number): number {
 const mean = (values: number[]) =>
   values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
 const fixed = (n: number, places = 1) => Number(n.toFixed(places));
+
+/** The report's account of a run directory's configuration, from its run.json. */
+export function reportRun(info: RunInfo, records: readonly ResultRecord[]): ReportRun {
+  return {
+    selection: describeSelection(selectionOf(info)),
+    ...(info.config ? { config: info.config } : {}),
+    changes: (info.configChanges ?? []).map((c) => ({
+      invocation: c.invocation,
+      changes: c.changes,
+      results: records.filter((r) => (r.invocation ?? 0) >= c.invocation).length,
+    })),
+  };
+}
 
 export function buildReport(
   examples: EvalExample[],
@@ -88,6 +114,25 @@ function metricsLine(metrics: Record<string, number>): string[] {
   return [`Metrics: ${entries.map(([name, v]) => `${name} ${v.toFixed(2)}`).join(", ")}.`, ""];
 }
 
+function runLines(run: ReportRun | undefined): string[] {
+  if (!run) return [];
+  const head = run.config
+    ? `Run: ${describeRunConfig(run.config)}.`
+    : `Questions: ${run.selection}.`;
+  const settings = run.config
+    ? [
+        `Configuration: ${Object.entries(run.config.settings)
+          .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+          .join(", ")}.`,
+      ]
+    : [];
+  const changes = run.changes.map(
+    (c) =>
+      `The configuration changed at invocation ${c.invocation} (--allow-config-change; ${c.results} results since): ${c.changes.join("; ")}.`,
+  );
+  return [head, ...settings, ...changes, ""];
+}
+
 export function renderMarkdown(name: string, report: Report): string {
   const s = report.summary;
   const p = report.perQuestion;
@@ -113,6 +158,7 @@ export function renderMarkdown(name: string, report: Report): string {
     `# ${name}: ${s.dataset}`,
     "",
     ...partial,
+    ...runLines(report.run),
     `Overall: **${s.overall.toFixed(2)}** over ${s.n} questions. Parse@1: ${s.parseRate.toFixed(2)}%.`,
     "",
     ...metricsLine(s.metrics),
@@ -138,7 +184,7 @@ export function renderMarkdown(name: string, report: Report): string {
     report.errors.count === 0
       ? "None."
       : [
-          `${report.errors.count} questions failed to run (scored as unanswered); the first:`,
+          `${report.errors.count} questions ended in an error (scored as unanswered); the first:`,
           ...report.errors.first.map((e) => `- \`${e.id}\`: ${e.error}`),
         ].join("\n"),
     "",
@@ -152,7 +198,9 @@ export async function writeReport(
   records: ResultRecord[],
   scorer: Scorer,
 ): Promise<Report> {
+  const info = readRunInfo(outDir);
   const report = buildReport(examples, records, scorer);
+  if (info?.kind === "run") report.run = reportRun(info, records);
   const wanted = new Set(examples.map((e) => e.id));
   const charts = path.join(outDir, "charts");
   mkdirSync(charts, { recursive: true });

@@ -35,6 +35,8 @@ export const ResultRecordSchema = z.object({
   execMs: z.number().nonnegative().optional(),
   /** Graph runs it took: 1, or more after transient model failures. */
   tries: z.number().int().positive().optional(),
+  /** The invocation of the run that answered it (absent in files of older versions). */
+  invocation: z.number().int().positive().optional(),
   /** Why the run failed, when it did (the question is then scored on an empty output). */
   error: z.string().nullable(),
   finishedAt: z.string(),

@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { diffRunConfigs, RunConfigSchema } from "./run-config.js";
+import { type Selection, SelectionSchema } from "./selection.js";
 
 /** runs/NAME/run.json: what was run, how, and from which commit. */
 export const RunInfoSchema = z.object({
@@ -11,7 +13,21 @@ export const RunInfoSchema = z.object({
   /** The dataset file or directory given with --data. */
   data: z.string().optional(),
   limit: z.number().int().positive().optional(),
+  /** Which questions: all, the first n, or a stratified sample (absent in older files: --limit). */
+  selection: SelectionSchema.optional(),
   graph: z.string().optional(),
+  /** What the results depend on; a resumed run must have the same (absent in older files). */
+  config: RunConfigSchema.optional(),
+  /** Changes accepted with --allow-config-change, by the invocation that made them. */
+  configChanges: z
+    .array(
+      z.object({
+        invocation: z.number().int().positive(),
+        at: z.string(),
+        changes: z.array(z.string()),
+      }),
+    )
+    .optional(),
   /** The command line of the latest invocation. */
   command: z.array(z.string()).optional(),
   context: z.record(z.string(), z.unknown()).optional(),
@@ -26,8 +42,15 @@ export const RunInfoSchema = z.object({
   /** Set once every question has a result. */
   finished: z.string().nullable().optional(),
   invocations: z.number().int().nonnegative().optional(),
+  /** Why the latest invocation stopped early (the model endpoint failing), or null. */
+  stopped: z.object({ at: z.string(), reason: z.string() }).nullable().optional(),
 });
 export type RunInfo = z.infer<typeof RunInfoSchema>;
+
+/** The selection a run.json records; files of older versions say only --limit. */
+export function selectionOf(info: RunInfo): Selection {
+  return info.selection ?? (info.limit ? { kind: "first", n: info.limit } : { kind: "all" });
+}
 
 export function runInfoFile(dir: string): string {
   return path.join(dir, "run.json");
@@ -69,11 +92,19 @@ export function gitState(cwd: string): { commit: string; dirty: boolean } | null
   }
 }
 
+export interface BeginOptions {
+  /** Whether the directory already holds results (a configuration change would mix them). */
+  hasResults?: boolean;
+  /** Accept a configuration that differs from the results' one, and record the change. */
+  allowConfigChange?: boolean;
+}
+
 /**
  * Starts (or resumes) a run in `dir`: refuses a directory that holds a run of another dataset
- * or graph, whose results would otherwise be mixed with these, and records this invocation.
+ * or graph, or results of another configuration (unless allowed, then the change is
+ * recorded), whose results would otherwise be mixed with these; records this invocation.
  */
-export function beginRun(dir: string, fresh: RunInfo): RunInfo {
+export function beginRun(dir: string, fresh: RunInfo, options: BeginOptions = {}): RunInfo {
   const existing = readRunInfo(dir);
   if (existing) {
     for (const key of ["kind", "dataset", "graph"] as const) {
@@ -86,12 +117,29 @@ export function beginRun(dir: string, fresh: RunInfo): RunInfo {
     }
   }
   const now = new Date().toISOString();
+  const invocations = (existing?.invocations ?? 0) + 1;
+  const changes =
+    existing?.config && fresh.config && options.hasResults
+      ? diffRunConfigs(existing.config, fresh.config)
+      : [];
+  if (changes.length > 0 && !options.allowConfigChange) {
+    throw new Error(
+      `${dir} holds results of another configuration (${changes.join("; ")}); ` +
+        "use another --out directory, or --allow-config-change to go on and record the change",
+    );
+  }
+  const history = existing?.configChanges;
   const info: RunInfo = {
     ...fresh,
+    configChanges:
+      changes.length > 0
+        ? [...(history ?? []), { invocation: invocations, at: now, changes }]
+        : history,
     started: existing?.started ?? now,
     updated: now,
     finished: null,
-    invocations: (existing?.invocations ?? 0) + 1,
+    invocations,
+    stopped: null,
   };
   writeRunInfo(dir, info);
   return info;

@@ -6,10 +6,27 @@ import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
 import { loadGraph, PROJECT_ROOT } from "../graphs/registry.js";
 import { stepBound } from "../graphs/table_qa.js";
-import { ModelCallError } from "../tools/models/errors.js";
+import type { Env } from "../tools/models/config.js";
+import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
+import {
+  DEFAULT_MAX_ENDPOINT_FAILURES,
+  type EndpointStop,
+  endpointFailureIn,
+  failedHost,
+  stopMessage,
+} from "./endpoint-failures.js";
 import { forEachBounded } from "./pool.js";
-import { loadResults, lockResults, type ResultRecord, ResultsWriter } from "./results-file.js";
+import { inQuestion } from "./question-scope.js";
+import {
+  type LoadedResults,
+  loadResults,
+  lockResults,
+  type ResultRecord,
+  ResultsWriter,
+} from "./results-file.js";
+import { resolveRunConfig } from "./run-config.js";
 import { beginRun, gitState, writeRunInfo } from "./run-info.js";
+import type { Selection } from "./selection.js";
 import type { ChartRunner, EvalExample, Scorer } from "./types.js";
 
 /** What the runner needs of a graph; tests pass a fake, the CLI a compiled LangGraph graph. */
@@ -40,9 +57,19 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** For run.json: the command line, the dataset path and limit. */
   info?: { command?: string[]; data?: string; limit?: number };
+  /** How `examples` were chosen from the dataset (default: all of them). */
+  selection?: Selection;
+  /** Where the model and endpoint are read from (default process.env). */
+  env?: Env;
+  /** Resume a directory whose results were made with another configuration (recorded). */
+  allowConfigChange?: boolean;
+  /** Questions in a row failing on the model endpoint that stop the run (default 3). */
+  maxEndpointFailures?: number;
   onStart?: (info: { total: number; done: number; repaired: LoadedRepair }) => void;
   onResult?: (record: ResultRecord) => void;
   onUnscored?: (failure: Unscored) => void;
+  /** A question that failed on the model endpoint; it is not recorded and runs again next time. */
+  onFailedToRun?: (failure: Unscored) => void;
 }
 
 type LoadedRepair = { lines: number; savedTo: string } | null;
@@ -58,6 +85,10 @@ export interface RunOutcome {
   /** Questions answered by this invocation (the rest were already in the file). */
   ran: number;
   unscored: Unscored[];
+  /** Questions whose run failed on the model endpoint: not recorded, they run again next time. */
+  failedToRun: Unscored[];
+  /** Set when the run stopped early because the endpoint kept failing. */
+  stopped: EndpointStop | null;
   interrupted: boolean;
 }
 
@@ -83,7 +114,7 @@ export type GraphOutput = z.infer<typeof GraphOutputSchema>;
 
 /** A model failure that a later try may not see: rate limits, server errors, dropped connections. */
 export function isTransient(error: unknown): boolean {
-  if (!(error instanceof ModelCallError)) return false;
+  if (!(error instanceof ModelCallError) || isEndpointFailure(error)) return false;
   return error.status === undefined || error.status === 429 || error.status >= 500;
 }
 
@@ -97,6 +128,12 @@ export function systemOutput(example: EvalExample, state: GraphOutput): string {
 
 class Cancelled extends Error {}
 class ScoringFailed extends Error {}
+/** The question's run failed on the model endpoint: not an answer, so it is not recorded. */
+class EndpointFailed extends Error {
+  constructor(readonly failure: Error) {
+    super(failure.message);
+  }
+}
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -133,33 +170,59 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   if (ids.size !== options.examples.length) throw new Error("the examples repeat an id");
   mkdirSync(options.outDir, { recursive: true });
   const file = path.join(options.outDir, "results.jsonl");
+  const selection = options.selection ?? { kind: "all" };
+  const config = resolveRunConfig(
+    { dataset: options.scorer.dataset, data: options.info?.data, graph: options.graph, selection },
+    options.context,
+    options.env,
+  );
   const unlock = lockResults(file);
   try {
-    const info = beginRun(options.outDir, {
-      kind: "run",
-      dataset: options.scorer.dataset,
-      graph: options.graph,
-      ...options.info,
-      context: options.context,
-      concurrency: options.concurrency,
-      timeoutMs: options.timeoutMs,
-      retries: options.retries,
-      questions: options.examples.length,
-      git: gitState(PROJECT_ROOT),
+    const loaded = loadResults(file);
+    const info = beginRun(
+      options.outDir,
+      {
+        kind: "run",
+        dataset: options.scorer.dataset,
+        graph: options.graph,
+        ...options.info,
+        selection,
+        config,
+        context: options.context,
+        concurrency: options.concurrency,
+        timeoutMs: options.timeoutMs,
+        retries: options.retries,
+        questions: options.examples.length,
+        git: gitState(PROJECT_ROOT),
+      },
+      { hasResults: loaded.records.length > 0, allowConfigChange: options.allowConfigChange },
+    );
+    const outcome = await answerRemaining(options, loaded, file, {
+      invocation: info.invocations ?? 1,
+      endpoint: config.endpoint,
     });
-    const outcome = await answerRemaining(options, file);
     const answered = new Set(outcome.records.map((r) => r.id));
     const complete = options.examples.every((e) => answered.has(e.id));
     const now = new Date().toISOString();
-    writeRunInfo(options.outDir, { ...info, updated: now, finished: complete ? now : null });
+    const stopped = outcome.stopped ? { at: now, reason: stopMessage(outcome.stopped) } : null;
+    writeRunInfo(options.outDir, {
+      ...info,
+      updated: now,
+      finished: complete ? now : null,
+      stopped,
+    });
     return outcome;
   } finally {
     unlock();
   }
 }
 
-async function answerRemaining(options: RunOptions, file: string): Promise<RunOutcome> {
-  const loaded = loadResults(file);
+async function answerRemaining(
+  options: RunOptions,
+  loaded: LoadedResults,
+  file: string,
+  run: { invocation: number; endpoint: string },
+): Promise<RunOutcome> {
   const done = new Set(loaded.records.map((r) => r.id));
   const todo = options.examples.filter((e) => !done.has(e.id));
   const answered = options.examples.length - todo.length;
@@ -169,12 +232,19 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
   const recursionLimit = stepBound(ensureConfiguration(options.context));
   const records = [...loaded.records];
   const unscored: Unscored[] = [];
+  const failedToRun: Unscored[] = [];
   let ran = 0;
+  // Stopping on endpoint failures cancels like Ctrl-C, but the outcome tells them apart.
+  const halt = new AbortController();
+  const stopSignal = options.signal ? AbortSignal.any([options.signal, halt.signal]) : halt.signal;
+  const maxFailures = options.maxEndpointFailures ?? DEFAULT_MAX_ENDPOINT_FAILURES;
+  let failuresInARow = 0;
+  let stopped: EndpointStop | null = null;
 
   const runOne = async (example: EvalExample): Promise<ResultRecord> => {
     const started = performance.now();
     const deadline = AbortSignal.timeout(options.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const signal = AbortSignal.any([stopSignal, deadline]);
     const timedOut = `timed out after ${options.timeoutMs} ms`;
     let state: GraphOutput | null = null;
     let error: string | null = null;
@@ -192,11 +262,13 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
         state = GraphOutputSchema.parse(value);
         error = null;
       } catch (caught) {
-        if (options.signal?.aborted) throw new Cancelled();
+        if (stopSignal.aborted) throw new Cancelled();
+        const failure = deadline.aborted ? undefined : endpointFailureIn(caught);
+        if (failure) throw new EndpointFailed(failure);
         error = deadline.aborted ? timedOut : messageOf(caught);
         if (deadline.aborted || !isTransient(caught) || tries > options.retries) break;
         await pause((options.retryDelayMs ?? 500) * 2 ** (tries - 1), signal);
-        if (options.signal?.aborted) throw new Cancelled();
+        if (stopSignal.aborted) throw new Cancelled();
         if (deadline.aborted) {
           error = timedOut;
           break;
@@ -208,11 +280,11 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
     try {
       score = await options.scorer.score(example, output, { runChart: options.runChart });
     } catch (caught) {
-      if (options.signal?.aborted) throw new Cancelled();
+      if (stopSignal.aborted) throw new Cancelled();
       throw new ScoringFailed(messageOf(caught));
     }
     // A score taken while stopping may have lost its sandbox run: keep it for next time.
-    if (options.signal?.aborted) throw new Cancelled();
+    if (stopSignal.aborted) throw new Cancelled();
     const budget = state?.budget ?? {};
     return {
       id: example.id,
@@ -227,6 +299,7 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
       llmMs: Math.round(budget.llmMs ?? 0),
       execMs: Math.round(budget.execMs ?? 0),
       tries,
+      invocation: run.invocation,
       error,
       finishedAt: new Date().toISOString(),
     };
@@ -240,24 +313,49 @@ async function answerRemaining(options: RunOptions, file: string): Promise<RunOu
       async (example) => {
         let record: ResultRecord;
         try {
-          record = await runOne(example);
+          record = await inQuestion(example.id, () => runOne(example));
         } catch (caught) {
           if (caught instanceof Cancelled) return;
+          if (caught instanceof EndpointFailed) {
+            const failure = { id: example.id, error: caught.message };
+            failedToRun.push(failure);
+            options.onFailedToRun?.(failure);
+            failuresInARow += 1;
+            if (failuresInARow >= maxFailures && !stopped) {
+              stopped = {
+                endpoint: failedHost(caught.failure) ?? run.endpoint,
+                failures: failuresInARow,
+                reason: caught.message,
+              };
+              halt.abort();
+            }
+            return;
+          }
           if (!(caught instanceof ScoringFailed)) throw caught;
+          // The graph ran: the endpoint answered.
+          failuresInARow = 0;
           const failure = { id: example.id, error: caught.message };
           unscored.push(failure);
           options.onUnscored?.(failure);
           return;
         }
+        failuresInARow = 0;
         writer.append(record);
         records.push(record);
         ran += 1;
         options.onResult?.(record);
       },
-      options.signal,
+      stopSignal,
     );
   } finally {
     writer.close();
   }
-  return { records, ran, unscored, interrupted: Boolean(options.signal?.aborted) };
+  return {
+    records,
+    ran,
+    unscored,
+    failedToRun,
+    stopped,
+    interrupted: Boolean(options.signal?.aborted),
+  };
 }

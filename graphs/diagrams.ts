@@ -1,3 +1,5 @@
+import { graph as mcts } from "./mcts.js";
+import { graph as mom } from "./mom.js";
 import { graph as solve } from "./solve.js";
 import { graph as tableQa } from "./table_qa.js";
 
@@ -6,7 +8,7 @@ import { graph as tableQa } from "./table_qa.js";
  * cannot drift from the wiring. `npm run docs:graphs` rewrites them; a test fails when they differ.
  */
 
-const GRAPHS = { table_qa: tableQa, solve };
+const GRAPHS = { table_qa: tableQa, solve, mom, mcts };
 
 /** Each graph's Mermaid flowchart, as LangGraph draws it (a subgraph is one node). */
 export async function drawGraphs(): Promise<Record<string, string>> {

@@ -15,25 +15,40 @@ import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/ru
  * table_qa wraps it with checks, reflections and memory.
  */
 
-/** Start at the coder when a plan stands (given, or kept by a reflection), else plan first. */
-export const routeSolveStart = ((state: Pick<SolveStateValue, "plan" | "reflections">) =>
-  state.plan.length > 0 && state.reflections.at(-1)?.route !== "planner"
-    ? "coder"
-    : "planner") satisfies ConditionalEdgeRouter<
-  typeof SolveState,
-  NodeContext,
-  "planner" | "coder"
->;
+type Router<Nodes extends string> = ConditionalEdgeRouter<typeof SolveState, NodeContext, Nodes>;
 
-/** After a run: answer when it worked or this round's attempts are used up, else code again. */
+/**
+ * Where the caller said to start; else at the coder when a plan stands (given, or kept by a
+ * reflection), else at the planner.
+ */
+export const routeSolveStart = ((
+  state: Pick<SolveStateValue, "plan" | "reflections"> & Partial<Pick<SolveStateValue, "startAt">>,
+) => {
+  if (state.startAt) return state.startAt;
+  return state.plan.length > 0 && state.reflections.at(-1)?.route !== "planner"
+    ? "coder"
+    : "planner";
+}) satisfies Router<"planner" | "coder" | "answerer">;
+
+/** After the plan: on to the coder, unless the caller wanted the plan only. */
+export const routeAfterPlanner = ((state: Pick<SolveStateValue, "stopAfter">) =>
+  state.stopAfter === "planner" ? END : "coder") satisfies Router<"coder">;
+
+/**
+ * After a run: code again while it fails and this round's attempts remain; then answer, unless
+ * the caller wanted the code's run only.
+ */
 export const routeAfterExecutor = ((
-  state: Pick<SolveStateValue, "attempts" | "reflections">,
+  state: Pick<SolveStateValue, "attempts" | "reflections"> &
+    Partial<Pick<SolveStateValue, "stopAfter">>,
   runtime?: NodeRuntime,
 ) => {
   const round = attemptsSinceReflection(state);
-  if (round.at(-1)?.result?.ok) return "answerer";
-  return round.length < configurationOf(runtime).maxCodeAttempts ? "coder" : "answerer";
-}) satisfies ConditionalEdgeRouter<typeof SolveState, NodeContext, "coder" | "answerer">;
+  const retry =
+    !round.at(-1)?.result?.ok && round.length < configurationOf(runtime).maxCodeAttempts;
+  if (retry) return "coder";
+  return state.stopAfter === "executor" ? END : "answerer";
+}) satisfies Router<"coder" | "answerer">;
 
 /** Steps one solve takes at most: plan, code and run up to maxCodeAttempts times, answer. */
 export function solveSteps(config: Pick<Configuration, "maxCodeAttempts">): number {
@@ -50,10 +65,10 @@ export const builder = new StateGraph({
   .addNode("coder", coder, { retryPolicy: modelRetryPolicy })
   .addNode("executor", executor)
   .addNode("answerer", answerer, { retryPolicy: modelRetryPolicy })
-  .addConditionalEdges(START, routeSolveStart, ["planner", "coder"])
-  .addEdge("planner", "coder")
+  .addConditionalEdges(START, routeSolveStart, ["planner", "coder", "answerer"])
+  .addConditionalEdges("planner", routeAfterPlanner, ["coder", END])
   .addEdge("coder", "executor")
-  .addConditionalEdges("executor", routeAfterExecutor, ["coder", "answerer"])
+  .addConditionalEdges("executor", routeAfterExecutor, ["coder", "answerer", END])
   .addEdge("answerer", END);
 
 export const graph = builder.compile({ name: "solve" });

@@ -8,6 +8,16 @@ export interface NodeReply {
   budget: Partial<Budget>;
 }
 
+/** A role's own temperature when it has one (planner, coder, answerer), else the run's. */
+export function temperatureOf(role: Role, config: Configuration): number {
+  const own = {
+    planner: config.plannerTemperature,
+    coder: config.coderTemperature,
+    answerer: config.answererTemperature,
+  } as Partial<Record<Role, number | undefined>>;
+  return own[role] ?? config.temperature;
+}
+
 /** One system + user exchange with the model of `role`, with its cost for the budget. */
 export async function ask(
   role: Role,
@@ -32,7 +42,8 @@ export async function ask(
         reflector: config.reflectorModel,
         archiver: config.archiverModel,
       },
-      temperature: config.temperature,
+      temperature: temperatureOf(role, config),
+      seed: config.seed,
       timeoutMs: config.llmTimeoutMs,
       maxRetries: config.llmMaxRetries,
       streaming: config.streaming,

@@ -70,7 +70,46 @@ ensure_fonts() {
   echo "tableminds: warning: no DejaVu fonts; the PNG charts of reports will have no text." >&2
 }
 
+# The scorer tests compare our ROUGE-L with the `rouge-score` package itself. It goes into a
+# virtualenv inside node_modules (git-ignored), made from the first python3 that can make one
+# (Debian's needs python3-venv). A failure only warns: those tests then fail and say why.
+REFERENCE_VENV="node_modules/.cache/tableminds/reference-venv" # tests/support/reference-python.ts
+REFERENCE_PACKAGE="rouge-score==0.1.2"
+
+ensure_reference_python() {
+  local root venv python base prefix
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/$REFERENCE_VENV"
+  python="$venv/bin/python"
+  if [[ -x "$python" ]] && limited "$python" -c 'import rouge_score.rouge_scorer' 2>/dev/null; then
+    return 0
+  fi
+  echo "tableminds: installing $REFERENCE_PACKAGE into $REFERENCE_VENV (reference for the scorer tests)..."
+  rm -rf "$venv"
+  for base in python3 /usr/bin/python3; do
+    command -v "$base" >/dev/null 2>&1 || continue
+    limited "$base" -m venv "$venv" >/dev/null 2>&1 && break
+    rm -rf "$venv"
+  done
+  if [[ ! -x "$python" ]] && command -v apt-get >/dev/null 2>&1 && prefix=$(root_prefix); then
+    { $prefix env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends python3-venv >/dev/null 2>&1 ||
+      { $prefix apt-get update -qq && $prefix env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends python3-venv >/dev/null; }; } &&
+      limited /usr/bin/python3 -m venv "$venv" >/dev/null 2>&1 || rm -rf "$venv"
+  fi
+  if [[ -x "$python" ]] &&
+    "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" >/dev/null &&
+    limited "$python" -c 'import rouge_score.rouge_scorer' 2>/dev/null; then
+    return 0
+  fi
+  rm -rf "$venv"
+  echo "tableminds: warning: could not install $REFERENCE_PACKAGE from PyPI into $REFERENCE_VENV;" >&2
+  echo "  the scorer tests that compare with it will fail until \`npm run setup\` succeeds." >&2
+}
+
 ensure_fonts
+ensure_reference_python
 
 if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
   if found=$(describe_python "$TABLEMINDS_PYTHON"); then

@@ -1,19 +1,4 @@
-/** Python's string.punctuation: every ASCII punctuation character. */
-const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
-
-/**
- * SQuAD-style normalization as TableBench scores with it: lower-case, drop every ASCII
- * punctuation character (so "10.6" becomes "106"), drop the articles, collapse whitespace.
- */
-export function normalizeAnswer(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(PUNCTUATION, "")
-    .replace(/\b(a|an|the)\b/g, " ")
-    .split(/\s+/)
-    .filter(Boolean)
-    .join(" ");
-}
+export { normalizeAnswer } from "../../grounding/normalize.js";
 
 /** Python's `str.split()` on whitespace after `re.sub(r"[^a-z0-9]+", " ", text.lower())`. */
 export function rougeTokens(text: string): string[] {

@@ -6,13 +6,12 @@ import type {
   QuestionScore,
   Scorer,
 } from "../types.js";
-import { chartPasses } from "./chart.js";
+import { judgeChart } from "./chart.js";
 import { normalizeAnswer, rougeL } from "./squad.js";
 import { round2 } from "./summary.js";
 
 const NUMERIC_REFERENCE = /^-?\d+(\.\d+)?%?$/;
 const EM10 = new Set(["CorrelationAnalysis", "TrendForecasting", "StatisticalAnalysis"]);
-export const CHART_TIMEOUT_MS = 15_000;
 
 /** The text after the first "Final Answer: " on its line; "" when there is none (a parse failure). */
 export function parsePrediction(output: string): string | null {
@@ -66,12 +65,14 @@ export const tablebenchScorer: Scorer = {
     const metric = metricFor(example);
     if (metric === "pass") {
       const code = lastPythonBlock(output);
-      const pass =
-        code && options.runChart ? await chartPasses(code, example, options.runChart) : false;
+      const judged =
+        code && options.runChart ? await judgeChart(code, example, options.runChart) : null;
+      const pass = judged?.verdict === true;
       return {
         id: example.id,
         prediction: code ?? "",
-        parsed: code !== null,
+        // Upstream's Parse@1 for a chart: its second run printed True or False.
+        parsed: typeof judged?.verdict === "boolean",
         metrics: { pass: pass ? 1 : 0 },
         metric,
         score: pass ? 1 : 0,

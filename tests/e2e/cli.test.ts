@@ -1,8 +1,34 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.js";
+import { runCli, startCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
 import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
-import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+import {
+  type StubReply,
+  type StubRequest,
+  type StubServer,
+  startStubOpenAI,
+} from "../support/stub-openai.js";
+
+/** Settles once the child's stderr has printed a line matching `pattern`. */
+function stderrLine(child: ReturnType<typeof startCli>["child"], pattern: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    let seen = "";
+    child.stderr?.on("data", (data) => {
+      seen += data;
+      const line = seen.split("\n").find((l) => pattern.test(l));
+      if (line) resolve(line);
+    });
+  });
+}
+
+/** A hold that a test lets go of. */
+function hold() {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { held, release };
+}
 
 const TABLE = `${EXAMPLES}/olympics_2020_medals.csv`;
 
@@ -81,6 +107,123 @@ describe("tableminds CLI", () => {
     } finally {
       await flaky.close();
     }
+  });
+
+  it("tells on stderr that a model call is waiting, stdout staying JSON only", async () => {
+    const team = medalsTeam();
+    const { held, release } = hold();
+    const slow = await startStubOpenAI({
+      respond: (req: StubRequest): StubReply => {
+        const reply = team(req);
+        return req.role === "answerer" && typeof reply === "string"
+          ? { content: reply, until: held }
+          : reply;
+      },
+    });
+    try {
+      const run = startCli(
+        ["ask", TABLE, MEDALS_QUESTION, "--json", "--no-memory"],
+        stubEnv(slow.url),
+      );
+      const host = new URL(slow.url).host.replaceAll(".", "\\.");
+      const notice = await stderrLine(run.child, /waiting/);
+      release();
+      const result = await run.done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(notice).toMatch(
+        new RegExp(`^answerer  waiting \\d+ s for ${host} \\(model stub-model\\)$`),
+      );
+      expect(JSON.parse(result.stdout).answer.final).toBe("203");
+    } finally {
+      release();
+      await slow.close();
+    }
+  });
+
+  it("fails at once, without running the node again, when nothing listens at the endpoint", async () => {
+    const gone = await startStubOpenAI({});
+    await gone.close();
+    const result = await runCli(["ask", TABLE, MEDALS_QUESTION, "--no-memory"], stubEnv(gone.url));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).not.toContain("running the node again");
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^tableminds: planner model "stub-model" at ${gone.url.replaceAll(".", "\\.")} failed: .*ECONNREFUSED.*$`,
+        "m",
+      ),
+    );
+  });
+
+  it("does not run a node again for a 404", async () => {
+    let plannerCalls = 0;
+    const team = medalsTeam();
+    const missing = await startStubOpenAI({
+      respond: (req) => {
+        if (req.role !== "planner") return team(req);
+        plannerCalls++;
+        return { status: 404, content: "The model `stub-model` does not exist." };
+      },
+    });
+    try {
+      const result = await runCli(
+        ["ask", TABLE, MEDALS_QUESTION, "--no-memory"],
+        stubEnv(missing.url),
+      );
+      expect(result.code).toBe(1);
+      expect(plannerCalls).toBe(1);
+      expect(result.stderr).not.toContain("running the node again");
+      expect(result.stderr.trimEnd().split("\n").at(-1)).toMatch(
+        /^tableminds: planner model "stub-model" at \S+ failed: 404 The model `stub-model` does not exist\.$/,
+      );
+    } finally {
+      await missing.close();
+    }
+  });
+
+  it("says how to resume an interrupted --thread run, exits 130, and resumes with that command", async () => {
+    const team = medalsTeam();
+    let reached = () => {};
+    const answering = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let holding = true;
+    const stub2 = await startStubOpenAI({
+      respond: (req: StubRequest): StubReply => {
+        if (req.role !== "answerer" || !holding) return team(req);
+        reached();
+        return { hang: true };
+      },
+    });
+    try {
+      const env2 = stubEnv(stub2.url);
+      const args = ["ask", TABLE, MEDALS_QUESTION, "--thread", "t-ctrl-c", "--no-memory"];
+      const run = startCli(args, env2);
+      await answering;
+      run.child.kill("SIGINT");
+      const stopped = await run.done;
+      expect(stopped.code).toBe(130);
+      expect(stopped.stdout).toBe("");
+      const resume = `tableminds ask ${TABLE} '${MEDALS_QUESTION}' --thread t-ctrl-c --no-memory`;
+      expect(stopped.stderr.trimEnd().split("\n").at(-1)).toBe(
+        `tableminds: interrupted; resume with: ${resume}`,
+      );
+      holding = false;
+      const resumed = await runCli(args, env2);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toMatch(/resume thread t-ctrl-c at answerer/);
+      expect(resumed.stdout).toMatch(/^Answer: 203$/m);
+    } finally {
+      await stub2.close();
+    }
+  });
+
+  it("lists in --help every field --json prints", async () => {
+    const printed = await runCli(["ask", TABLE, MEDALS_QUESTION, "--json", "--quiet"], env);
+    expect(printed.code, printed.stderr).toBe(0);
+    const fields = Object.keys(JSON.parse(printed.stdout));
+    const help = (await runCli(["ask", "--help"], env)).stdout.replace(/\s+/g, " ");
+    expect(help).toContain(`--json print {${fields.join(", ")}} as JSON`);
   });
 
   it("says what to set when no model endpoint is configured", async () => {

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDataset } from "../../evals/datasets/index.js";
+import { stratifiedSample } from "../../evals/selection.js";
 import { runCli, startCli } from "../support/cli.js";
 import { stubEnv } from "../support/env.js";
 import { startLangSmithCapture } from "../support/langsmith-capture.js";
@@ -35,6 +37,15 @@ function scores(dir: string): Map<string, number> {
 
 const runInfo = (dir: string) =>
   JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8")) as Record<string, unknown>;
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** An evaluation of the first `limit` sample questions into `out`, without reflections. */
 function evalArgs(out: string, limit: number): string[] {
@@ -234,6 +245,133 @@ describe("tableminds eval", () => {
   });
 });
 
+describe("tableminds eval run directories keep one configuration", () => {
+  let stub: StubServer;
+  let env: Record<string, string | undefined>;
+  const runs = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-config-"));
+
+  beforeAll(async () => {
+    stub = await startStubOpenAI({ respond: tablebenchTeam });
+    env = stubEnv(stub.url);
+  });
+  afterAll(async () => {
+    await stub?.close();
+  });
+
+  it("refuses another model or a smaller --limit unless allowed, and reports every result", async () => {
+    const out = path.join(runs, "four");
+    const first = await runCli(evalArgs(out, 4), env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(runInfo(out).config).toMatchObject({
+      model: "stub-model",
+      endpoint: new URL(stub.url).host,
+      graph: "table_qa",
+      selection: { kind: "first", n: 4 },
+      settings: { maxReflections: 0, memory: false, temperature: 0 },
+    });
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+      `Run: graph table_qa, model stub-model at ${new URL(stub.url).host}, questions: first 4.`,
+    );
+
+    const otherModel = await runCli([...evalArgs(out, 4), "--model", "other-model"], env);
+    expect(otherModel.code).toBe(1);
+    expect(otherModel.stderr.trim()).toBe(
+      `tableminds: ${out} holds results of another configuration (model: "stub-model" -> "other-model"); use another --out directory, or --allow-config-change to go on and record the change`,
+    );
+    const fewer = await runCli(evalArgs(out, 2), env);
+    expect(fewer.code).toBe(1);
+    expect(fewer.stderr).toContain("(selection: first 4 -> first 2)");
+
+    const allowed = await runCli([...evalArgs(out, 2), "--allow-config-change"], env);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stderr).toContain("0 to run, 2 already done");
+    // The report still covers the four results in the directory.
+    expect(allowed.stdout).toMatch(/^tablebench: overall \d+\.\d\d over 4 questions/m);
+    expect(runInfo(out).configChanges).toEqual([
+      // Refused invocations are not counted: this is the second that ran.
+      { invocation: 2, at: expect.any(String), changes: ["selection: first 4 -> first 2"] },
+    ]);
+    const again = await runCli(["eval", "report", out], env);
+    expect(again.stdout).toMatch(/over 4 questions/);
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+      "The configuration changed at invocation 2 (--allow-config-change; 0 results since): selection: first 4 -> first 2.",
+    );
+  });
+
+  it("samples questions across subtypes with --sample and --seed, and says so", async () => {
+    const out = path.join(runs, "sample");
+    const args = [
+      "eval",
+      "--dataset",
+      "tablebench",
+      "--data",
+      SAMPLE,
+      "--sample",
+      "5",
+      "--seed",
+      "3",
+      "--out",
+      out,
+      "--max-reflections",
+      "0",
+    ];
+    const result = await runCli(args, env);
+    expect(result.code, result.stderr).toBe(0);
+    const expected = stratifiedSample(await loadDataset("tablebench", { path: SAMPLE }), 5, 3);
+    expect(ids(path.join(out, "results.jsonl")).sort()).toEqual(expected.map((e) => e.id).sort());
+    expect(new Set(expected.map((e) => e.subcategory)).size).toBe(5);
+    expect(runInfo(out)).toMatchObject({ selection: { kind: "sample", n: 5, seed: 3 } });
+    expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+      "questions: sample 5 seed 3.",
+    );
+  });
+});
+
+describe("tableminds eval with the model endpoint down", () => {
+  it("records nothing, stops after 3 failed questions with exit 1, and a later run does them all", async () => {
+    const port = await closedPort();
+    const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-down-"));
+    const args = [...evalArgs(out, 4), "--concurrency", "1", "--llm-retries", "0"];
+    const home = stubEnv("http://unused").TABLEMINDS_HOME;
+    const downEnv = {
+      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      OPENAI_API_KEY: "test-key",
+      TABLEMINDS_MODEL: "stub-model",
+      TABLEMINDS_HOME: home,
+    };
+    const started = performance.now();
+    const down = await runCli(args, downEnv);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(
+      new RegExp(
+        `^eval: stopped: 3 questions in a row failed on the model endpoint 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; 4 of 4 questions left, the same command runs them once the endpoint works$`,
+        "m",
+      ),
+    );
+    expect(readFileSync(path.join(out, "results.jsonl"), "utf8")).toBe("");
+    expect(runInfo(out)).toMatchObject({ finished: null, stopped: { reason: expect.any(String) } });
+
+    const stub = await startStubOpenAI({ respond: tablebenchTeam });
+    try {
+      const up = await runCli(args, { ...downEnv, OPENAI_BASE_URL: stub.url });
+      expect(up.code, up.stderr).toBe(0);
+      expect(up.stderr).toContain("4 to run, 0 already done");
+      expect(ids(path.join(out, "results.jsonl"))).toHaveLength(4);
+      expect(runInfo(out)).toMatchObject({ stopped: null, finished: expect.any(String) });
+    } finally {
+      await stub.close();
+    }
+    // The second question's table warned in both runs: one line, with the question's id.
+    const league = readFileSync(path.join(out, "warnings.log"), "utf8")
+      .split("\n")
+      .filter((l) => l.includes('repeats the name "League"'));
+    const [, second] = await loadDataset("tablebench", { path: SAMPLE, limit: 2 });
+    expect(league).toHaveLength(1);
+    expect(league[0]).toContain(`[${second?.id}] tableminds: warning: <inline>: column 4`);
+  });
+});
+
 describe("tableminds eval arguments", () => {
   it("lists every dataset in the help and refuses an unknown one", async () => {
     const help = await runCli(["eval", "run", "--help"], {});
@@ -241,7 +379,23 @@ describe("tableminds eval arguments", () => {
     const unknown = await runCli(["eval", "--dataset", "nope"], {});
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain(
-      "error: option '-d, --dataset <name>' argument 'nope' is invalid. Allowed choices are tablebench, wikitq, tabfact, finqa.",
+      "option '-d, --dataset <name>' argument 'nope' is invalid. Allowed choices are tablebench, wikitq, tabfact, finqa",
+    );
+  });
+
+  it("takes --limit or --sample, and --seed only with --sample", async () => {
+    const both = await runCli(
+      ["eval", "--dataset", "tablebench", "--limit", "2", "--sample", "2"],
+      {},
+    );
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain(
+      "option '-n, --limit <n>' cannot be used with option '--sample <n>'",
+    );
+    const seedOnly = await runCli(["eval", "--dataset", "tablebench", "--seed", "2"], {});
+    expect(seedOnly.code).toBe(1);
+    expect(seedOnly.stderr).toContain(
+      "--seed chooses the questions of --sample; give --sample N too",
     );
   });
 });

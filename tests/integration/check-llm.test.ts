@@ -88,6 +88,8 @@ describe("the check node with the LLM checker, against a stub model", () => {
       checked: [],
       reflections: [],
       memories: [],
+      startAt: null,
+      stopAfter: null,
       budget: EMPTY_BUDGET,
     };
     for (const node of [ingest, coder, executor]) {

@@ -1,4 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -116,15 +118,13 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     expect(existsSync(path.join(outDir, "report.json"))).toBe(true);
 
     // A second run finds everything done and runs nothing.
-    const again = await evaluate({
-      examples,
-      scorer,
-      outDir,
-      runChart,
-      context: { memory: false },
-    });
+    const again = await evaluate({ examples, scorer, outDir, runChart });
     expect(again.ran).toBe(0);
     expect(again.records).toHaveLength(40);
+    // ...but not with another configuration, whose answers would be mixed with these.
+    await expect(
+      evaluate({ examples, scorer, outDir, runChart, context: { memory: false } }),
+    ).rejects.toThrow("holds results of another configuration (maxReflections: 0 -> 2)");
   });
 
   it("reruns from the replay cache with no model request and the same predictions", async () => {
@@ -228,6 +228,49 @@ describe("evaluating table_qa on the 40-question TableBench sample", () => {
     } finally {
       useStubEndpoint(stub.url);
       await flaky.close();
+    }
+  });
+
+  it.each([
+    ["nothing listens at the endpoint", "closed", /ECONNREFUSED/],
+    ["the endpoint refuses the key", 401, /401/],
+    ["the endpoint has no such model", 404, /404/],
+  ] as const)("records no answer and stops when %s", async (_, failure, cause) => {
+    const examples = (await loadDataset("tablebench", { path: SAMPLE })).slice(0, 5);
+    let url: string;
+    let down: StubServer | undefined;
+    if (failure === "closed") {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise((resolve) => closed.close(resolve));
+      url = `http://127.0.0.1:${port}/v1`;
+    } else {
+      down = await startStubOpenAI({ respond: () => ({ status: failure }) });
+      url = down.url;
+    }
+    useStubEndpoint(url);
+    try {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-down-"));
+      const started = performance.now();
+      const outcome = await evaluate({
+        examples,
+        scorer: getScorer("tablebench"),
+        outDir: dir,
+        concurrency: 1,
+        retries: 2,
+        retryDelayMs: 10,
+        context: { memory: false, maxReflections: 0, llmMaxRetries: 0, llmTimeoutMs: 2_000 },
+      });
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(outcome.records).toEqual([]);
+      expect(outcome.failedToRun.map((f) => f.id)).toEqual(examples.slice(0, 3).map((e) => e.id));
+      expect(outcome.stopped).toMatchObject({ endpoint: new URL(url).host, failures: 3 });
+      expect(outcome.stopped?.reason).toMatch(cause);
+      expect(loadResults(path.join(dir, "results.jsonl")).records).toEqual([]);
+    } finally {
+      useStubEndpoint(stub.url);
+      await down?.close();
     }
   });
 

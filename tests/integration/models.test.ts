@@ -1,5 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callModel, ModelCallError } from "../../tools/models/chat.js";
+import { modelCallsInFlight, reportSlowModelCalls } from "../../tools/models/activity.js";
+import { callModel, isEndpointFailure, ModelCallError } from "../../tools/models/chat.js";
 import type { ModelSettings, Role } from "../../tools/models/config.js";
 import { type StubOptions, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -20,6 +23,15 @@ function messages(role: Role, question = "How many rows?") {
     { role: "system", content: `# tableminds ${role}\nYou are the ${role}.` },
     { role: "user", content: question },
   ];
+}
+
+/** A base URL where nothing listens: a port bound, read and closed again. */
+async function refusingUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/v1`;
 }
 
 /** The rejection of `promise`, which must reject. */
@@ -188,9 +200,33 @@ describe("retries and failures", () => {
     const stub = await stubWith({ script: { default: [{ malformed: true }] } });
     const started = Date.now();
     const error = await failureOf(callModel("coder", messages("coder"), settingsFor(stub)));
-    expect(error.message).toMatch(/JSON/);
+    expect(error.message).toContain(
+      `failed: the server's reply is not an OpenAI chat completion; it begins: ${JSON.stringify('{"id": "chatcmpl-stub", "choices": [{"message": ')}`,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  describe.each([false, true])(
+    "a 200 that is not a chat completion (streaming: %s)",
+    (streaming) => {
+      it.each([
+        ["an HTML page", "text/html", "<!doctype html><html><body>Welcome to nginx!</body></html>"],
+        ["other JSON", "application/json", '{"foo":"bar"}'],
+      ])("names %s and quotes its first bytes, without retrying", async (_, contentType, body) => {
+        const stub = await stubWith({ script: { default: [{ raw: { body, contentType } }] } });
+        const error = await failureOf(
+          callModel("coder", messages("coder"), settingsFor(stub, { maxRetries: 2, streaming })),
+        );
+        expect(error.message).toContain(
+          `coder model "stub-model" at ${stub.url} failed: the server's reply is not an OpenAI chat completion; it begins: ${JSON.stringify(body)}`,
+        );
+        expect(error.message).not.toContain("Cannot read properties");
+        expect(error.message).not.toContain("\n");
+        expect(isEndpointFailure(error)).toBe(true);
+        expect(stub.requests).toHaveLength(1);
+      });
+    },
+  );
 
   it("turns a malformed stream into a ModelCallError", async () => {
     const stub = await stubWith({ script: { default: [{ malformed: true }] } });
@@ -237,15 +273,71 @@ describe("retries and failures", () => {
     expect(error.message).toContain("the response body stalled: no data for 500 ms");
   });
 
-  it("names the refused connection when nothing listens at the base URL", async () => {
-    const stub = await startStubOpenAI({});
-    const url = stub.url;
-    await stub.close();
+  it("names the refused connection when nothing listens at the base URL, and does not retry it", async () => {
+    const url = await refusingUrl();
     const error = await failureOf(
-      callModel("coder", messages("coder"), { baseUrl: url, model: "m", maxRetries: 0 }),
+      callModel("coder", messages("coder"), { baseUrl: url, model: "m", maxRetries: 3 }),
     );
-    expect(error.message).toContain(`at ${url} failed`);
+    expect(error.message).toContain(`at ${url} failed: `);
     expect(error.message).toContain("ECONNREFUSED");
+    expect(error.attempts).toBe(1);
+    expect(isEndpointFailure(error)).toBe(true);
+  });
+
+  it.each([400, 401, 403, 404, 501])(
+    "does not retry a %i, and says so in one line",
+    async (status) => {
+      const stub = await stubWith({ script: { default: [{ status }, "never"] } });
+      const error = await failureOf(
+        callModel("planner", messages("planner"), settingsFor(stub, { maxRetries: 3 })),
+      );
+      expect(error.status).toBe(status);
+      expect(error.attempts).toBe(1);
+      expect(error.message).not.toContain("\n");
+      expect(error.message).not.toContain("Troubleshooting URL");
+      expect(isEndpointFailure(error)).toBe(true);
+      expect(stub.requests).toHaveLength(1);
+    },
+  );
+
+  it("tells, while a call waits, which role waits for which host and how long", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const stub = await stubWith({ script: { default: [{ content: "at last", until: held }] } });
+    const lines: string[] = [];
+    let seen = () => {};
+    const told = new Promise<void>((resolve) => {
+      seen = resolve;
+    });
+    const stop = reportSlowModelCalls({
+      afterMs: 100,
+      everyMs: 100,
+      labelWidth: 9,
+      write: (line) => {
+        lines.push(line);
+        seen();
+      },
+    });
+    try {
+      const call = callModel("answerer", messages("answerer"), settingsFor(stub)).catch(
+        (error: unknown) => error,
+      );
+      await told;
+      expect(modelCallsInFlight().map((c) => c.role)).toEqual(["answerer"]);
+      release();
+      expect(await call).toMatchObject({ text: "at last" });
+    } finally {
+      stop();
+    }
+    const host = new URL(stub.url).host;
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^answerer  waiting \\d+ s for ${host.replaceAll(".", "\\.")} \\(model stub-model\\)$`,
+      ),
+    );
+    expect(modelCallsInFlight()).toEqual([]);
   });
 
   it("rethrows a caller's abort unchanged instead of wrapping it", async () => {

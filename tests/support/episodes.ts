@@ -70,6 +70,8 @@ export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAState
     checked: [{ id: "c1", answer: answer("203"), verdict: verdict("203") }],
     reflections: [],
     memories: [],
+    startAt: null,
+    stopAfter: null,
     budget: { ...EMPTY_BUDGET },
     ...over,
   };

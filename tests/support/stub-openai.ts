@@ -23,6 +23,10 @@ export type StubReply =
       hang?: boolean;
       /** Send the status and headers (and, when streaming, the first chunk), then go silent. */
       stall?: boolean;
+      /** Answer only once this settles (after delayMs), e.g. when a test has seen what it waits for. */
+      until?: Promise<unknown>;
+      /** Send exactly this body (status 200 unless given), streaming or not: an HTML page, other JSON. */
+      raw?: { body: string; contentType?: string; status?: number };
     };
 
 export interface StubMessage {
@@ -147,7 +151,14 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
     }
     if (reply.hang) return;
     await wait((reply.delayMs ?? 0) + (opts.latencyMs ?? 0));
+    if (reply.until) await reply.until.catch(() => {});
     if (res.destroyed) return;
+    if (reply.raw) {
+      res.writeHead(reply.raw.status ?? 200, {
+        "content-type": reply.raw.contentType ?? "application/json",
+      });
+      return res.end(reply.raw.body);
+    }
     if (reply.status !== undefined && reply.status >= 400) {
       const retryAfter = reply.status === 429 ? reply.retryAfterSeconds : null;
       const headers: Record<string, string> =

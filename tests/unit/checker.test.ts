@@ -43,6 +43,8 @@ function stateWith(
     checked: [],
     reflections: [],
     memories: [],
+    startAt: null,
+    stopAfter: null,
     budget: { ...EMPTY_BUDGET },
   };
 }

@@ -15,6 +15,13 @@ const WORKING: DoctorFacts = {
     details: { netns: "network namespace", uid: "0", workers: "1" },
     roundTripMs: 3.25,
   },
+  endpoint: {
+    baseUrl: "http://10.0.0.7:8000/v1",
+    models: [{ model: "qwen2.5-coder", roles: ["planner", "coder", "answerer"] }],
+    listed: ["qwen2.5-coder"],
+    ok: true,
+    completionMs: 412.4,
+  },
   environment: { E2B_API_KEY: false, OPENAI_BASE_URL: true, OPENAI_API_KEY: true },
 };
 
@@ -31,7 +38,11 @@ describe("the doctor report", () => {
     expect(report).toContain("(netns=network namespace, uid=0)");
     expect(report).toMatch(/^ {2}E2B_API_KEY +not set$/m);
     expect(report).toMatch(/^ {2}OPENAI_API_KEY +set$/m);
-    expect(report.trimEnd().endsWith("OK: the local sandbox works.")).toBe(true);
+    expect(report).toContain("Model:   http://10.0.0.7:8000/v1, model qwen2.5-coder (every role)");
+    expect(report).toContain("  works: lists 1 model(s); a test completion took 412 ms");
+    expect(report.trimEnd().endsWith("OK: the local sandbox and the model endpoint work.")).toBe(
+      true,
+    );
     expect(doctorExitCode(WORKING)).toBe(0);
   });
 
@@ -54,6 +65,46 @@ describe("the doctor report", () => {
       sandbox: { ok: false, problem: "no Python with pandas (see above)" },
     };
     expect(formatDoctorReport(facts)).toContain("Python:  NOT FOUND - No Python with pandas");
+    expect(doctorExitCode(facts)).toBe(1);
+  });
+
+  it("shows the endpoint's base URL and models, and fails with its reason when it does not work", () => {
+    const facts: DoctorFacts = {
+      ...WORKING,
+      endpoint: {
+        baseUrl: "http://127.0.0.1:9/v1",
+        models: [
+          { model: "big", roles: ["planner", "answerer"] },
+          { model: "coder-model", roles: ["coder"] },
+        ],
+        listProblem: "GET /models failed: fetch failed (ECONNREFUSED)",
+        ok: false,
+        problem: 'a test completion with model "big" failed: Connection error. (ECONNREFUSED)',
+      },
+    };
+    const report = formatDoctorReport(facts);
+    expect(report).toContain(
+      "Model:   http://127.0.0.1:9/v1, model big (planner, answerer), coder-model (coder)",
+    );
+    expect(report).toContain(
+      '  DOES NOT WORK - a test completion with model "big" failed: Connection error. (ECONNREFUSED)',
+    );
+    expect(report).toContain("  (GET /models failed: fetch failed (ECONNREFUSED))");
+    expect(report.trimEnd().split("\n").at(-1)).toBe(
+      'PROBLEM: the model endpoint does not work: a test completion with model "big" failed: Connection error. (ECONNREFUSED)',
+    );
+    expect(report).not.toContain("OK:");
+    expect(doctorExitCode(facts)).toBe(1);
+  });
+
+  it("fails when no endpoint is configured", () => {
+    const facts: DoctorFacts = {
+      ...WORKING,
+      endpoint: { models: [], ok: false, problem: "No model endpoint is configured" },
+    };
+    expect(formatDoctorReport(facts)).toContain(
+      "Model:   NOT CONFIGURED - No model endpoint is configured",
+    );
     expect(doctorExitCode(facts)).toBe(1);
   });
 

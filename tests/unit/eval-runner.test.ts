@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { forEachBounded } from "../../evals/pool.js";
+import { writeReport } from "../../evals/report.js";
 import { loadResults } from "../../evals/results-file.js";
+import { diffRunConfigs } from "../../evals/run-config.js";
 import { readRunInfo } from "../../evals/run-info.js";
 import {
   type EvalGraph,
@@ -112,6 +114,22 @@ const modelError = (status?: number) =>
     status,
   });
 
+/** What the client raises when nothing listens at the endpoint. */
+const refused = () =>
+  new ModelCallError({
+    role: "planner",
+    model: "m",
+    baseUrl: "http://127.0.0.1:1/v1",
+    attempts: 1,
+    reason: "Connection error. (ECONNREFUSED)",
+    cause: Object.assign(new Error("Connection error."), {
+      cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
+    }),
+  });
+
+/** The model settings the runner resolves and records, as the environment gives them. */
+const ENV = { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", TABLEMINDS_MODEL: "fake-model" };
+
 function options(outDir: string, graph: EvalGraph, extra: Partial<RunOptions> = {}): RunOptions {
   return {
     examples,
@@ -124,6 +142,7 @@ function options(outDir: string, graph: EvalGraph, extra: Partial<RunOptions> = 
     retries: 0,
     retryDelayMs: 1,
     context: {},
+    env: ENV,
     ...extra,
   };
 }
@@ -239,8 +258,10 @@ describe("the evaluation runner", () => {
     for (const status of [undefined, 429, 500, 502, 503]) {
       expect(isTransient(modelError(status))).toBe(true);
     }
-    for (const status of [400, 401, 404]) expect(isTransient(modelError(status))).toBe(false);
+    for (const status of [400, 401, 404, 501]) expect(isTransient(modelError(status))).toBe(false);
     expect(isTransient(new Error("503"))).toBe(false);
+    // Nothing listening: trying again cannot help.
+    expect(isTransient(refused())).toBe(false);
   });
 
   it("stops on abort: nothing new starts, questions in flight are not recorded, a rerun finishes", async () => {
@@ -319,6 +340,232 @@ describe("the evaluation runner", () => {
     expect(systemOutput(chart, state)).toBe("```python\nplt.bar([1], [2])\n```\nFinal Answer: y");
     expect(systemOutput(examples[0] as EvalExample, state)).toBe("Final Answer: y");
     expect(systemOutput(chart, { answer: null, attempts: [], budget: {} })).toBe("Final Answer: ");
+  });
+});
+
+describe("a model endpoint that does not work", () => {
+  it("records no question it failed, stops after N in a row, and a rerun runs them", async () => {
+    const dir = tempDir();
+    const failedToRun: string[] = [];
+    const down = fakeGraph(() => Promise.reject(refused()));
+    const outcome = await runEvaluation(
+      options(dir, down.graph, {
+        concurrency: 1,
+        retries: 2,
+        onFailedToRun: (f) => failedToRun.push(f.id),
+      }),
+    );
+    // Three questions, each tried once: a refused connection is not worth a retry.
+    expect([...down.stats.calls.entries()]).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ]);
+    expect(failedToRun).toEqual(["q0", "q1", "q2"]);
+    expect(outcome).toMatchObject({
+      ran: 0,
+      records: [],
+      interrupted: false,
+      stopped: { endpoint: "127.0.0.1:1", failures: 3 },
+    });
+    expect(outcome.stopped?.reason).toContain("ECONNREFUSED");
+    expect(fileIds(dir)).toEqual([]);
+    const info = readRunInfo(dir);
+    expect(info?.finished).toBeNull();
+    expect(info?.stopped?.reason).toMatch(
+      /^3 questions in a row failed on the model endpoint 127\.0\.0\.1:1: .*ECONNREFUSED/,
+    );
+
+    const up = await runEvaluation(options(dir, fakeGraph().graph));
+    expect(up.ran).toBe(12);
+    expect(up.stopped).toBeNull();
+    expect(readRunInfo(dir)).toMatchObject({ stopped: null, finished: expect.any(String) });
+  });
+
+  it("counts only failures in a row, and keeps what was scored before the endpoint went down", async () => {
+    const dir = tempDir();
+    // Every other question fails: never three in a row, so the run goes to the end.
+    const alternating = fakeGraph((n) =>
+      n % 2 === 0 ? Promise.reject(modelError(401)) : undefined,
+    );
+    const outcome = await runEvaluation(options(dir, alternating.graph, { concurrency: 1 }));
+    expect(outcome.stopped).toBeNull();
+    expect(outcome.failedToRun.map((f) => f.id)).toEqual(["q0", "q2", "q4", "q6", "q8", "q10"]);
+    expect(fileIds(dir)).toEqual(["q1", "q3", "q5", "q7", "q9", "q11"]);
+    expect(readRunInfo(dir)?.finished).toBeNull();
+
+    // The endpoint goes away after four answers: they stay, the rest wait for the next run.
+    const later = tempDir();
+    const goesDown = fakeGraph((n) => (n >= 4 ? Promise.reject(modelError(404)) : undefined));
+    const stopped = await runEvaluation(
+      options(later, goesDown.graph, { concurrency: 1, maxEndpointFailures: 2 }),
+    );
+    expect(stopped.stopped).toMatchObject({ failures: 2 });
+    expect(fileIds(later)).toEqual(["q0", "q1", "q2", "q3"]);
+    expect([...goesDown.stats.calls.keys()]).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it("cancels the questions in flight when it stops; they are not recorded", async () => {
+    const dir = tempDir();
+    const { graph, stats } = fakeGraph((n, _call, signal) =>
+      n < 3
+        ? new Promise((_, reject) => setTimeout(() => reject(modelError(403)), 5 * (n + 1)))
+        : untilAborted(signal),
+    );
+    const outcome = await runEvaluation(options(dir, graph, { concurrency: 4 }));
+    expect(outcome.stopped).toMatchObject({ failures: 3 });
+    expect(outcome.failedToRun.map((f) => f.id)).toEqual(["q0", "q1", "q2"]);
+    expect(outcome.interrupted).toBe(false);
+    expect(fileIds(dir)).toEqual([]);
+    // q3, then q4 and q5 in the lanes q0 and q1 freed, were in flight and cancelled.
+    expect([...stats.calls.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe("the configuration of a run directory", () => {
+  const two = examples.slice(0, 2);
+
+  it("records the resolved model, endpoint and selection in run.json and the records", async () => {
+    const dir = tempDir();
+    await runEvaluation(
+      options(dir, fakeGraph().graph, {
+        examples: two,
+        context: { temperature: 0.2, replayCache: "/tmp/x.sqlite" },
+        env: { ...ENV, OPENAI_API_KEY: "sk-secret", TABLEMINDS_CODER_MODEL: "coder-model" },
+        selection: { kind: "first", n: 2 },
+      }),
+    );
+    const info = readRunInfo(dir);
+    expect(info?.config).toMatchObject({
+      dataset: "fake",
+      graph: "fake_graph",
+      selection: { kind: "first", n: 2 },
+      model: "fake-model",
+      roleModels: { coder: "coder-model" },
+      endpoint: "127.0.0.1:9",
+      settings: { temperature: 0.2, maxCodeAttempts: 3, memory: true },
+    });
+    // Operational settings and model fields are not part of it; no key is written anywhere.
+    expect(info?.config?.settings).not.toHaveProperty("replayCache");
+    expect(info?.config?.settings).not.toHaveProperty("model");
+    expect(readFileSync(path.join(dir, "run.json"), "utf8")).not.toContain("sk-secret");
+    expect(loadResults(path.join(dir, "results.jsonl")).records.map((r) => r.invocation)).toEqual([
+      1, 1,
+    ]);
+  });
+
+  it("refuses to resume with another model or settings unless allowed, then records the change", async () => {
+    const dir = tempDir();
+    const run = (extra: Partial<RunOptions>) =>
+      runEvaluation(options(dir, fakeGraph().graph, { examples: two, ...extra }));
+    await run({});
+    await expect(run({ env: { ...ENV, TABLEMINDS_MODEL: "other-model" } })).rejects.toThrow(
+      `${dir} holds results of another configuration (model: "fake-model" -> "other-model"); use another --out directory, or --allow-config-change to go on and record the change`,
+    );
+    await expect(run({ context: { maxCodeAttempts: 5 } })).rejects.toThrow(
+      "maxCodeAttempts: 3 -> 5",
+    );
+    await expect(run({ selection: { kind: "sample", n: 1, seed: 0 } })).rejects.toThrow(
+      "selection: all -> sample 1 seed 0",
+    );
+    // The flag names the same model the environment did; speed and caching may change.
+    await run({
+      env: { ...ENV, TABLEMINDS_MODEL: "other-model" },
+      context: { model: "fake-model", llmTimeoutMs: 5_000 },
+      concurrency: 1,
+    });
+    expect(readRunInfo(dir)?.configChanges).toBeUndefined();
+
+    const changed = await runEvaluation(
+      options(dir, fakeGraph().graph, {
+        examples: examples.slice(0, 3),
+        selection: { kind: "first", n: 3 },
+        env: { ...ENV, TABLEMINDS_MODEL: "other-model" },
+        allowConfigChange: true,
+      }),
+    );
+    expect(changed.ran).toBe(1);
+    const info = readRunInfo(dir);
+    expect(info?.config?.model).toBe("other-model");
+    expect(info?.configChanges).toEqual([
+      {
+        invocation: 3,
+        at: expect.any(String),
+        changes: ["selection: all -> first 3", 'model: "fake-model" -> "other-model"'],
+      },
+    ]);
+    const byId = Object.fromEntries(changed.records.map((r) => [r.id, r.invocation]));
+    expect(byId).toEqual({ q0: 1, q1: 1, q2: 3 });
+  });
+
+  it("says in the report which model, endpoint, questions and configuration made it", async () => {
+    const dir = tempDir();
+    const run = (extra: Partial<RunOptions>) =>
+      runEvaluation(options(dir, fakeGraph().graph, { examples: two, ...extra }));
+    await run({ selection: { kind: "first", n: 2 } });
+    const changed = await run({
+      examples: examples.slice(0, 1),
+      selection: { kind: "first", n: 1 },
+      context: { temperature: 1 },
+      allowConfigChange: true,
+    });
+    // Both results are reported, though this invocation selected one question.
+    const report = await writeReport(dir, two, changed.records, fakeScorer());
+    expect(report.run).toMatchObject({
+      selection: "first 1",
+      config: { model: "fake-model", endpoint: "127.0.0.1:9" },
+      changes: [{ invocation: 2, results: 0 }],
+    });
+    const markdown = readFileSync(path.join(dir, "report.md"), "utf8");
+    expect(markdown).toContain(
+      "Run: graph fake_graph, model fake-model at 127.0.0.1:9, questions: first 1.",
+    );
+    expect(markdown).toMatch(/^Configuration: .*temperature 1,/m);
+    expect(markdown).toContain(
+      "The configuration changed at invocation 2 (--allow-config-change; 0 results since): selection: first 2 -> first 1; temperature: 0 -> 1.",
+    );
+  });
+
+  it("ignores a setting that only one version of the code has", () => {
+    const config = {
+      dataset: "fake",
+      graph: "g",
+      selection: { kind: "all" as const },
+      model: "m",
+      roleModels: {},
+      endpoint: "h:1",
+      settings: { temperature: 0 },
+    };
+    const newer = { ...config, settings: { temperature: 0, newKnob: 5 } };
+    expect(diffRunConfigs(config, newer)).toEqual([]);
+    expect(diffRunConfigs(config, { ...newer, settings: { temperature: 1 } })).toEqual([
+      "temperature: 0 -> 1",
+    ]);
+  });
+
+  it("accepts any configuration while the directory holds no result", async () => {
+    const dir = tempDir();
+    await runEvaluation(
+      options(dir, fakeGraph(() => Promise.reject(refused())).graph, { examples: two }),
+    );
+    expect(existsSync(path.join(dir, "run.json"))).toBe(true);
+    await runEvaluation(
+      options(dir, fakeGraph().graph, {
+        examples: two,
+        env: { ...ENV, OPENAI_BASE_URL: "http://127.0.0.1:8/v1" },
+      }),
+    );
+    expect(readRunInfo(dir)?.config?.endpoint).toBe("127.0.0.1:8");
+    expect(readRunInfo(dir)?.configChanges).toBeUndefined();
+  });
+
+  it("refuses to start when no model endpoint is configured, before any question", async () => {
+    const dir = tempDir();
+    const { graph, stats } = fakeGraph();
+    await expect(runEvaluation(options(dir, graph, { env: {} }))).rejects.toThrow(
+      "No model endpoint is configured",
+    );
+    expect(stats.calls.size).toBe(0);
   });
 });
 

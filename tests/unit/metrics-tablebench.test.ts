@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadDataset } from "../../evals/datasets/index.js";
-import { chartKind, chartMatches, parseReferences, sameValues } from "../../evals/metrics/chart.js";
+import { chartScript, readVerdict, VERDICT_MARKER } from "../../evals/metrics/chart.js";
 import { getScorer } from "../../evals/metrics/index.js";
 import { normalizeAnswer, rougeL, rougeTokens } from "../../evals/metrics/squad.js";
 import {
@@ -40,6 +40,17 @@ describe("normalization (SQuAD style, as upstream)", () => {
     expect(normalizeAnswer("The  United   States")).toBe("united states");
     expect(normalizeAnswer("an Apple, a Pear")).toBe("apple pear");
     expect(normalizeAnswer("theatre")).toBe("theatre");
+  });
+
+  // As CPython runs the rules: \b knows Unicode letters and digits, split() its whitespace.
+  it("finds articles and whitespace as Python's re and str.split() do", () => {
+    expect(normalizeAnswer("éthe")).toBe("éthe");
+    expect(normalizeAnswer("٣the")).toBe("٣the");
+    expect(normalizeAnswer("thé")).toBe("thé");
+    expect(normalizeAnswer("the_x")).toBe("thex");
+    expect(normalizeAnswer("x\x1cy")).toBe("x y");
+    expect(normalizeAnswer("x\x85the y")).toBe("x y");
+    expect(normalizeAnswer("x\ufeffy")).toBe("x\ufeffy");
   });
 });
 
@@ -146,20 +157,43 @@ describe("aggregation", () => {
 });
 
 describe("charts", () => {
-  it("reads y_references and compares sorted values at 2 decimals", () => {
-    expect(parseReferences("y_references = [[24, 30.5], [1, nan]]")).toEqual([
-      [24, 30.5],
-      [1, null],
-    ]);
-    expect(parseReferences("Final Answer: 3")).toBeNull();
-    expect(parseReferences("y_references = [[1, np.nan]]")).toEqual([[1, null]]);
-    expect(sameValues([3, 1, 2], [1, 2, 3.001])).toBe(true);
-    expect(sameValues([1, 2], [1, 2, 3])).toBe(false);
-    expect(sameValues([1, null], [null, 1])).toBe(true);
-    expect(chartMatches("bar", [[24, 30]], [30, 24])).toBe(true);
-    expect(chartMatches("pie", [[1, 3]], [0.25, 0.75])).toBe(true);
-    expect(chartMatches("pie", [[1, 3]], [1, 3])).toBe(false);
-    expect(chartKind("waterfall")).toBe("bar");
-    expect(chartKind(undefined)).toBe("bar");
+  const chart = example({
+    category: "Visualization",
+    subcategory: "ChartGeneration",
+    chartType: "bar",
+    gold: "y_references = [[1, 2]]",
+  });
+
+  it("hands the parser the code, references, chart type and table as one JSON request", () => {
+    const script = chartScript("plt.bar(['x'], [1])", chart);
+    const request = /^_REQUEST = json\.loads\((.*)\)$/m.exec(script)?.[1] ?? "";
+    expect(JSON.parse(JSON.parse(request))).toEqual({
+      code: "plt.bar(['x'], [1])",
+      answer: "y_references = [[1, 2]]",
+      chart_type: "bar",
+      columns: ["a"],
+      data: [[1]],
+    });
+    expect(script).toContain("from metrics.chart_metric_utils import *");
+  });
+
+  it("reads the verdict line; Parse@1 needs a printed True or False", async () => {
+    expect(readVerdict(`noise\n${VERDICT_MARKER}{"ecr": true, "verdict": false}\n`)).toEqual({
+      ecr: true,
+      verdict: false,
+    });
+    expect(readVerdict(`${VERDICT_MARKER}{"ecr": false, "verdict": null}`)?.verdict).toBeNull();
+    expect(readVerdict("no marker")).toBeNull();
+    const printed = (verdict: string) => async () => ({
+      ok: true,
+      stdout: `${VERDICT_MARKER}{"ecr": true, "verdict": ${verdict}}\n`,
+    });
+    const output = "```python\nplt.bar(['x'], [1])\n```";
+    const score = (verdict: string) =>
+      tablebenchScorer.score(chart, output, { runChart: printed(verdict) });
+    expect(await score("true")).toMatchObject({ score: 1, parsed: true });
+    expect(await score("false")).toMatchObject({ score: 0, parsed: true });
+    expect(await score("null")).toMatchObject({ score: 0, parsed: false });
+    expect(await tablebenchScorer.score(chart, output)).toMatchObject({ score: 0, parsed: false });
   });
 });

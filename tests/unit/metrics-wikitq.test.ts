@@ -20,10 +20,10 @@ const ROOT = path.resolve(import.meta.dirname, "../fixtures/datasets/wikitq");
 
 describe("Python's int() and float(), as the evaluator parses numbers", () => {
   it("accepts what Python accepts and JavaScript's Number() does not", () => {
-    expect(pythonInt(" 12 ")).toBe(12);
-    expect(pythonInt("+5")).toBe(5);
-    expect(pythonInt("007")).toBe(7);
-    expect(pythonInt("1_000")).toBe(1000);
+    expect(pythonInt(" 12 ")).toBe(12n);
+    expect(pythonInt("+5")).toBe(5n);
+    expect(pythonInt("007")).toBe(7n);
+    expect(pythonInt("1_000")).toBe(1000n);
     expect(pythonFloat("5.")).toBe(5);
     expect(pythonFloat(".5")).toBe(0.5);
     expect(pythonFloat("1e3")).toBe(1000);
@@ -41,6 +41,37 @@ describe("Python's int() and float(), as the evaluator parses numbers", () => {
     expect(pythonFloat("_1")).toBeNull();
     expect(pythonFloat("1e")).toBeNull();
   });
+
+  // Each value below is what CPython 3.11 returns (or raises on: null).
+  it("reads decimal digits of any script, as int() and float() do", () => {
+    expect(pythonInt("١٢٣")).toBe(123n); // Arabic-Indic
+    expect(pythonInt("５")).toBe(5n); // full-width
+    expect(pythonInt("০১")).toBe(1n); // Bengali
+    expect(pythonInt("𝟓")).toBe(5n); // mathematical bold, beyond the BMP
+    expect(pythonInt("١_٢")).toBe(12n);
+    expect(pythonFloat("٥.٥")).toBe(5.5);
+    expect(pythonFloat("１e３")).toBe(1000);
+    // Only digits and whitespace are read outside ASCII: not a full-width "e", nor ⑤ or ².
+    expect(pythonFloat("1ｅ3")).toBeNull();
+    expect(pythonInt("⑤")).toBeNull();
+    expect(pythonInt("²")).toBeNull();
+  });
+
+  it("strips what int() and float() strip: Unicode spaces, but not U+001C-U+001F or U+FEFF", () => {
+    expect(pythonInt("\u2028 7 \u2029")).toBe(7n);
+    expect(pythonInt("\x855\xa0")).toBe(5n);
+    expect(pythonInt("\x1c5\x1c")).toBeNull();
+    expect(pythonFloat("5\x1f")).toBeNull();
+    expect(pythonInt("\ufeff5")).toBeNull();
+    expect(pythonInt("1\xa02")).toBeNull();
+  });
+
+  it("keeps integers exact at any size, up to CPython's 4300 digits", () => {
+    expect(pythonInt("9007199254740993")).toBe(9007199254740993n);
+    expect(pythonInt("1".repeat(4300))).toBe(BigInt("1".repeat(4300)));
+    expect(pythonInt("1".repeat(4301))).toBeNull();
+    expect(pythonInt(`${"1_".repeat(4299)}1`)).not.toBeNull(); // underscores do not count
+  });
 });
 
 describe("the WikiTQ evaluator", () => {
@@ -57,14 +88,15 @@ describe("the WikiTQ evaluator", () => {
   });
 
   it("reads numbers first, then dates (a bare year is a number), else strings", () => {
-    expect(toValue("17")).toMatchObject({ kind: "number", amount: 17 });
-    expect(toValue("100,000", "100000.0")).toMatchObject({ kind: "number", amount: 100000 });
+    expect(toValue("17")).toMatchObject({ kind: "number", amount: 17n });
+    expect(toValue("100,000", "100000.0")).toMatchObject({ kind: "number", amount: 100000n });
+    expect(toValue("2.5")).toMatchObject({ kind: "number", amount: 2.5 });
     expect(toValue("January 26, 1995", "1995-01-26")).toMatchObject({
       kind: "date",
-      ymd: [1995, 1, 26],
+      ymd: [1995n, 1, 26],
     });
-    expect(toValue("2000", "2000-xx-xx")).toMatchObject({ kind: "number", amount: 2000 });
-    expect(toValue("March", "xx-03-xx")).toMatchObject({ kind: "date", ymd: [-1, 3, -1] });
+    expect(toValue("2000", "2000-xx-xx")).toMatchObject({ kind: "number", amount: 2000n });
+    expect(toValue("March", "xx-03-xx")).toMatchObject({ kind: "date", ymd: [-1n, 3, -1] });
     expect(toValue("xx-13-xx")).toMatchObject({ kind: "string" });
     expect(toValue("Italy")).toMatchObject({ kind: "string", normalized: "italy" });
   });
@@ -90,6 +122,36 @@ describe("the WikiTQ evaluator", () => {
     expect(toValueList(["2", "two"])).toHaveLength(2);
     // So a repeated answer still matches a single target.
     expect(checkDenotation(toValueList(["2"]), toValueList(["2", "2.0"]))).toBe(true);
+  });
+
+  // Each verdict below is what the official evaluator gives under CPython 3.
+  it("compares integers exactly, as Python's ints are, beyond 2^53", () => {
+    const check = (target: string, predicted: string) =>
+      checkDenotation(toValueList([target]), toValueList([predicted]));
+    expect(check("9007199254740993", "9007199254740992")).toBe(false);
+    expect(check("100000000000000000000000000001", "100000000000000000000000000000")).toBe(false);
+    expect(toValueList(["9007199254740993", "9007199254740992"])).toHaveLength(2);
+    // A float within 1e-6 of an integer becomes int(amount): exact, and truncated.
+    expect(check("9007199254740993", "9007199254740993.0")).toBe(false);
+    expect(check("1e20", "100000000000000000000")).toBe(true);
+    expect(check("3", "3.0000001")).toBe(true);
+    expect(check("3", "2.9999999")).toBe(false); // int(2.9999999) is 2
+    expect(check("١٢٣", "123")).toBe(true);
+    expect(check("１２", "12.0")).toBe(true);
+  });
+
+  it("keeps the first of equal values, as Python's set() does", () => {
+    const first = toValueList(["2 (two)", "2nd"], ["2", "2.0"]);
+    expect(checkDenotation(first, toValueList(["2nd"]))).toBe(false);
+    const reversed = toValueList(["2nd", "2 (two)"], ["2.0", "2"]);
+    expect(checkDenotation(reversed, toValueList(["2nd"]))).toBe(true);
+  });
+
+  it("strips and collapses whitespace as Python's strip() and \\s do", () => {
+    expect(normalizeWikiTQ("\x1cItaly\x1f")).toBe("italy");
+    expect(normalizeWikiTQ("a\x1c\x1db")).toBe("a b");
+    expect(normalizeWikiTQ("\ufeffx")).toBe("\ufeffx");
+    expect(normalizeWikiTQ("Italy[١]")).toBe("italy"); // \d is any decimal digit
   });
 
   it("matches on the normalized text first, as Value.match does, then on the number", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import { createChatModel } from "../../tools/models/chat.js";
 import {
   ModelConfigError,
@@ -118,9 +119,12 @@ describe("model settings", () => {
   it("fills in the defaults", () => {
     expect(ModelSettingsSchema.parse({})).toEqual({
       temperature: 0,
-      timeoutMs: 120_000,
-      maxRetries: 3,
+      timeoutMs: 60_000,
+      maxRetries: 2,
     });
+    // The same defaults as a graph run's, from one declaration.
+    const run = ConfigurationSchema.parse({});
+    expect([run.llmTimeoutMs, run.llmMaxRetries, run.runTimeoutMs]).toEqual([60_000, 2, 600_000]);
     expect(parseModelSettings({ maxRetries: 0 }).maxRetries).toBe(0);
   });
 

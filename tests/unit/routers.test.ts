@@ -2,7 +2,7 @@ import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
 import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
-import { routeAfterExecutor, routeSolveStart } from "../../graphs/solve.js";
+import { routeAfterExecutor, routeAfterPlanner, routeSolveStart } from "../../graphs/solve.js";
 import {
   RECURSION_LIMIT,
   routeAfterCheck,
@@ -160,5 +160,21 @@ describe("the check/reflect routers", () => {
     // plan, then code and run ten times, then answer: more than table_qa's own steps
     expect(stepBound({ maxCodeAttempts: 10, maxReflections: 0 })).toBe(23);
     expect(RECURSION_LIMIT).toBe(stepBound({ maxCodeAttempts: 10, maxReflections: 5 }));
+  });
+});
+
+describe("a solve asked for one stage", () => {
+  it("starts where the caller says and stops after the stage asked for", () => {
+    expect(routeSolveStart({ plan: [], reflections: [], startAt: "answerer" })).toBe("answerer");
+    expect(routeSolveStart({ plan: ["s"], reflections: [], startAt: "planner" })).toBe("planner");
+    expect(routeAfterPlanner({ stopAfter: "planner" })).toBe(END);
+    expect(routeAfterPlanner({ stopAfter: null })).toBe("coder");
+    const ran = [attempt("a1", true)];
+    expect(routeAfterExecutor({ reflections: [], attempts: ran, stopAfter: "executor" })).toBe(END);
+    // A failing run is still retried before the solve stops.
+    const failed = [attempt("a1", false)];
+    expect(
+      routeAfterExecutor({ reflections: [], attempts: failed, stopAfter: "executor" }, attempts(2)),
+    ).toBe("coder");
   });
 });

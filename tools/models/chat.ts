@@ -7,6 +7,7 @@ import {
 } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { BoundedCache } from "../bounded-cache.js";
+import { hostOf, trackModelCall } from "./activity.js";
 import {
   type Env,
   type ModelSettings,
@@ -16,12 +17,18 @@ import {
   type Role,
   resolveModel,
 } from "./config.js";
-import { describeCause, ModelCallError, statusOf } from "./errors.js";
-import { countingAttempts, guardedFetch } from "./fetch.js";
+import {
+  describeCause,
+  EmptyReplyError,
+  ModelCallError,
+  NotChatCompletionError,
+  statusOf,
+} from "./errors.js";
+import { type CallRecord, guardedFetch, recordingCall } from "./fetch.js";
 import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 import { onFailedModelAttempt } from "./retry.js";
 
-export { ModelCallError } from "./errors.js";
+export { isEndpointFailure, ModelCallError } from "./errors.js";
 
 export interface ModelReply {
   text: string;
@@ -46,8 +53,9 @@ const chatModels = new BoundedCache<ChatOpenAI>(MAX_CACHED_MODELS);
 
 /**
  * The ChatOpenAI client for `role`, shared by all calls with the same resolved settings.
- * Retries (429, 5xx, timeouts, connection errors; see retry.ts) are ChatOpenAI's own, with
- * exponential backoff from 1 s; the OpenAI SDK underneath does not retry.
+ * Retries (429, 5xx, timeouts, dropped connections; never an endpoint that cannot work: see
+ * retry.ts) are ChatOpenAI's own, with exponential backoff from 1 s; the OpenAI SDK underneath
+ * does not retry.
  *
  * `settings.streaming` does not change the client: callModel streams with `.stream()`.
  * Constructing ChatOpenAI with `streaming: true` would make a plain `invoke()` estimate
@@ -69,7 +77,7 @@ export function clearChatModelCache(): void {
 
 function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedModel): ChatOpenAI {
   const baseURL = resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-  const { temperature, timeoutMs, maxRetries } = settings;
+  const { temperature, timeoutMs, maxRetries, maxTokens } = settings;
   const key = JSON.stringify([
     role,
     resolved.model,
@@ -78,6 +86,7 @@ function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedMod
     temperature,
     timeoutMs,
     maxRetries,
+    maxTokens,
   ]);
   const cached = chatModels.get(key);
   if (cached) return cached;
@@ -87,6 +96,7 @@ function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedMod
     temperature,
     timeout: timeoutMs,
     maxRetries,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
     onFailedAttempt: onFailedModelAttempt,
     // Asks for a final usage chunk (stream_options.include_usage) when streaming.
     streamUsage: true,
@@ -98,8 +108,9 @@ function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedMod
 
 /**
  * One exchange with the model of `role`: its text, token usage (0 when the server reports
- * none) and duration. Failures and empty replies throw ModelCallError; a call cancelled by
- * `opts.signal` rethrows the abort error unchanged.
+ * none) and duration. Failures, empty replies and replies that are not chat completions throw
+ * ModelCallError; a call cancelled by `opts.signal` rethrows the abort error unchanged. While it
+ * waits, the call is listed by modelCallsInFlight (activity.ts).
  */
 export async function callModel(
   role: Role,
@@ -110,13 +121,14 @@ export async function callModel(
   const parsed = parseModelSettings(settings);
   const resolved = resolveModel(role, parsed);
   const chat = chatModelFor(role, parsed, resolved);
-  const counter = { attempts: 0 };
+  const baseUrl = resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+  const record: CallRecord = { attempts: 0 };
   const failure = (reason: string, cause?: unknown) =>
     new ModelCallError({
       role,
       model: resolved.model,
-      baseUrl: resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
-      attempts: counter.attempts,
+      baseUrl,
+      attempts: record.attempts,
       reason,
       status: statusOf(cause),
       cause,
@@ -124,29 +136,45 @@ export async function callModel(
 
   const cacheFile = opts.replayCache ?? (process.env.TABLEMINDS_REPLAY_CACHE?.trim() || undefined);
   const cache = cacheFile ? replayCacheAt(cacheFile) : undefined;
-  const cacheKey = cache
-    ? replayKey(chat, resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL, messages)
-    : "";
+  const cacheKey = cache ? replayKey(chat, baseUrl, messages, parsed.seed) : "";
   const recorded = cache?.get(cacheKey);
   if (recorded) return { ...recorded, ms: 0, model: resolved.model, cached: true };
 
   const started = performance.now();
-  let reply: AIMessageChunk;
+  const activity = {
+    role,
+    model: resolved.model,
+    host: hostOf(baseUrl),
+    startedAt: started,
+    record,
+  };
+  let reply: AIMessageChunk | undefined;
   try {
-    const callOptions = { signal: opts.signal, callbacks: opts.callbacks };
-    reply = await countingAttempts(counter, () =>
-      parsed.streaming
-        ? streamReply(chat, messages, callOptions)
-        : chat.invoke(messages, callOptions),
+    const callOptions = { signal: opts.signal, callbacks: opts.callbacks, seed: parsed.seed };
+    reply = await trackModelCall(activity, () =>
+      recordingCall(record, () =>
+        parsed.streaming
+          ? streamReply(chat, messages, callOptions)
+          : chat.invoke(messages, callOptions),
+      ),
     );
   } catch (error) {
     if (opts.signal?.aborted) throw error;
+    if (record.notChatCompletion) {
+      const notChat = new NotChatCompletionError(record.head ?? "", { cause: error });
+      throw failure(notChat.message, notChat);
+    }
     throw failure(describeCause(error, parsed.timeoutMs), error);
   }
   const ms = Math.round(performance.now() - started);
+  if (reply === undefined) {
+    // A stream that carried no chat completion chunk at all: an HTML page, other JSON...
+    const notChat = new NotChatCompletionError(record.head ?? "");
+    throw failure(notChat.message, notChat);
+  }
 
   const text = reply.text;
-  if (text.trim() === "") throw failure("the reply has no text");
+  if (text.trim() === "") throw failure("the reply has no text", new EmptyReplyError());
   const usage: UsageMetadata | undefined = reply.usage_metadata;
   const result = {
     text,
@@ -164,9 +192,16 @@ export async function callModel(
  * temperature, max tokens, stop, seed...: whatever is set), and the messages by role and
  * content. Streaming or not is left out: it changes how the reply arrives, not what it says.
  */
-function replayKey(chat: ChatOpenAI, baseUrl: string, messages: BaseMessageLike[]): string {
+function replayKey(
+  chat: ChatOpenAI,
+  baseUrl: string,
+  messages: BaseMessageLike[],
+  seed: number | undefined,
+): string {
   const params = Object.fromEntries(
-    Object.entries(chat.invocationParams()).filter(([name]) => !name.startsWith("stream")),
+    Object.entries(chat.invocationParams(seed === undefined ? undefined : { seed })).filter(
+      ([name]) => !name.startsWith("stream"),
+    ),
   );
   return ReplayCache.key({
     v: 1,
@@ -191,11 +226,10 @@ async function streamReply(
   chat: ChatOpenAI,
   messages: BaseMessageLike[],
   options: CallModelOptions,
-): Promise<AIMessageChunk> {
+): Promise<AIMessageChunk | undefined> {
   let whole: AIMessageChunk | undefined;
   for await (const chunk of await chat.stream(messages, options)) {
     whole = whole === undefined ? chunk : whole.concat(chunk);
   }
-  if (whole === undefined) throw new Error("the stream ended without a single chunk");
   return whole;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConfigurationSchema } from "../../blackboard/configuration.js";
 
 /** The agents that talk to a model; each may use a different one. */
 export const ROLES = ["planner", "coder", "answerer", "checker", "reflector", "archiver"] as const;
@@ -10,6 +11,13 @@ export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Local OpenAI-compatible servers accept any key; the client still needs a non-empty one. */
 export const LOCAL_API_KEY = "none";
 
+/** The run configuration's defaults, so a call without settings behaves as a graph run's. */
+const CONFIGURED = ConfigurationSchema.pick({
+  temperature: true,
+  llmTimeoutMs: true,
+  llmMaxRetries: true,
+}).parse({});
+
 const httpUrl = z.url({ protocol: /^https?$/ });
 const name = z.string().trim().min(1);
 
@@ -17,12 +25,16 @@ export const ModelSettingsSchema = z.object({
   /** Model for every role unless a role has its own. */
   model: name.optional(),
   roleModels: z.partialRecord(z.enum(ROLES), name.optional()).optional(),
-  temperature: z.number().min(0).max(2).default(0),
-  timeoutMs: z.number().int().positive().default(120_000),
-  maxRetries: z.number().int().min(0).max(10).default(3),
+  temperature: z.number().min(0).max(2).default(CONFIGURED.temperature),
+  timeoutMs: z.number().int().positive().default(CONFIGURED.llmTimeoutMs),
+  maxRetries: z.number().int().min(0).max(10).default(CONFIGURED.llmMaxRetries),
   baseUrl: httpUrl.optional(),
   apiKey: z.string().min(1).optional(),
   streaming: z.boolean().optional(),
+  /** A cap on the reply's tokens (unset: the server's own). */
+  maxTokens: z.number().int().positive().optional(),
+  /** Sent as the request's `seed`, so that sampled branches differ and a rerun repeats them. */
+  seed: z.number().int().min(0).optional(),
 });
 
 export type ModelSettings = z.infer<typeof ModelSettingsSchema>;
@@ -85,7 +97,7 @@ function describeIssues(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
 }
 
-/** Validates settings and fills in the defaults (temperature 0, 120 s timeout, 3 retries). */
+/** Validates settings and fills in the run configuration's defaults (temperature, timeout, retries). */
 export function parseModelSettings(settings: Partial<ModelSettings> = {}): ModelSettings {
   const parsed = ModelSettingsSchema.safeParse(settings);
   if (!parsed.success) {

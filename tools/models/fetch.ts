@@ -1,18 +1,25 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { z } from "zod";
 
-/** Counts the HTTP requests made on behalf of one model call (first attempt + retries). */
-export interface AttemptCounter {
+/** What the HTTP requests of one model call (first attempt + retries) left behind. */
+export interface CallRecord {
   attempts: number;
+  /** The first characters of the latest 2xx body. */
+  head?: string;
+  /** Set when the latest 2xx body was read whole and is not a chat completion. */
+  notChatCompletion?: boolean;
 }
 
-const currentCall = new AsyncLocalStorage<AttemptCounter>();
+const currentCall = new AsyncLocalStorage<CallRecord>();
 
-/** Runs `fn` and reports how many HTTP requests it made through a guarded fetch. */
-export async function countingAttempts<T>(
-  counter: AttemptCounter,
-  fn: () => Promise<T>,
-): Promise<T> {
-  return currentCall.run(counter, fn);
+/** Runs `fn` and records the HTTP requests it made through a guarded fetch. */
+export async function recordingCall<T>(record: CallRecord, fn: () => Promise<T>): Promise<T> {
+  return currentCall.run(record, fn);
+}
+
+/** The record of the model call running here, if any (read by the retry decision). */
+export function currentCallRecord(): CallRecord | undefined {
+  return currentCall.getStore();
 }
 
 /** The response body went silent for longer than the idle limit. */
@@ -23,28 +30,86 @@ export class BodyStallError extends Error {
   }
 }
 
+const HEAD_CHARS = 200;
+/** A non-streamed chat completion larger than this is not checked (nor kept in memory twice). */
+const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
+
+/** The least a non-streamed reply must hold for a client to read it as a chat completion. */
+const ChatCompletionShape = z.looseObject({
+  choices: z.array(z.looseObject({ message: z.looseObject({}) })).min(1),
+});
+
+function isChatCompletion(text: string): boolean {
+  try {
+    return ChatCompletionShape.safeParse(JSON.parse(text)).success;
+  } catch {
+    return false;
+  }
+}
+
+/** A chat request that asked for one JSON reply rather than a stream of events. */
+function isPlainChatRequest(input: Parameters<typeof fetch>[0], init?: RequestInit): boolean {
+  const url = String(input instanceof Request ? input.url : input);
+  // The SDK sends compact JSON; a prompt's own quotes would be escaped.
+  const streamed = typeof init?.body === "string" && init.body.includes('"stream":true');
+  return url.includes("/chat/completions") && !streamed;
+}
+
 /**
  * A fetch for the OpenAI client. The client's own timeout stops once the response headers
  * arrive, so a server that sends headers and then goes silent would hang a call forever;
- * this fetch fails the body when no bytes arrive for `idleMs`. It also counts attempts.
+ * this fetch fails the body when no bytes arrive for `idleMs`. It also counts attempts and
+ * keeps the head of each 2xx body, and checks a non-streamed chat reply against the shape of a
+ * chat completion, so a failure can say what the server sent instead.
  */
 export function guardedFetch(idleMs: number): typeof fetch {
   return async (input, init) => {
-    const counter = currentCall.getStore();
-    if (counter) counter.attempts += 1;
+    const record = currentCall.getStore();
+    if (record) {
+      record.attempts += 1;
+      record.head = undefined;
+      record.notChatCompletion = undefined;
+    }
     const response = await fetch(input, init);
     if (!response.body) return response;
-    return new Response(withIdleTimeout(response.body, idleMs), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    const watch = record && response.ok ? record : undefined;
+    const check = watch !== undefined && isPlainChatRequest(input, init);
+    return new Response(
+      withIdleTimeout(response.body, idleMs, watch && bodyWatcher(watch, check)),
+      { status: response.status, statusText: response.statusText, headers: response.headers },
+    );
+  };
+}
+
+interface BodyWatcher {
+  chunk(bytes: Uint8Array): void;
+  done(): void;
+}
+
+function bodyWatcher(record: CallRecord, check: boolean): BodyWatcher {
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  return {
+    chunk(chunk) {
+      bytes += chunk.byteLength;
+      if (bytes > MAX_CHECKED_BYTES) return;
+      text += decoder.decode(chunk, { stream: true });
+      record.head = text.slice(0, HEAD_CHARS);
+    },
+    done() {
+      if (!check || bytes > MAX_CHECKED_BYTES) return;
+      text += decoder.decode();
+      record.head = text.slice(0, HEAD_CHARS);
+      record.notChatCompletion = !isChatCompletion(text);
+    },
   };
 }
 
 function withIdleTimeout(
   source: ReadableStream<Uint8Array>,
   idleMs: number,
+  watcher?: BodyWatcher,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   return new ReadableStream<Uint8Array>({
@@ -55,8 +120,13 @@ function withIdleTimeout(
       });
       try {
         const chunk = await Promise.race([reader.read(), stalled]);
-        if (chunk.done) controller.close();
-        else controller.enqueue(chunk.value);
+        if (chunk.done) {
+          watcher?.done();
+          controller.close();
+        } else {
+          watcher?.chunk(chunk.value);
+          controller.enqueue(chunk.value);
+        }
       } catch (error) {
         reader.cancel(error).catch(() => {});
         controller.error(error);

@@ -1,0 +1,26 @@
+import type { GraphNode } from "@langchain/langgraph";
+import { winnerTrajectory } from "../blackboard/branches.js";
+import type { MctsState } from "../blackboard/state.js";
+import { branchOrder } from "../grounding/tally.js";
+import type { NodeContext } from "./runtime.js";
+
+/**
+ * The end of a search: the answer with the best reward wins (ties: the one whose code did best
+ * on average, then the branch made first), and its trajectory becomes the run's.
+ */
+export const best = (async (state) => {
+  const nodes = new Map(state.tree.map((node) => [node.id, node]));
+  const mean = (id: string | null) => {
+    const node = id ? nodes.get(id) : undefined;
+    return node && node.visits > 0 ? node.value / node.visits : 0;
+  };
+  const ranked = state.tree
+    .filter((node) => node.stage === "answer" && node.reward !== null)
+    .sort(
+      (a, b) =>
+        (b.reward ?? 0) - (a.reward ?? 0) ||
+        mean(b.parent) - mean(a.parent) ||
+        branchOrder(a.id, b.id),
+    );
+  return winnerTrajectory(state, ranked[0]?.id ?? null);
+}) satisfies GraphNode<typeof MctsState, NodeContext>;

@@ -1,0 +1,14 @@
+import type { GraphNode } from "@langchain/langgraph";
+import { winnerTrajectory } from "../blackboard/branches.js";
+import type { MomState } from "../blackboard/state.js";
+import { majorityVote } from "../grounding/tally.js";
+import type { NodeContext } from "./runtime.js";
+
+/**
+ * Settles the branches' answers by a weighted majority (grounding/tally.ts). The winner's
+ * trajectory becomes the run's, with its own evidence; every branch stays in `branches`.
+ */
+export const vote = (async (state) => {
+  const ballot = majorityVote(state.branches);
+  return { ballot, ...winnerTrajectory(state, ballot.winner) };
+}) satisfies GraphNode<typeof MomState, NodeContext>;
