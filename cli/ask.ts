@@ -2,8 +2,12 @@ import type { BaseStore } from "@langchain/langgraph";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
-import { type GraphSnapshot, loadGraph, type RunnableGraph } from "../graphs/registry.js";
-import { stepBound } from "../graphs/table_qa.js";
+import {
+  type GraphSnapshot,
+  loadGraph,
+  type RunnableGraph,
+  runLimits,
+} from "../graphs/registry.js";
 import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
@@ -162,6 +166,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
     const graph = await loadGraph(options.graph, {
       persistence: { checkpointer, store: options.store ?? ownStore },
     });
+    const limits = await runLimits(options.graph, config);
     const start = thread
       ? await threadStart(graph, thread, options.question)
       : ({ kind: "fresh" } as Start);
@@ -177,7 +182,8 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
         // Progress of the nodes inside subgraphs too (table_qa's solve).
         subgraphs: true,
         context: options.context,
-        recursionLimit: options.recursionLimit ?? stepBound(config),
+        recursionLimit: options.recursionLimit ?? limits.recursionLimit,
+        maxConcurrency: limits.maxConcurrency,
         signal,
         ...(thread ? { configurable: { thread_id: thread } } : {}),
       });
@@ -194,7 +200,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
         if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
         if (mode === "updates" && isRecord(payload)) {
           for (const [node, update] of Object.entries(payload)) {
-            const line = isRecord(update) ? describeUpdate(node, update) : null;
+            const line = isRecord(update) ? describeUpdate(node, update, namespace) : null;
             if (line) say(line);
           }
         }

@@ -19,6 +19,7 @@ const SPELLED: Record<string, Key> = {
   "--stream": "streaming",
   "--replay-cache <file>": "replayCache",
   "--run-timeout <ms>": "runTimeoutMs",
+  "--sampling-seed <n>": "seed",
 };
 
 /** The configuration `ask` and `eval run` take as flags. */
@@ -34,6 +35,19 @@ export const RUN_FLAGS = [
   "llmChecker",
   "maxReflections",
   "replayCache",
+  "plannerTemperature",
+  "coderTemperature",
+  "answererTemperature",
+  "seed",
+  "plans",
+  "codesPerPlan",
+  "answersPerCode",
+  "judge",
+  "searchBudget",
+  "exploration",
+  "searchWidth",
+  "searchMode",
+  "maxConcurrency",
 ] as const satisfies readonly Key[];
 
 /** `ask` also streams and keeps long-term memory; an evaluation never lets questions teach each other. */

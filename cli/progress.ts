@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { BallotSchema, BranchSchema, TreeNodeSchema } from "../blackboard/schemas.js";
 import type { TableQAUpdate } from "../blackboard/state.js";
 
 function count(n: number, noun: string): string {
@@ -7,9 +9,61 @@ function count(n: number, noun: string): string {
 /** Node names are the labels; the longest sets the column. */
 const LABEL_WIDTH = "reflector".length;
 
-/** One progress line for a node's update, as the CLI prints it to stderr, under the node's name. */
-export function describeUpdate(node: string, update: TableQAUpdate): string | null {
+const SearchUpdateSchema = z.object({
+  branches: z.array(BranchSchema).optional(),
+  ballot: BallotSchema.nullable().optional(),
+  tree: z.array(TreeNodeSchema).optional(),
+});
+
+/** A branch's line: what its last stage left (a plan, a run, an answer and its check). */
+function describeBranch(label: string, grown: z.infer<typeof BranchSchema>[]): string | null {
+  const last = grown.at(-1);
+  if (!last) return null;
+  if (last.stage === "plan")
+    return `${label} ${last.id} planned ${count(last.plan.length, "step")}`;
+  if (last.stage === "code") {
+    const run = last.attempts.at(-1)?.result;
+    return `${label} ${last.id} ${run?.ok ? "ran" : "failed to run"} its code`;
+  }
+  const check = last.verdict ? ` (check ${last.verdict.pass ? "passed" : "failed"})` : "";
+  return `${label} ${last.id} answered ${last.answer?.final ?? "nothing"}${check}`;
+}
+
+/** The lines of mom's and mcts's own nodes: branches as they finish, the vote, the pick. */
+function describeSearch(node: string, label: string, update: object): string | null {
+  const parsed = SearchUpdateSchema.safeParse(update);
+  if (!parsed.success) return null;
+  const { branches, ballot, tree } = parsed.data;
+  if (node === "branch" && branches) return describeBranch(label, branches);
+  if ((node === "vote" || node === "judge") && ballot) {
+    const top = ballot.tally.find((t) => t.branches.includes(ballot.winner ?? ""));
+    const answered = ballot.tally.reduce((n, t) => n + t.branches.length, 0);
+    const how =
+      ballot.method === "judge"
+        ? `won ${count(ballot.matches.filter((m) => m.winner === ballot.winner).length, "match")}`
+        : `${top?.branches.length ?? 0} of ${answered} branches (weight ${top?.weight ?? 0})`;
+    return `${label} ${ballot.answer ?? "no answer"}: ${ballot.winner ?? "no branch"}, ${how}`;
+  }
+  if (node === "backup" && tree) {
+    const root = tree.find((n) => n.id === "root");
+    return root ? `${label} ${count(root.visits, "answer")} backed up` : null;
+  }
+  return null;
+}
+
+/**
+ * One progress line for a node's update, as the CLI prints it to stderr, under the node's name.
+ * Inside a branch of mom or mcts (`namespace` names it), the branch's own line says it all.
+ */
+export function describeUpdate(
+  node: string,
+  update: TableQAUpdate,
+  namespace: string[] = [],
+): string | null {
   const label = node.padEnd(LABEL_WIDTH);
+  if (namespace.some((part) => part.startsWith("branch:"))) return null;
+  const search = describeSearch(node, label, update);
+  if (search) return search;
   if (node === "ingest") {
     const tables = Array.isArray(update.tables) ? update.tables : [];
     if (tables.length === 0) return null;
@@ -52,5 +106,6 @@ export function describeUpdate(node: string, update: TableQAUpdate): string | nu
   if (node === "finalizer" && update.answer && update.verdict) {
     return `${label} no reflection left; the best checked answer: ${update.answer.final}`;
   }
+  if (node === "best" && update.answer) return `${label} ${update.answer.final}`;
   return null;
 }

@@ -4,8 +4,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
-import { loadGraph, PROJECT_ROOT } from "../graphs/registry.js";
-import { stepBound } from "../graphs/table_qa.js";
+import { loadGraph, PROJECT_ROOT, runLimits } from "../graphs/registry.js";
 import type { Env } from "../tools/models/config.js";
 import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
 import {
@@ -229,7 +228,10 @@ async function answerRemaining(
   options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
   const graph =
     options.runnable ?? (await loadGraph(options.graph, { persistence: { store: options.store } }));
-  const recursionLimit = stepBound(ensureConfiguration(options.context));
+  const { recursionLimit, maxConcurrency } = await runLimits(
+    options.graph,
+    ensureConfiguration(options.context),
+  );
   const records = [...loaded.records];
   const unscored: Unscored[] = [];
   const failedToRun: Unscored[] = [];
@@ -255,7 +257,7 @@ async function answerRemaining(
         const value = await abortable(
           graph.invoke(
             { question: example.question, sources: example.tables },
-            { context: options.context, signal, recursionLimit },
+            { context: options.context, signal, recursionLimit, maxConcurrency },
           ),
           signal,
         );

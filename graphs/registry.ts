@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
+import type { Configuration } from "../blackboard/configuration.js";
 import type { Persistence } from "./persistence.js";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -103,17 +104,43 @@ export function graphFromModule(
   return compiled;
 }
 
+async function importGraph(name: string, root: string) {
+  const spec = graphSpec(name, root);
+  const [file = "", exported = "graph"] = spec.split(":");
+  const module: GraphModule = await import(pathToFileURL(path.resolve(root, file)).href);
+  return { module, exported, where: `langgraph.json: ${file}` };
+}
+
 /** A graph of langgraph.json, by name; with a checkpointer or store, see graphFromModule. */
 export async function loadGraph(
   name: string,
   options: { persistence?: Persistence; root?: string } = {},
 ): Promise<RunnableGraph> {
-  const { root = PROJECT_ROOT } = options;
-  const spec = graphSpec(name, root);
-  const [file = "", exported = "graph"] = spec.split(":");
-  const module: GraphModule = await import(pathToFileURL(path.resolve(root, file)).href);
-  return graphFromModule(module, options.persistence, {
-    exported,
-    where: `langgraph.json: ${file}`,
-  });
+  const { module, exported, where } = await importGraph(name, options.root ?? PROJECT_ROOT);
+  return graphFromModule(module, options.persistence, { exported, where });
+}
+
+/** What LangGraph needs to run a graph with a configuration. */
+export interface RunLimits {
+  /** The module's `stepBound(configuration)`, else its RECURSION_LIMIT. */
+  recursionLimit: number;
+  /** How many branches (tasks of one step) may run at once. */
+  maxConcurrency: number;
+}
+
+/** The step limit and concurrency one run of a graph needs with this configuration. */
+export async function runLimits(
+  name: string,
+  config: Configuration,
+  root = PROJECT_ROOT,
+): Promise<RunLimits> {
+  const { module, where } = await importGraph(name, root);
+  const bound = module.stepBound;
+  const limit =
+    typeof bound === "function"
+      ? bound(config)
+      : RecursionLimitSchema.parse(module.RECURSION_LIMIT);
+  const recursionLimit = RecursionLimitSchema.safeParse(limit);
+  if (!recursionLimit.success) throw new Error(`${where}: stepBound gave no step limit`);
+  return { recursionLimit: recursionLimit.data, maxConcurrency: config.maxConcurrency };
 }

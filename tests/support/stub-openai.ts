@@ -68,6 +68,8 @@ export interface StubServer {
   close(): Promise<void>;
   /** Settles once the server has stopped listening, for whatever reason. */
   closed: Promise<void>;
+  /** Chat requests being answered now, and the most there ever were at once. */
+  inFlight(): { now: number; most: number };
 }
 
 const ROLE_HEADER = /#\s*tableminds\s+(\w+)/;
@@ -97,6 +99,8 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
   const timers = new Set<NodeJS.Timeout>();
   const idleTimeoutMs = opts.idleTimeoutMs ?? 60_000;
   let closing: Promise<void> | undefined;
+  let flying = 0;
+  let mostFlying = 0;
   let idleTimer: NodeJS.Timeout | undefined;
 
   const wait = (ms: number) =>
@@ -143,6 +147,11 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
     const req = toStubRequest(parsed.data);
     const index = requests.length;
     requests.push(req);
+    flying += 1;
+    mostFlying = Math.max(mostFlying, flying);
+    res.once("close", () => {
+      flying -= 1;
+    });
     let reply: Exclude<StubReply, string>;
     try {
       reply = normalize(opts.respond ? opts.respond(req, index) : scripted(req));
@@ -275,7 +284,15 @@ export async function startStubOpenAI(opts: StubOptions = {}): Promise<StubServe
   const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
   touch();
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, requests, embeddingRequests, close, closed };
+  const inFlight = () => ({ now: flying, most: mostFlying });
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    embeddingRequests,
+    close,
+    closed,
+    inFlight,
+  };
 }
 
 function normalize(reply: StubReply): Exclude<StubReply, string> {
