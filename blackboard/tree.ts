@@ -68,8 +68,9 @@ export interface Expansion {
 
 /**
  * Up to `count` places to grow: from the root down, a node with room for a child grows one;
- * otherwise the descent takes the child of the best UCT. Each pick counts as a visit that
- * brought nothing (a virtual loss) and as a child, so the next pick goes elsewhere.
+ * otherwise the descent takes the child of the best UCT (not one picked in this batch, which
+ * does not exist yet). Each pick counts as a visit that brought nothing (a virtual loss) and as
+ * a child, so the next pick goes elsewhere.
  */
 export function selectExpansions(
   tree: TreeNode[],
@@ -78,31 +79,37 @@ export function selectExpansions(
 ): Expansion[] {
   const nodes = treeMap(tree);
   const picks: Expansion[] = [];
+  // A branch picked in this batch does not exist yet: nothing can grow from it.
+  const pending = new Set<string>();
   for (let n = 0; n < count; n++) {
-    let node = nodes.get(ROOT) as TreeNode;
+    let node: TreeNode | undefined = nodes.get(ROOT) as TreeNode;
     if (exhausted(node, nodes, limits.width)) break;
     const path = [node];
-    while (node.children.length >= limits.width) {
-      const parentVisits = node.visits;
-      const open = node.children
+    while (node && node.children.length >= limits.width) {
+      const parentVisits: number = node.visits;
+      const open: TreeNode[] = node.children
         .map((id) => nodes.get(id))
-        .filter((child): child is TreeNode => !!child && !exhausted(child, nodes, limits.width));
-      const best = open.reduce<TreeNode | undefined>((top, child) => {
+        .filter(
+          (child): child is TreeNode =>
+            !!child && !pending.has(child.id) && !exhausted(child, nodes, limits.width),
+        );
+      node = open.reduce<TreeNode | undefined>((top, child): TreeNode => {
         if (!top) return child;
         return uct(child, parentVisits, limits.exploration) >
           uct(top, parentVisits, limits.exploration)
           ? child
           : top;
       }, undefined);
-      if (!best) break;
-      node = best;
-      path.push(node);
+      if (node) path.push(node);
     }
+    // Every way down ends at a branch of this batch: the rest waits for the next round.
+    if (!node) break;
     const stage = NEXT[node.stage];
     if (!stage) break;
     const index = node.children.length + 1;
     const id = `${node.id === ROOT ? "" : `${node.id}.`}${LETTER[stage]}${index}`;
     picks.push({ parent: node.id, id, stage });
+    pending.add(id);
     node.children.push(id);
     nodes.set(id, { ...rootNode(), id, parent: node.id, stage });
     for (const visited of path) visited.visits += 1;
