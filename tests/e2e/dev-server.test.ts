@@ -57,4 +57,24 @@ describe("langgraph dev server", () => {
     );
     expect(stub.requests.length).toBe(before);
   }, 120_000);
+
+  it.each([
+    ["mom", { plans: 2 }],
+    ["mcts", { searchBudget: 8 }],
+  ])(
+    "serves %s and answers through runs/wait",
+    async (graphId, context) => {
+      const client = new Client({ apiUrl: server.url });
+      const values = (await client.runs.wait(null, graphId, {
+        input: {
+          question: MEDALS_QUESTION,
+          sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
+        },
+        context,
+      })) as { answer?: { final: string }; branches?: { id: string }[] };
+      expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
+      expect(values.branches?.length).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
