@@ -228,10 +228,10 @@ async function answerRemaining(
   options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
   const graph =
     options.runnable ?? (await loadGraph(options.graph, { persistence: { store: options.store } }));
-  const { recursionLimit, maxConcurrency } = await runLimits(
-    options.graph,
-    ensureConfiguration(options.context),
-  );
+  // A graph handed in (tests, benchmarks) runs with LangGraph's defaults.
+  const limits = options.runnable
+    ? {}
+    : await runLimits(options.graph, ensureConfiguration(options.context));
   const records = [...loaded.records];
   const unscored: Unscored[] = [];
   const failedToRun: Unscored[] = [];
@@ -257,7 +257,7 @@ async function answerRemaining(
         const value = await abortable(
           graph.invoke(
             { question: example.question, sources: example.tables },
-            { context: options.context, signal, recursionLimit, maxConcurrency },
+            { context: options.context, signal, ...limits },
           ),
           signal,
         );

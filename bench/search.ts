@@ -1,0 +1,139 @@
+/**
+ * Test-time scaling against its latency-bound ideal (not a test), with a stub model in its own
+ * process answering every call after 200 ms:
+ *
+ * - mom with 8 plans against mom with one (one solve and the vote), alternately, medians: the
+ *   branches run side by side, so the critical path should stay one trajectory plus the vote;
+ *   goal <= 1.25x.
+ * - mcts with a budget of 64 model calls at concurrency 16 against its ideal, the calls it made
+ *   x the latency / 16; goal <= 1.3x.
+ * - an evaluation of TableBench questions through mom (8 plans) and through table_qa at the
+ *   same question concurrency: model calls per second reaching the stub, questions per second.
+ *
+ *   npx tsx bench/search.ts [runs=5] [latencyMs=200]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Configuration } from "../blackboard/configuration.js";
+import { loadDataset } from "../evals/datasets/index.js";
+import { getScorer } from "../evals/metrics/index.js";
+import { runEvaluation } from "../evals/runner.js";
+import { graph as mcts } from "../graphs/mcts.js";
+import { graph as mom } from "../graphs/mom.js";
+import { MEDALS_QUESTION } from "../tests/support/scripts.js";
+import { closeSandboxes } from "../tools/sandbox/index.js";
+import { spawnStub } from "./spawn-stub.js";
+
+const RUNS = Number(process.argv[2] ?? 5);
+const LATENCY_MS = Number(process.argv[3] ?? 200);
+const TABLE = path.resolve(import.meta.dirname, "../examples/olympics_2020_medals.csv");
+const SAMPLE = path.resolve(
+  import.meta.dirname,
+  "../tests/fixtures/datasets/tablebench/tablebench_sample40.jsonl",
+);
+
+process.env.TABLEMINDS_HOME = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-search-"));
+process.env.OPENAI_API_KEY = "bench";
+process.env.TABLEMINDS_MODEL = "stub-model";
+process.env.LANGSMITH_TRACING = "false";
+
+const input = { question: MEDALS_QUESTION, sources: [{ path: TABLE }] };
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await work();
+  return { ms: performance.now() - started, value };
+}
+
+async function momWall(plans: number): Promise<number> {
+  const context: Partial<Configuration> = { plans, maxConcurrency: 8 };
+  const { ms, value } = await timed(() => mom.invoke(input, { context, maxConcurrency: 8 }));
+  if ((value as { answer?: { final: string } }).answer?.final !== "203")
+    throw new Error("bad answer");
+  return ms;
+}
+
+const stub = await spawnStub(LATENCY_MS);
+process.env.OPENAI_BASE_URL = stub.url;
+
+await momWall(1);
+await momWall(8);
+const one: number[] = [];
+const eight: number[] = [];
+for (let i = 0; i < RUNS; i++) {
+  one.push(await momWall(1));
+  eight.push(await momWall(8));
+}
+console.log(`mom, ${LATENCY_MS} ms a model call, ${RUNS} runs each (medians)`);
+console.log(`  one plan (one solve + vote)  ${median(one).toFixed(0)} ms`);
+console.log(`  eight plans side by side     ${median(eight).toFixed(0)} ms`);
+console.log(
+  `  eight / one                  ${(median(eight) / median(one)).toFixed(2)}x   (goal <= 1.25x)`,
+);
+
+const concurrency = 16;
+const searchContext: Partial<Configuration> = {
+  searchBudget: 64,
+  maxConcurrency: concurrency,
+  searchWidth: 16,
+  maxCodeAttempts: 1,
+};
+const ratios: number[] = [];
+let calls = 0;
+for (let i = 0; i < Math.max(1, Math.ceil(RUNS / 2)); i++) {
+  const { ms, value } = await timed(() =>
+    mcts.invoke({ ...input, gold: "203" }, { context: searchContext, maxConcurrency: concurrency }),
+  );
+  calls = (value as { budget: { llmCalls: number } }).budget.llmCalls;
+  ratios.push(ms / ((calls * LATENCY_MS) / concurrency));
+}
+console.log(
+  `mcts, budget 64 calls, concurrency ${concurrency}, width 16 (median of ${ratios.length})`,
+);
+console.log(`  model calls made             ${calls}`);
+console.log(`  wall / ideal                 ${median(ratios).toFixed(2)}x   (goal <= 1.3x)`);
+stub.stop();
+
+const evalStub = await spawnStub(LATENCY_MS, "tablebench");
+process.env.OPENAI_BASE_URL = evalStub.url;
+const examples = (await loadDataset("tablebench", { path: SAMPLE }))
+  .filter((e) => e.category !== "Visualization")
+  .slice(0, 16);
+async function throughput(graph: "mom" | "table_qa", context: Partial<Configuration>) {
+  const outDir = mkdtempSync(path.join(os.tmpdir(), `tableminds-bench-${graph}-`));
+  const { ms, value } = await timed(() =>
+    runEvaluation({
+      graph,
+      examples,
+      scorer: getScorer("tablebench"),
+      outDir,
+      concurrency: 4,
+      timeoutMs: 120_000,
+      retries: 0,
+      context: { memory: false, maxReflections: 0, ...context },
+    }),
+  );
+  rmSync(outDir, { recursive: true, force: true });
+  const made = value.records.reduce((sum, r) => sum + r.llmCalls, 0);
+  return { callsPerSecond: made / (ms / 1000), questionsPerSecond: examples.length / (ms / 1000) };
+}
+const tableQa = await throughput("table_qa", {});
+const eightPlans = await throughput("mom", { plans: 8 });
+console.log(`evaluation, ${examples.length} TableBench questions, 4 at a time`);
+console.log(
+  `  table_qa                     ${tableQa.callsPerSecond.toFixed(1)} calls/s, ${tableQa.questionsPerSecond.toFixed(2)} questions/s`,
+);
+console.log(
+  `  mom, 8 plans                 ${eightPlans.callsPerSecond.toFixed(1)} calls/s, ${eightPlans.questionsPerSecond.toFixed(2)} questions/s`,
+);
+console.log(
+  `  mom / table_qa calls/s       ${(eightPlans.callsPerSecond / tableQa.callsPerSecond).toFixed(2)}x`,
+);
+evalStub.stop();
+await closeSandboxes();

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { redirectWarnings, routeWarnings } from "../../cli/warnings.js";
+
+describe("the CLI's warnings", () => {
+  it("prints ours, and not the abort-listener count branches side by side are expected to pass", async () => {
+    const lines: string[] = [];
+    routeWarnings();
+    const restore = redirectWarnings((line) => lines.push(line));
+    try {
+      const crowded = new Error(
+        "Possible EventTarget memory leak detected. 11 abort listeners added to [AbortSignal]. MaxListeners is 10.",
+      );
+      crowded.name = "MaxListenersExceededWarning";
+      process.emitWarning(crowded);
+      process.emitWarning("a column was renamed", "TablemindsWarning");
+      const other = new Error("11 close listeners added to [Socket]");
+      other.name = "MaxListenersExceededWarning";
+      process.emitWarning(other);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      restore();
+    }
+    expect(lines).toEqual([
+      "tableminds: warning: a column was renamed",
+      "(node) MaxListenersExceededWarning: 11 close listeners added to [Socket]",
+    ]);
+  });
+});
