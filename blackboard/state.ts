@@ -119,6 +119,8 @@ const branches = new ReducedValue(
 );
 /** How the branches' answers were settled; null until the vote. */
 const ballot = BallotSchema.nullable().default(null);
+/** The trajectory a search returns as the run's own: its chosen branch's. */
+const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
 
 /**
  * mom: branches of solve run side by side and vote. The winner's trajectory is the run's
@@ -131,13 +133,7 @@ export const MomState = new StateSchema({
   memories,
   branches,
   ballot,
-  plan,
-  attempts,
-  evidence,
-  claims,
-  edges,
-  answer,
-  verdict,
+  ...chosen,
   budget,
 });
 
@@ -161,13 +157,7 @@ export const MctsState = new StateSchema({
   gold: z.string().nullable().default(null),
   branches,
   tree,
-  plan,
-  attempts,
-  evidence,
-  claims,
-  edges,
-  answer,
-  verdict,
+  ...chosen,
   budget,
 });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
+import { modelsOf } from "../nodes/llm.js";
 import {
   type Env,
   OPENAI_DEFAULT_BASE_URL,
@@ -47,21 +48,6 @@ export const RunConfigSchema = z.object({
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/** The settings `callModel` gets for a role from a configuration (as nodes/llm.ts builds them). */
-function modelSettings(config: Configuration) {
-  return {
-    model: config.model,
-    roleModels: {
-      planner: config.plannerModel,
-      coder: config.coderModel,
-      answerer: config.answererModel,
-      checker: config.checkerModel,
-      reflector: config.reflectorModel,
-      archiver: config.archiverModel,
-    },
-  };
-}
-
 /**
  * The configuration a run's results depend on, with models and endpoint resolved as the model
  * client resolves them. Throws ModelConfigError when no endpoint is configured, so such a run
@@ -73,7 +59,7 @@ export function resolveRunConfig(
   env: Env = process.env,
 ): RunConfig {
   const config = ensureConfiguration(context);
-  const settings = modelSettings(config);
+  const settings = modelsOf(config);
   // Without the role's own sources, a role resolves to flag, TABLEMINDS_MODEL, default.
   const base = resolveModel(
     "planner",

@@ -8,6 +8,21 @@ export interface NodeReply {
   budget: Partial<Budget>;
 }
 
+/** The model of every role, as the configuration names them, for callModel. */
+export function modelsOf(config: Configuration) {
+  return {
+    model: config.model,
+    roleModels: {
+      planner: config.plannerModel,
+      coder: config.coderModel,
+      answerer: config.answererModel,
+      checker: config.checkerModel,
+      reflector: config.reflectorModel,
+      archiver: config.archiverModel,
+    },
+  };
+}
+
 /** A role's own temperature when it has one (planner, coder, answerer), else the run's. */
 export function temperatureOf(role: Role, config: Configuration): number {
   const own = {
@@ -33,15 +48,7 @@ export async function ask(
       { role: "user", content: user },
     ],
     {
-      model: config.model,
-      roleModels: {
-        planner: config.plannerModel,
-        coder: config.coderModel,
-        answerer: config.answererModel,
-        checker: config.checkerModel,
-        reflector: config.reflectorModel,
-        archiver: config.archiverModel,
-      },
+      ...modelsOf(config),
       temperature: temperatureOf(role, config),
       seed: config.seed,
       timeoutMs: config.llmTimeoutMs,
