@@ -70,21 +70,30 @@ ensure_fonts() {
   echo "tableminds: warning: no DejaVu fonts; the PNG charts of reports will have no text." >&2
 }
 
-# The scorer tests compare our ROUGE-L with the `rouge-score` package itself. It goes into a
-# virtualenv inside node_modules (git-ignored), made from the first python3 that can make one
-# (Debian's needs python3-venv). A failure only warns: those tests then fail and say why.
+# The scorer tests compare our ROUGE-L with the `rouge-score` package itself, and the reward
+# tests our BLEU with NLTK's (pinned: training/rewards/bleu.ts follows that release). They go
+# into a virtualenv inside node_modules (git-ignored), made from the first python3 that can make
+# one (Debian's needs python3-venv). A failure only warns: those tests then fail and say why.
 REFERENCE_VENV="node_modules/.cache/tableminds/reference-venv" # tests/support/reference-python.ts
 REFERENCE_PACKAGE="rouge-score==0.1.2"
+REFERENCE_NLTK="nltk==3.9.1" # tests/support/nltk-reference.ts
+REFERENCE_PROBE="import rouge_score.rouge_scorer, nltk.translate.bleu_score, nltk; assert nltk.__version__ == '${REFERENCE_NLTK#nltk==}'"
 
 ensure_reference_python() {
   local root venv python base prefix
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   venv="$root/$REFERENCE_VENV"
   python="$venv/bin/python"
-  if [[ -x "$python" ]] && limited "$python" -c 'import rouge_score.rouge_scorer' 2>/dev/null; then
+  if [[ -x "$python" ]] && limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
     return 0
   fi
-  echo "tableminds: installing $REFERENCE_PACKAGE into $REFERENCE_VENV (reference for the scorer tests)..."
+  echo "tableminds: installing $REFERENCE_PACKAGE and $REFERENCE_NLTK into $REFERENCE_VENV (references for the scorer tests)..."
+  # A venv that only lacks a package (or has another NLTK) is topped up, not rebuilt.
+  if [[ -x "$python" ]] &&
+    "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" "$REFERENCE_NLTK" >/dev/null 2>&1 &&
+    limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
+    return 0
+  fi
   rm -rf "$venv"
   for base in python3 /usr/bin/python3; do
     command -v "$base" >/dev/null 2>&1 || continue
@@ -99,12 +108,12 @@ ensure_reference_python() {
       limited /usr/bin/python3 -m venv "$venv" >/dev/null 2>&1 || rm -rf "$venv"
   fi
   if [[ -x "$python" ]] &&
-    "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" >/dev/null &&
-    limited "$python" -c 'import rouge_score.rouge_scorer' 2>/dev/null; then
+    "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" "$REFERENCE_NLTK" >/dev/null &&
+    limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
     return 0
   fi
   rm -rf "$venv"
-  echo "tableminds: warning: could not install $REFERENCE_PACKAGE from PyPI into $REFERENCE_VENV;" >&2
+  echo "tableminds: warning: could not install $REFERENCE_PACKAGE and $REFERENCE_NLTK from PyPI into $REFERENCE_VENV;" >&2
   echo "  the scorer tests that compare with it will fail until \`npm run setup\` succeeds." >&2
 }
 
