@@ -5,7 +5,11 @@ import type { ResultRecord } from "../evals/results-file.js";
  * Progress of an evaluation on stderr: a bar with rate and ETA on a terminal, one plain line
  * per question otherwise (logs, CI, tests read those).
  */
-export function evalProgress(quiet: boolean, stream: NodeJS.WriteStream = process.stderr) {
+export function evalProgress(
+  quiet: boolean,
+  stream: NodeJS.WriteStream = process.stderr,
+  label = "eval",
+) {
   let bar: SingleBar | undefined;
   let count = 0;
   let total = 0;
@@ -21,14 +25,13 @@ export function evalProgress(quiet: boolean, stream: NodeJS.WriteStream = proces
       if (quiet) return;
       if (stream.isTTY) {
         bar = new SingleBar({
-          format:
-            "eval [{bar}] {value}/{total} | {rate}/min | ETA {eta_formatted} | score {score}% | errors {errors}",
+          format: `${label} [{bar}] {value}/{total} | {rate}/min | ETA {eta_formatted} | score {score}% | errors {errors}`,
           stream,
           etaBuffer: 50,
         });
         bar.start(all, done, { rate: "0.0", score: "-", errors: 0 });
       } else {
-        stream.write(`eval: ${todo} to run, ${done} already done, ${all} in all\n`);
+        stream.write(`${label}: ${todo} to run, ${done} already done, ${all} in all\n`);
       }
     },
     tick(record: ResultRecord) {

@@ -12,7 +12,9 @@ import {
 import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
+import { registerMineCommand } from "./mine.js";
 import { JSON_OPTION_HELP } from "./report.js";
+import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
 
 const ENVIRONMENT = `
@@ -30,6 +32,8 @@ Environment:
   E2B_API_KEY                 key for E2B cloud sandboxes (--sandbox e2b)
   E2B_DOMAIN, E2B_TEMPLATE    a self-hosted E2B; a template with python3 and pandas
   LANGSMITH_TRACING=true      trace runs to LangSmith (with LANGSMITH_API_KEY)
+  TABLEMINDS_REWARD_URL       the reward server the generated verl module calls (with
+                              TABLEMINDS_REWARD_TOKEN or TABLEMINDS_REWARD_TOKEN_FILE)
 `;
 
 const AskFlagsSchema = z.object({
@@ -129,6 +133,8 @@ export function buildProgram(): Command {
     });
 
   registerEvalCommands(program);
+  registerMineCommand(program);
+  registerServeRewardCommand(program);
   registerDataCommands(program);
 
   program

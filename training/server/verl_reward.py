@@ -1,0 +1,95 @@
+"""tableminds reward function for verl, calling a `tableminds serve-reward` server.
+
+verl: custom_reward_function.path=<this file> custom_reward_function.name=compute_score
+(or name=compute_score_batch with reward_model.reward_manager=batch).
+
+Environment:
+  TABLEMINDS_REWARD_URL         the server, e.g. http://10.0.0.5:8000 (default below)
+  TABLEMINDS_REWARD_TOKEN       its bearer token, or
+  TABLEMINDS_REWARD_TOKEN_FILE  a file holding it
+  TABLEMINDS_REWARD_TIMEOUT     seconds per request (default 120)
+  TABLEMINDS_REWARD_ROLE        plan|code|answer, when the labels do not say the role
+
+ground_truth is the label a tableminds export writes: a JSON object string with role,
+reference, qtype, qsubtype, tables. A plain string is taken as the reference, with the
+other fields read from extra_info. Only the standard library is used.
+"""
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+LABEL_KEYS = ("role", "qtype", "qsubtype", "tables", "preset", "planFormat")
+ATTEMPTS = 3
+
+
+def _token():
+    token = os.environ.get("TABLEMINDS_REWARD_TOKEN", "").strip()
+    path = os.environ.get("TABLEMINDS_REWARD_TOKEN_FILE")
+    if not token and path:
+        with open(path, encoding="utf-8") as handle:
+            token = handle.read().strip()
+    if not token:
+        raise RuntimeError("set TABLEMINDS_REWARD_TOKEN or TABLEMINDS_REWARD_TOKEN_FILE")
+    return token
+
+
+def _plain(value):
+    # Parquet rows reach verl as numpy arrays; JSON wants lists.
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def _label(ground_truth, extra_info):
+    label = None
+    if isinstance(ground_truth, dict):
+        label = dict(ground_truth)
+    elif isinstance(ground_truth, str):
+        try:
+            parsed = json.loads(ground_truth)
+        except ValueError:
+            parsed = None
+        label = parsed if isinstance(parsed, dict) else None
+    if label is None:
+        label = {"reference": ground_truth if isinstance(ground_truth, str) else str(ground_truth)}
+    for key in LABEL_KEYS:
+        if extra_info and key not in label and extra_info.get(key) is not None:
+            label[key] = extra_info[key]
+    return json.dumps(label, default=_plain)
+
+
+def _post(solution_strs, labels):
+    base = os.environ.get("TABLEMINDS_REWARD_URL", DEFAULT_URL).rstrip("/")
+    role = os.environ.get("TABLEMINDS_REWARD_ROLE")
+    url = base + "/reward" + ("/" + role if role else "")
+    timeout = float(os.environ.get("TABLEMINDS_REWARD_TIMEOUT", "120"))
+    body = json.dumps({"query": list(solution_strs), "labels": labels}).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer " + _token()}
+    for attempt in range(ATTEMPTS):
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read().decode("utf-8"))["rewards"]
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode("utf-8", "replace")
+            if error.code < 500 or attempt == ATTEMPTS - 1:
+                raise RuntimeError("reward server %s: %s" % (error.code, detail)) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            if attempt == ATTEMPTS - 1:
+                raise RuntimeError("reward server unreachable at %s: %s" % (url, error)) from None
+        time.sleep(1 + attempt)
+    raise RuntimeError("unreachable")
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    """verl's per-sample reward: a float."""
+    return float(_post([solution_str], [_label(ground_truth, extra_info)])[0])
+
+
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs):
+    """verl's batch reward manager form: lists in, a list of floats out, one request."""
+    infos = extra_infos if extra_infos is not None else [None] * len(solution_strs)
+    labels = [_label(gt, info) for gt, info in zip(ground_truths, infos)]
+    return [float(r) for r in _post(solution_strs, labels)]
