@@ -1,9 +1,10 @@
 /**
  * Reward server throughput and p99 latency at 16 concurrent clients (not a test), beside
- * calling scoreReward in-process with the same 16-way concurrency. Answer rewards, then code
- * rewards (sandbox runs; the pseudo-gold run is cached, each prediction differs).
+ * calling scoreReward in-process with the same 16-way concurrency: answer rewards, plan rewards
+ * (BLEU), then code rewards (sandbox runs; the pseudo-gold run is cached, each prediction
+ * differs). The in-process rates are the rewards scored per second for each role.
  *
- *   npx tsx bench/reward-server.ts [answer requests, default 4000] [code requests, default 300]
+ *   npx tsx bench/reward-server.ts [answer and plan requests, default 4000] [code requests, default 300]
  */
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { type Role, scoreReward } from "../training/rewards/index.js";
@@ -24,6 +25,12 @@ const answerSample = (i: number): Sample => ({
   role: "answer",
   response: `The answer is below.\nFinal Answer: ${i % 7 === 0 ? i + 1 : i}`,
   reference: String(i),
+});
+const planSample = (i: number): Sample => ({
+  role: "plan",
+  response: `<plan>\n1. Keep rows where year is ${i % 50}.\n2. Sum the gold column and print it.\n</plan>`,
+  reference:
+    "<plan>\n1. Keep rows where year is 2020.\n2. Sum the gold column and print it.\n</plan>",
 });
 const codeSample = (i: number): Sample => ({
   role: "code",
@@ -99,6 +106,7 @@ async function compare(label: string, count: number, make: (i: number) => Sample
 
 try {
   await compare("answer", answers, answerSample);
+  await compare("plan", answers, planSample);
   await compare("code", codes, codeSample);
 } finally {
   await server.close();
