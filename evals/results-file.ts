@@ -1,16 +1,7 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../tools/jsonl.js";
 import { QuestionScoreSchema } from "./types.js";
 
 /** One answered question, one line of results.jsonl. */
@@ -57,27 +48,7 @@ export interface LoadedResults {
  * own the file (report, compare) leave it alone.
  */
 export function loadResults(file: string, options: { repair?: boolean } = {}): LoadedResults {
-  if (!existsSync(file)) return { records: [], repaired: null };
-  const text = readFileSync(file, "utf8");
-  const lines = text.split("\n");
-  const last = lines.pop() ?? "";
-  const bad: string[] = last.trim() ? [last] : [];
-  const records: ResultRecord[] = [];
-  const seen = new Set<string>();
-  for (const line of lines) {
-    if (!line.trim()) continue;
-    let parsed: ReturnType<typeof ResultRecordSchema.safeParse> | undefined;
-    try {
-      parsed = ResultRecordSchema.safeParse(JSON.parse(line));
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed?.success) bad.push(line);
-    else if (!seen.has(parsed.data.id)) {
-      seen.add(parsed.data.id);
-      records.push(parsed.data);
-    }
-  }
+  const { records, bad } = readJsonLines(file, ResultRecordSchema);
   if (bad.length === 0 || options.repair === false) return { records, repaired: null };
   const savedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   writeFileSync(savedTo, `${bad.join("\n")}\n`);
@@ -90,43 +61,13 @@ export function loadResults(file: string, options: { repair?: boolean } = {}): L
  * the old file or the new one. The caller holds the file's lock.
  */
 export function writeResults(file: string, records: readonly ResultRecord[]): void {
-  const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(
-    temp,
-    records.map((r) => `${JSON.stringify(ResultRecordSchema.parse(r))}\n`).join(""),
-  );
-  const fd = openSync(temp, "r");
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(temp, file);
+  replaceFile(file, jsonLines(ResultRecordSchema, records));
 }
 
 /** Appends records, one write per line; synced to disk at least every `syncEveryMs`. */
-export class ResultsWriter {
-  private readonly fd: number;
-  private lastSync = Date.now();
-
-  constructor(
-    readonly file: string,
-    private readonly syncEveryMs = 1_000,
-  ) {
-    this.fd = openSync(file, "a");
-  }
-
-  append(record: ResultRecord): void {
-    const line = Buffer.from(`${JSON.stringify(ResultRecordSchema.parse(record))}\n`);
-    // One write per line; a short write (disk full) is finished or left torn for loadResults.
-    let written = 0;
-    while (written < line.length) written += writeSync(this.fd, line, written);
-    if (Date.now() - this.lastSync >= this.syncEveryMs) {
-      fsyncSync(this.fd);
-      this.lastSync = Date.now();
-    }
-  }
-
-  close(): void {
-    fsyncSync(this.fd);
-    closeSync(this.fd);
+export class ResultsWriter extends JsonLinesWriter<ResultRecord> {
+  constructor(file: string, syncEveryMs = 1_000) {
+    super(file, ResultRecordSchema, syncEveryMs);
   }
 }
 
