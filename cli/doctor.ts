@@ -4,7 +4,7 @@ import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { sha256 } from "../tools/artifacts.js";
 import { type EndpointProbe, PROBE_TIMEOUT_MS, probeEndpoint } from "../tools/models/probe.js";
-import { describeProtection } from "../tools/sandbox/hardening.js";
+import { describeProtection, readConfinementSummary } from "../tools/sandbox/hardening.js";
 import { LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";
 
@@ -150,6 +150,8 @@ export function formatDoctorReport(facts: DoctorFacts): string {
       .filter(([name]) => name !== "workers")
       .map(([name, value]) => `${name}=${value}`);
     if (details.length > 0) lines.push(`  (${details.join(", ")})`);
+    const reads = readConfinementSummary(sandbox.protections);
+    if (reads) lines.push(`  ${reads}`);
   }
   lines.push("", "Environment (secret values are never shown):");
   const width = Math.max(...Object.keys(facts.environment).map((name) => name.length));

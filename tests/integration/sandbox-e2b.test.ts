@@ -1,5 +1,7 @@
-import { readdir } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { AuthenticationError } from "e2b";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
@@ -88,6 +90,40 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     const requests = uploads.filter((p) => p.endsWith("/request.json"));
     expect(requests).toHaveLength(3);
     expect(new Set(requests).size).toBe(3);
+  });
+
+  it("refuses reads outside scratch and the run's own tables, and keeps working", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1 });
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tableminds-e2b-private-"));
+    const secret = "sk-e2b-private-secret";
+    const privateFile = path.join(dir, "credentials");
+    await writeFile(privateFile, `${secret}\n`);
+    try {
+      const first = await sandbox.execute({ code: "print(len(df))", tables: [medals] });
+      expect(first.stdout).toBe("4\n");
+      // Another run's table, still uploaded in the same sandbox.
+      const otherTable = `${fake.sandboxes[0]?.home}/tableminds/tables/${medals.sha256}.csv`;
+      const attempts = [
+        `print(open(${JSON.stringify(privateFile)}).read())`,
+        `print(open(${JSON.stringify(path.resolve("package.json"))}).read())`,
+        `import os\nos.symlink(${JSON.stringify(privateFile)}, "notes.txt")\nprint(open("notes.txt").read())`,
+        `import os\nprint(os.listdir(${JSON.stringify(dir)}))`,
+        `print(pd.read_csv(${JSON.stringify(otherTable)}).to_string())`,
+      ];
+      for (const code of attempts) {
+        const result = await sandbox.execute({ code, tables: [] });
+        expect(result.ok).toBe(false);
+        expect(result.error?.type).toBe("PermissionError");
+        expect(result.error?.message).toMatch(/reading outside the scratch directory/);
+        expect(JSON.stringify(result)).not.toContain(secret);
+        expect(result.stdout).toBe("");
+      }
+      const next = await sandbox.execute({ code: "print(int(df.shape[0]))", tables: [medals] });
+      expect(next.stdout).toBe("4\n");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("removes each run directory afterwards", async () => {

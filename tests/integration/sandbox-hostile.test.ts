@@ -1,16 +1,20 @@
 import { EventEmitter, once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ExecResult } from "../../blackboard/schemas.js";
+import type { ExecResult, TableRef } from "../../blackboard/schemas.js";
+import { artifactDir, putArtifact } from "../../tools/artifacts.js";
 import { LocalSandbox } from "../../tools/sandbox/local.js";
 import { useTempHome } from "../support/env.js";
 import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
 
 const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
 const SECRET = "sk-test-secret";
+/** In files outside scratch that the code must not read: a private file, another run's table. */
+const PRIVATE_SECRET = "sk-private-file-secret";
+const OWN_CSV = "x\n1\n2\n3\n";
 
 /** One file of the corpus: the code, and what its header says it must produce. */
 interface HostileCase {
@@ -24,6 +28,8 @@ interface HostileCase {
   timeoutMs?: number;
   memoryMb?: number;
   outputBytes?: number;
+  /** "own": the run gets the test's own table. */
+  tables?: string;
 }
 
 function readCase(file: string): HostileCase {
@@ -48,6 +54,7 @@ function readCase(file: string): HostileCase {
     timeoutMs: number("timeout-ms"),
     memoryMb: number("memory-mb"),
     outputBytes: number("output-bytes"),
+    tables: header.get("tables"),
   };
 }
 
@@ -68,10 +75,23 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
   const marker = `${process.pid}-${Date.now()}`;
   const projectFile = path.resolve(`hostile-${marker}.txt`);
   const tmpFile = path.join(os.tmpdir(), `tableminds-hostile-${marker}.txt`);
+  const privateFile = path.join(os.tmpdir(), `tableminds-private-${marker}.txt`);
+  let ownTable: TableRef;
+  let otherTable: string;
 
   beforeAll(async () => {
     useTempHome();
     process.env.OPENAI_API_KEY = SECRET;
+    writeFileSync(privateFile, `aws_secret_access_key = ${PRIVATE_SECRET}\n`, { mode: 0o600 });
+    const own = await putArtifact(OWN_CSV, "csv");
+    ownTable = {
+      id: "table:own",
+      name: "own",
+      ...own,
+      rows: 3,
+      columns: [{ name: "x", dtype: "int64" }],
+    };
+    otherTable = (await putArtifact(`account,secret\nbob,${PRIVATE_SECRET}\n`, "csv")).uri;
     scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-hostile-root-"));
     server = createServer((socket) => {
       accepted.push(socket.remotePort ?? 0);
@@ -92,6 +112,7 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
     else process.env.OPENAI_API_KEY = savedKey;
     rmSync(projectFile, { force: true });
     rmSync(tmpFile, { force: true });
+    rmSync(privateFile, { force: true });
     rmSync(scratchRoot, { recursive: true, force: true });
   });
 
@@ -113,7 +134,10 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       outputCap: true,
       forkAhead: true,
       recursionCap: true,
+      readConfinement: true,
     });
+    // With Landlock, reads are refused below Python too, not only by the audit hook.
+    if (protections.landlock) expect(protections.kernelReadConfinement).toBe(true);
   });
 
   /**
@@ -176,11 +200,16 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       const code = hostile.code
         .replaceAll("{{PORT}}", String(port))
         .replaceAll("{{PROJECT_FILE}}", projectFile)
-        .replaceAll("{{TMP_FILE}}", tmpFile);
+        .replaceAll("{{TMP_FILE}}", tmpFile)
+        .replaceAll("{{PRIVATE_FILE}}", privateFile)
+        .replaceAll("{{ARTIFACT_DIR}}", artifactDir())
+        .replaceAll("{{OTHER_TABLE}}", otherTable)
+        .replaceAll("{{OWN_FILE}}", path.basename(ownTable.uri))
+        .replaceAll("{{PACKAGE_JSON}}", path.resolve("package.json"));
       const workersBefore = sandbox.workerPids;
       const result = await sandbox.execute({
         code,
-        tables: [],
+        tables: hostile.tables === "own" ? [ownTable] : [],
         // A short limit where the case is about the limit; elsewhere room for a loaded machine.
         timeoutMs: hostile.timeoutMs ?? (hostile.expect === "Timeout" ? 2_000 : 15_000),
         memoryMb: hostile.memoryMb,
@@ -194,6 +223,10 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
       }
       if (hostile.checks.includes("no-secret")) {
         expect(JSON.stringify(result)).not.toContain(SECRET);
+        expect(JSON.stringify(result)).not.toContain(PRIVATE_SECRET);
+      }
+      if (hostile.checks.includes("own-intact")) {
+        expect(readFileSync(ownTable.uri, "utf8")).toBe(OWN_CSV);
       }
       if (hostile.checks.includes("no-table-leak")) {
         expect(result.tables).toEqual([]);

@@ -50,10 +50,12 @@ describe("the local sandbox", () => {
       scratchDir: true,
       scrubbedEnv: true,
       auditHook: true,
+      readConfinement: true,
       forkAhead: true,
     });
     // Probed, not assumed: every answer is a boolean, whatever this machine allows.
-    for (const key of ["netns", "seccomp", "landlock", "noNewProcesses", "rlimitNproc"]) {
+    const probed = ["netns", "seccomp", "landlock", "noNewProcesses", "rlimitNproc"];
+    for (const key of [...probed, "kernelReadConfinement"]) {
       expect(typeof info.protections[key]).toBe("boolean");
     }
     if (process.getuid?.() === 0) expect(info.protections.rlimitNproc).toBe(false);

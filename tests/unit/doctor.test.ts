@@ -58,6 +58,23 @@ describe("the doctor report", () => {
     expect(doctorExitCode(broken)).toBe(1);
   });
 
+  it("lists read confinement, and says when it is degraded to the audit hook alone", () => {
+    const withReads = (kernel: boolean): DoctorFacts => ({
+      ...WORKING,
+      sandbox: {
+        ...(WORKING.sandbox as Extract<DoctorFacts["sandbox"], { ok: true }>),
+        protections: { auditHook: true, readConfinement: true, kernelReadConfinement: kernel },
+      },
+    });
+    const full = formatDoctorReport(withReads(true));
+    expect(full).toMatch(/^ {2}\[x\] readConfinement +reads only of Python/m);
+    expect(full).toContain("Read confinement: kernel-enforced (Landlock) and by the audit hook");
+    const degraded = formatDoctorReport(withReads(false));
+    expect(degraded).toMatch(/^ {2}\[ \] kernelReadConfinement /m);
+    expect(degraded).toContain("Read confinement: DEGRADED to the audit hook alone");
+    expect(formatDoctorReport(WORKING)).not.toContain("Read confinement:");
+  });
+
   it("fails when no python with pandas is found", () => {
     const facts: DoctorFacts = {
       ...WORKING,

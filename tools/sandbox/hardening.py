@@ -5,14 +5,14 @@ ones really hold).
 Layers, from the outside in:
 * the worker enters an empty network namespace when it starts (`enter_empty_netns`);
 * each child, before it waits for its request (`confine_child`): no-new-privileges,
-  a Landlock domain (writes only below its scratch directory, no reads of other
-  processes' /proc entries, no TCP, no signals to processes outside the domain),
+  a Landlock domain (writes only below its scratch directory, reads only of what
+  read_rules.py allows, no TCP, no signals to processes outside the domain),
   all capabilities dropped, rlimits on file size and open files, and a seccomp filter
   that refuses new processes, sockets, namespaces and tracing;
 * with its request (`limit_request`): rlimits on CPU time and address space;
 * just before the code runs (`install_audit_hook`): a Python audit hook refusing
-  sockets, subprocesses, ctypes, writes outside scratch and signals to other processes,
-  with messages that say why.
+  sockets, subprocesses, ctypes, writes outside scratch, reads outside read_rules.py's
+  allow-list and signals to other processes, with messages that say why.
 """
 
 import ctypes
@@ -24,6 +24,8 @@ import socket
 import struct
 import sys
 import tempfile
+
+import read_rules
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
@@ -138,9 +140,11 @@ class Landlock:
     children: reads everywhere but in /proc (so not other processes' environment or
     memory), writes only below the worker's scratch root, no TCP, no signals or
     abstract sockets leaving the domain. The second, built by each child, narrows
-    writes to its own scratch directory; it is two rules, cheap enough per child."""
+    writes to its own scratch directory and reads to `read_rules` (a ReadRules) plus
+    its scratch and inputs directories: a few dozen rules, built while it is parked."""
 
-    def __init__(self, writable_root):
+    def __init__(self, writable_root, read_rules=None):
+        self.read_rules = read_rules
         self.abi = landlock_abi()
         self.numbers = _LANDLOCK_SYSCALLS.get(platform.machine())
         self.base = -1
@@ -179,15 +183,25 @@ class Landlock:
         """In the child (after no-new-privileges): enters both layers."""
         if self.base < 0 or _libc.syscall(self.numbers[2], self.base, 0) != 0:
             return False
-        own = _create_ruleset(self.numbers, [self.write_rights])
+        reads = _LL_READ_FILE | _LL_READ_DIR if self.read_rules is not None else 0
+        own = _create_ruleset(self.numbers, [self.write_rights | reads])
         if own < 0:
             return False
         try:
-            _landlock_rule(self.numbers, own, scratch, self.write_rights)
-            _landlock_rule(self.numbers, own, "/dev/null", self.file_write)
+            _landlock_rule(self.numbers, own, scratch, self.write_rights | reads)
+            _landlock_rule(self.numbers, own, "/dev/null", self.file_write | (reads & _LL_READ_FILE))
+            if reads:
+                self._read_rules(own, scratch)
             return _libc.syscall(self.numbers[2], own, 0) == 0
         finally:
             os.close(own)
+
+    def _read_rules(self, ruleset, scratch):
+        rules = self.read_rules
+        for path in (*rules.dirs, read_rules.inputs_dir(scratch)):
+            _landlock_rule(self.numbers, ruleset, path, _LL_READ_FILE | _LL_READ_DIR)
+        for path in (*rules.files, *read_rules.PROC_FILES):
+            _landlock_rule(self.numbers, ruleset, path, _LL_READ_FILE)
 
     def close(self):
         if self.base >= 0:
@@ -419,14 +433,26 @@ _WRITE_EVENTS = {
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def install_audit_hook(scratch):
-    sys.addaudithook(audit_hook(scratch))
+# Events whose arguments name paths that get read, by position (opens have their own case).
+_READ_EVENTS = {
+    "os.listdir": (0,),
+    "os.scandir": (0,),
+    "os.getxattr": (0,),
+    "os.listxattr": (0,),
+    "sqlite3.connect": (0,),
+    "dbm.open": (0,),
+}
 
 
-def audit_hook(scratch):
+def install_audit_hook(scratch, rules=None):
+    sys.addaudithook(audit_hook(scratch, rules))
+
+
+def audit_hook(scratch, rules=None):
     """A hook that refuses, with a PermissionError, what generated code has no business
-    doing; reads stay allowed (but not other processes' /proc). Once installed
-    (sys.addaudithook), a hook cannot be removed."""
+    doing; with `rules` (a ReadRules), reads outside its allow-list too (without them,
+    reads of other processes' /proc only). Once installed (sys.addaudithook), a hook
+    cannot be removed."""
     scratch_root = os.path.realpath(scratch)
     own_pid = os.getpid()
     own_proc = f"/proc/{own_pid}"
@@ -435,6 +461,13 @@ def audit_hook(scratch):
     realpath = os.path.realpath
     fspath = os.fsdecode
     write_flags = _WRITE_FLAGS
+    read_events = dict(_READ_EVENTS) if rules is not None else {}
+    may_read = rules.checker(scratch) if rules is not None else None
+
+    def refuse_read(path):
+        raise PermissionError(
+            f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {path}"
+        )
 
     def inside_scratch(path):
         if isinstance(path, int):
@@ -471,6 +504,13 @@ def audit_hook(scratch):
                 raise PermissionError(f"sandbox: writing outside the scratch directory is not allowed: {path}")
             if foreign_proc(path):
                 raise PermissionError(f"sandbox: reading other processes is not allowed: {path}")
+            if may_read is not None and not may_read(path):
+                refuse_read(path)
+            return
+        if event in read_events:
+            path = args[0] if args and args[0] is not None else "."
+            if not may_read(path):
+                refuse_read(path)
             return
         if event in write_events:
             for position in write_events[event]:
@@ -538,7 +578,7 @@ def _hook_refuses(action):
 SECRET_HINTS = ("API_KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 
-def probe(scratch, outside_dir, applied, mapped, memory_mb=64):
+def probe(scratch, outside_dir, applied, mapped, rules=None, memory_mb=64):
     """Runs in a throwaway child that was confined like every other: tries what the
     layers should stop, below Python where possible, and reports what held."""
     result = dict(applied)
@@ -548,6 +588,8 @@ def probe(scratch, outside_dir, applied, mapped, memory_mb=64):
     outside = os.path.join(outside_dir, f"tableminds-probe-{os.getpid()}")
     result["kernelWriteConfinement"] = _raw_write_refused(outside)
     result["procIsolation"] = _raw_read_refused(f"/proc/{os.getppid()}/environ")
+    private = os.path.join(outside_dir, read_probe_name())
+    result["kernelReadConfinement"] = _raw_read_refused(private)
     result["scrubbedEnv"] = not any(hint in name.upper() for name in os.environ for hint in SECRET_HINTS)
     result["scratchDir"] = os.path.realpath(os.getcwd()) == os.path.realpath(scratch)
 
@@ -558,10 +600,29 @@ def probe(scratch, outside_dir, applied, mapped, memory_mb=64):
     sys.setrecursionlimit(10**6)
     result["recursionCap"] = sys.getrecursionlimit() <= MAX_RECURSION_DEPTH
 
-    install_audit_hook(scratch)
+    install_audit_hook(scratch, rules)
     result["auditHook"] = (
         _hook_refuses(lambda: open(outside, "w"))
         and _hook_refuses(lambda: socket.socket())
         and _hook_refuses(lambda: os.system("true"))
     )
+    result["readConfinement"] = (
+        rules is not None
+        and _hook_refuses(lambda: open(private).close())
+        and _hook_refuses(lambda: os.listdir(outside_dir))
+        and _readable(os.path.join(scratch, "."))
+    )
     return result
+
+
+def read_probe_name():
+    """A file the worker leaves next to the probe's scratch for it to fail to read."""
+    return "read-probe.txt"
+
+
+def _readable(directory):
+    try:
+        os.listdir(directory)
+        return True
+    except OSError:
+        return False

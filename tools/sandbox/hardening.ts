@@ -6,13 +6,17 @@ export const PROTECTION_DESCRIPTIONS: Readonly<Record<string, string>> = {
   netns: "no network: the workers live in an empty network namespace",
   auditHook:
     "Python audit hook: refuses sockets, new processes, ctypes, writes outside scratch, " +
-    "reads of other processes' /proc and signals to other processes",
+    "reads outside the read allow-list and signals to other processes",
   seccomp: "seccomp filter: no fork/exec, no sockets, no namespaces, no ptrace (kernel-enforced)",
   noNewProcesses: "a fork() made below Python (as ctypes would) fails",
   landlock:
-    "Landlock: writes only inside scratch, no other process's /proc, no TCP, no signals leaving",
+    "Landlock: writes only inside scratch, reads only of the allow-list, no TCP, no signals leaving",
   kernelWriteConfinement: "a write outside scratch made below Python fails",
   procIsolation: "another process's /proc/<pid>/environ cannot be read",
+  readConfinement:
+    "reads only of Python, system libraries and data, scratch and the run's own tables " +
+    "(audit hook: open, listdir, scandir)",
+  kernelReadConfinement: "a read of a file outside the allow-list made below Python fails",
   noNewPrivs: "no-new-privileges is set",
   capabilitiesDropped: "all capabilities dropped (root keeps uid 0 but no privileges)",
   rlimitCpu: "CPU time limit (timeout + 2 s)",
@@ -32,4 +36,15 @@ export const PROTECTION_DESCRIPTIONS: Readonly<Record<string, string>> = {
 /** A protection's meaning, or its bare name when it is not known here. */
 export function describeProtection(name: string): string {
   return PROTECTION_DESCRIPTIONS[name] ?? name;
+}
+
+/** How reads are confined, for `tableminds doctor`; undefined when the backend does not say. */
+export function readConfinementSummary(protections: Record<string, boolean>): string | undefined {
+  if (!("readConfinement" in protections)) return undefined;
+  if (!protections.readConfinement) {
+    return "Read confinement: NONE - generated code can read every file this user can";
+  }
+  return protections.kernelReadConfinement
+    ? "Read confinement: kernel-enforced (Landlock) and by the audit hook"
+    : "Read confinement: DEGRADED to the audit hook alone (no Landlock read rules here)";
 }

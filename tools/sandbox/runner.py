@@ -40,7 +40,9 @@ RESULT.json (written once, atomically, also when the code fails):
 
 The exit status is 0 whenever RESULT.json was written, 2 when the request could not be read.
 This module keeps no state between runs and starts no processes; the limits that need
-a supervisor (hard kill, rlimits, network) are the caller's business.
+a supervisor (hard kill, rlimits, network) are the caller's business, except that a
+one-shot run lets the code read only its scratch, its own tables and what Python needs
+(`read_guard`; the local sandbox has its own, hardening.py with read_rules.py).
 """
 
 import ast
@@ -435,6 +437,48 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
 
 # --- one-shot command ----------------------------------------------------------------------
 
+# Kept in step with read_rules.py, which this file (uploaded alone to E2B) cannot import.
+_SYSTEM_READ_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/usr/share/zoneinfo",
+                     "/usr/share/matplotlib", "/usr/share/fonts", "/etc/fonts", "/sys/devices/system/cpu")
+_SYSTEM_READ_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/timezone", "/etc/matplotlibrc",
+                      "/dev/null", "/dev/urandom", "/proc/meminfo", "/proc/cpuinfo", "/proc/stat")
+_READ_EVENTS = ("os.listdir", "os.scandir", "os.getxattr", "os.listxattr", "sqlite3.connect", "dbm.open")
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def read_guard(scratch, table_paths):
+    """An audit hook refusing reads (opens, directory listings) of anything but scratch,
+    the given table files, Python's own directories and the system files pandas needs.
+    The directory of this file is left out: on E2B it holds every run's uploads."""
+    realpath = os.path.realpath
+    own_dir = realpath(os.path.dirname(os.path.abspath(__file__)))
+    python_dirs = [realpath(p) for p in sys.path if p and os.path.isdir(p)]
+    python_dirs = [p for p in python_dirs if not (own_dir + "/").startswith(p.rstrip("/") + "/")]
+    roots = [*python_dirs, *map(realpath, _SYSTEM_READ_DIRS), realpath(scratch), f"/proc/{os.getpid()}"]
+    prefixes = tuple(root.rstrip("/") + "/" for root in roots)
+    exact = frozenset([*roots, *map(realpath, _SYSTEM_READ_FILES), *map(realpath, table_paths)])
+
+    def refuse(path):
+        if isinstance(path, int):
+            return
+        resolved = realpath(os.fsdecode(path))
+        if resolved not in exact and not resolved.startswith(prefixes):
+            raise PermissionError(
+                f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {path}"
+            )
+
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = args
+            writing = any(c in mode for c in "wax+") if mode else isinstance(flags, int) and flags & _WRITE_FLAGS
+            if path is not None and not writing:
+                refuse(path)
+        elif event in _READ_EVENTS:
+            refuse(args[0] if args and args[0] is not None else ".")
+
+    return hook
+
+
 
 def _read_request(path):
     with open(path, encoding="utf-8") as handle:
@@ -480,6 +524,9 @@ def run_one_shot(request_path, result_path):
             request["timeout_ms"],
             request["output_bytes"],
             os.path.abspath(request["scratch"]),
+            before_code=lambda: sys.addaudithook(
+                read_guard(request["scratch"], [t["path"] for t in request["tables"]])
+            ),
         )
         text = dumps(result)
     except BaseException as exc:

@@ -50,7 +50,9 @@ from collections import OrderedDict  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import runner  # noqa: E402
+import table_files  # noqa: E402
 from pressure import CpuPressure  # noqa: E402
+from read_rules import ReadRules, inputs_dir  # noqa: E402
 from worker_child import (  # noqa: E402
     EXIT_SETUP_FAILED,
     Child,
@@ -85,7 +87,9 @@ class Worker:
         self.pid = os.getpid()
         self.ahead = None
         self.runs = 0
-        self.landlock = hardening.Landlock(self.root)
+        # The modules next to this file are the project's, not the Python installation's.
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.landlock = hardening.Landlock(self.root, ReadRules(excluded=(here, os.getcwd())))
         self.to_cache = []  # (uri, digest) a child read itself, cached once its reply is out
         # Warming up pays page faults early, with CPU another process may be waiting for.
         self.pressure = CpuPressure(max_stall=0.35)
@@ -96,6 +100,7 @@ class Worker:
         self.runs += 1
         scratch = os.path.join(self.root, f"run-{self.runs}")
         os.mkdir(scratch, 0o700)
+        os.mkdir(inputs_dir(scratch), 0o700)
         request_r, request_w = os.pipe()
         result_r, result_w = os.pipe()
         digests = frozenset(_table_cache)
@@ -149,12 +154,17 @@ class Worker:
             child, lacking = self._child_for(tables)
         except BaseException as exc:
             return runner.failure_from("TableLoadError", exc), None
+        placed, errors = table_files.hand_over(child.scratch, request["tables"])
+        failed = [errors[uri] for uri, _ in lacking if uri in errors]
+        if failed:
+            child.discard()
+            return runner.failure_from("TableLoadError", failed[0]), None
         self.to_cache = lacking
         message = json.dumps(
             {
                 "code": request["code"],
                 "tables": named,
-                "load": lacking,
+                "load": [(placed[uri], digest) for uri, digest in lacking],
                 "timeout_ms": timeout_ms,
                 "output_bytes": int(request["output_bytes"]),
                 "memory_mb": int(request["memory_mb"]),
@@ -188,7 +198,7 @@ class Worker:
         # The child closed its end without a result: end its group, then tell why it ended.
         kill_group(child.pid)
         status = reap(child.pid)
-        shutil.rmtree(child.scratch, ignore_errors=True)
+        table_files.remove_run_dirs(child.scratch)
         if status is None:
             return runner.failure("Crashed", "the code's process ended before returning a result"), None
         return runner.failure("Crashed", crash_message(status)), None
@@ -213,7 +223,7 @@ class Worker:
     def release(self, scratch):
         path = os.path.realpath(str(scratch))
         if os.path.dirname(path) == os.path.realpath(self.root):
-            shutil.rmtree(path, ignore_errors=True)
+            table_files.remove_run_dirs(path)
 
     def close(self):
         if self.ahead is not None:
@@ -229,6 +239,9 @@ class Worker:
         """Confines a throwaway child like every other and lets it test the layers."""
         scratch = os.path.join(self.root, "probe")
         os.mkdir(scratch, 0o700)
+        private = os.path.join(self.root, hardening.read_probe_name())
+        with open(private, "w") as handle:
+            handle.write("not for the code\n")
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -241,6 +254,7 @@ class Worker:
             kill_group(pid)
             reap(pid)
             shutil.rmtree(scratch, ignore_errors=True)
+            os.unlink(private)
         try:
             found = json.loads(raw)
         except ValueError:

@@ -8,7 +8,6 @@ Imports runner (and so pandas): import this only after hardening.enter_empty_net
 import json
 import os
 import select
-import shutil
 import signal
 import sys
 import time
@@ -16,6 +15,7 @@ import time
 import hardening
 import pandas as pd
 import runner
+from table_files import remove_run_dirs
 from worker_protocol import PROTOCOL_FD, read_all, write_all
 
 PR_SET_PDEATHSIG = 1
@@ -79,7 +79,7 @@ class Graveyard:
             if reaped:
                 self._dying.pop(pid, None)
                 if scratch is not None:
-                    shutil.rmtree(scratch, ignore_errors=True)
+                    remove_run_dirs(scratch)
 
     def forget(self):
         self._dying.clear()
@@ -169,7 +169,7 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
     payload = None
     try:
         _, mapped = become_child(worker_pid, scratch, landlock)
-        hook = hardening.audit_hook(scratch)
+        hook = hardening.audit_hook(scratch, landlock.read_rules)
         _warm_up(scratch, request_fd, warm)
         raw = read_all(request_fd)
         os.close(request_fd)
@@ -209,7 +209,8 @@ def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
         os.setpgid(0, 0)
         os.close(read_fd)
         applied, mapped = become_child(worker_pid, scratch, landlock)
-        payload = json.dumps(hardening.probe(scratch, outside_dir, applied, mapped))
+        rules = landlock.read_rules
+        payload = json.dumps(hardening.probe(scratch, outside_dir, applied, mapped, rules))
     except BaseException as exc:
         payload = json.dumps({"error": runner.safe_str(exc)})
     finally:
