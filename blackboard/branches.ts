@@ -24,8 +24,24 @@ export interface BranchSpec {
   sampled: Stage[];
 }
 
-const STAGES: Stage[] = ["plan", "code", "answer"];
+/** The stages of a trajectory, in order. */
+export const STAGES: Stage[] = ["plan", "code", "answer"];
 const LETTER: Record<Stage, string> = { plan: "p", code: "c", answer: "a" };
+
+/** The stage after `stage` (after none: the plan); undefined after the answer. */
+export function stageAfter(stage: Stage | null): Stage | undefined {
+  return stage === null ? "plan" : STAGES[STAGES.indexOf(stage) + 1];
+}
+
+/** The stages from `first` through `until`. */
+export function stagesThrough(first: Stage, until: Stage): Stage[] {
+  return STAGES.slice(STAGES.indexOf(first), STAGES.indexOf(until) + 1);
+}
+
+/** One stage's part of a branch id: `p3`, `c1`, `a2`. */
+export function idSegment(stage: Stage, index: number): string {
+  return `${LETTER[stage]}${index}`;
+}
 
 /** The stages one branch runs, from `first`: up to the next stage that branches again. */
 function run(first: Stage, shape: Shape): Stage[] {
@@ -47,12 +63,12 @@ export function seedOf(id: string): number {
 
 /** Children of `parent` (none: the roots) for the stage after it, as a shape asks. */
 function children(parent: Branch | null, shape: Shape): BranchSpec[] {
-  const first = parent ? STAGES[STAGES.indexOf(parent.stage) + 1] : "plan";
+  const first = stageAfter(parent?.stage ?? null);
   if (!first) return [];
   const stages = run(first, shape);
   const sampled = stages.filter((stage) => shape[stage] > 1);
   return Array.from({ length: shape[first] }, (_, i) => {
-    const path = stages.map((stage, j) => `${LETTER[stage]}${j === 0 ? i + 1 : 1}`);
+    const path = stages.map((stage, j) => idSegment(stage, j === 0 ? i + 1 : 1));
     const id = [...(parent ? [parent.id] : []), ...path].join(".");
     return { id, parent, until: stages.at(-1) ?? first, seed: seedOf(id), sampled };
   });

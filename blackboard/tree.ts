@@ -1,3 +1,4 @@
+import { idSegment, stageAfter } from "./branches.js";
 import type { Branch, Stage, TreeNode } from "./schemas.js";
 
 /*
@@ -6,14 +7,6 @@ import type { Branch, Stage, TreeNode } from "./schemas.js";
  */
 
 export const ROOT = "root";
-
-const NEXT: Record<TreeNode["stage"], Stage | null> = {
-  root: "plan",
-  plan: "code",
-  code: "answer",
-  answer: null,
-};
-const LETTER: Record<Stage, string> = { plan: "p", code: "c", answer: "a" };
 
 export interface SearchLimits {
   /** Children a node may have. */
@@ -104,10 +97,10 @@ export function selectExpansions(
     }
     // Every way down ends at a branch of this batch: the rest waits for the next round.
     if (!node) break;
-    const stage = NEXT[node.stage];
+    const stage = stageAfter(node.stage === "root" ? null : node.stage);
     if (!stage) break;
     const index = node.children.length + 1;
-    const id = `${node.id === ROOT ? "" : `${node.id}.`}${LETTER[stage]}${index}`;
+    const id = `${node.id === ROOT ? "" : `${node.id}.`}${idSegment(stage, index)}`;
     picks.push({ parent: node.id, id, stage });
     pending.add(id);
     node.children.push(id);

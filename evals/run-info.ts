@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { replaceFile } from "../tools/jsonl.js";
 import { diffRunConfigs, RunConfigSchema } from "./run-config.js";
 import { type Selection, SelectionSchema } from "./selection.js";
 
@@ -73,12 +74,9 @@ export function readRunInfo(dir: string): RunInfo | null {
   return parsed.data;
 }
 
-/** Replaces run.json whole (temporary file + rename), so a crash never leaves half of it. */
+/** Replaces run.json whole (synced temporary file + rename), so a crash never leaves half of it. */
 export function writeRunInfo(dir: string, info: RunInfo): void {
-  const file = runInfoFile(dir);
-  const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(temp, `${JSON.stringify(RunInfoSchema.parse(info), null, 2)}\n`);
-  renameSync(temp, file);
+  replaceFile(runInfoFile(dir), `${JSON.stringify(RunInfoSchema.parse(info), null, 2)}\n`);
 }
 
 /** The commit the code runs from, and whether the work tree differs from it; null outside git. */

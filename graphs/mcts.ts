@@ -1,5 +1,13 @@
 import { END, Send, START, StateGraph } from "@langchain/langgraph";
-import { type BranchSpec, nextBranches, type Shape, seedOf } from "../blackboard/branches.js";
+import {
+  type BranchSpec,
+  idSegment,
+  nextBranches,
+  type Shape,
+  seedOf,
+  stageAfter,
+  stagesThrough,
+} from "../blackboard/branches.js";
 import {
   type Configuration,
   ConfigurationSchema,
@@ -30,16 +38,9 @@ export const PRESETS: Record<Exclude<Configuration["searchMode"], "uct">, Shape>
   answerer: { plan: 1, code: 4, answer: 8 },
 };
 
-const STAGES: Stage[] = ["plan", "code", "answer"];
-const LETTER: Record<Stage, string> = { plan: "p", code: "c", answer: "a" };
-
 /** The most model calls growing a branch through `stages` can take. */
 export function worstCalls(stages: Stage[], config: Pick<Configuration, "maxCodeAttempts">) {
   return stages.reduce((sum, stage) => sum + (stage === "code" ? config.maxCodeAttempts : 1), 0);
-}
-
-function stagesFrom(first: Stage, until: Stage): Stage[] {
-  return STAGES.slice(STAGES.indexOf(first), STAGES.indexOf(until) + 1);
 }
 
 /** The branches UCT (or the fixed-width mode) grows next, as many as the budget allows. */
@@ -49,8 +50,8 @@ export function nextSearch(
 ): BranchSpec[] {
   let left = config.searchBudget - state.budget.llmCalls;
   const affordable = (spec: BranchSpec) => {
-    const first = spec.parent ? STAGES[STAGES.indexOf(spec.parent.stage) + 1] : "plan";
-    const cost = worstCalls(stagesFrom(first ?? "answer", spec.until), config);
+    const first = stageAfter(spec.parent?.stage ?? null) ?? "answer";
+    const cost = worstCalls(stagesThrough(first, spec.until), config);
     if (cost > left) return false;
     left -= cost;
     return true;
@@ -64,8 +65,8 @@ export function nextSearch(
   });
   return rounds
     .map((pick): BranchSpec => {
-      const rollout = stagesFrom(pick.stage, "answer").slice(1);
-      const id = [pick.id, ...rollout.map((stage) => `${LETTER[stage]}1`)].join(".");
+      const rollout = stagesThrough(pick.stage, "answer").slice(1);
+      const id = [pick.id, ...rollout.map((stage) => idSegment(stage, 1))].join(".");
       const parent =
         pick.parent === ROOT ? null : (state.branches.find((b) => b.id === pick.parent) ?? null);
       return { id, parent, until: "answer", seed: seedOf(id), sampled: [pick.stage] };

@@ -1,4 +1,5 @@
 import type { GraphNode } from "@langchain/langgraph";
+import { STAGES, stageAfter } from "../blackboard/branches.js";
 import type { Configuration } from "../blackboard/configuration.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
 import type { Branch, Stage } from "../blackboard/schemas.js";
@@ -54,13 +55,11 @@ export function branchContext(
   return { ...config, ...temperatures, seed: (config.seed ?? 0) + task.seed };
 }
 
-const STAGES: Stage[] = ["plan", "code", "answer"];
-
 /** The stages a task runs and the id of the branch each one leaves: `p3`, `p3.c1`, `p3.c1.a1`. */
 export function stagesOf(task: Pick<BranchTaskValue, "id" | "parent" | "until">) {
   const prefix = task.parent ? `${task.parent.id}.` : "";
   const segments = task.id.slice(prefix.length).split(".");
-  const first = task.parent ? STAGES.indexOf(task.parent.stage) + 1 : 0;
+  const first = STAGES.indexOf(stageAfter(task.parent?.stage ?? null) ?? task.until);
   return segments.map((_, i) => ({
     stage: STAGES[first + i] ?? task.until,
     id: prefix + segments.slice(0, i + 1).join("."),
