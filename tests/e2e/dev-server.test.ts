@@ -1,8 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
-import { EXAMPLES, useTempHome } from "../support/env.js";
-import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { MEDALS_INPUT, useTempHome } from "../support/env.js";
+import { medalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 describe("langgraph dev server", () => {
@@ -29,10 +29,7 @@ describe("langgraph dev server", () => {
     const assistants = await client.assistants.search({ graphId: "table_qa" });
     expect(assistants.length).toBeGreaterThan(0);
     const values = (await client.runs.wait(null, "table_qa", {
-      input: {
-        question: MEDALS_QUESTION,
-        sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-      },
+      input: MEDALS_INPUT,
       context: { maxCodeAttempts: 2 },
     })) as { answer?: { final: string; evidence: string[] } };
     expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
@@ -43,10 +40,7 @@ describe("langgraph dev server", () => {
     const client = new Client({ apiUrl: server.url });
     const before = stub.requests.length;
     const values = (await client.runs.wait(null, "table_qa", {
-      input: {
-        question: MEDALS_QUESTION,
-        sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-      },
+      input: MEDALS_INPUT,
       context: { temperature: 7 },
       raiseError: false,
     })) as { __error__?: { message: string } };
@@ -66,10 +60,7 @@ describe("langgraph dev server", () => {
     async (graphId, context) => {
       const client = new Client({ apiUrl: server.url });
       const values = (await client.runs.wait(null, graphId, {
-        input: {
-          question: MEDALS_QUESTION,
-          sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-        },
+        input: MEDALS_INPUT,
         context,
       })) as { answer?: { final: string }; branches?: { id: string }[] };
       expect(values.answer?.final, server.log().slice(-2000)).toBe("203");

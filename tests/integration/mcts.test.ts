@@ -4,13 +4,10 @@ import type { MctsStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/mcts.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
 import { branchTeam } from "../support/branch-team.js";
-import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
+import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
-const input = {
-  question: "How many gold medals did these ten nations win in total?",
-  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-};
+const input = MEDALS_INPUT;
 
 describe("mcts against the stub model", () => {
   let stub: StubServer | undefined;

@@ -4,7 +4,7 @@ import type { MomStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/mom.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
 import { branchOf, branchTeam } from "../support/branch-team.js";
-import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
+import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { lastMessage } from "../support/scripts.js";
 import {
   type StubReply,
@@ -13,10 +13,7 @@ import {
   startStubOpenAI,
 } from "../support/stub-openai.js";
 
-const input = {
-  question: "How many gold medals did these ten nations win in total?",
-  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-};
+const input = MEDALS_INPUT;
 const fast: Partial<Configuration> = { maxCodeAttempts: 2, llmMaxRetries: 0, llmTimeoutMs: 10_000 };
 
 describe("mom against the stub model", () => {

@@ -2,14 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph, stepBound } from "../../graphs/table_qa.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
-import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
+import { medalsTeam } from "../support/scripts.js";
 import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
-const input = {
-  question: MEDALS_QUESTION,
-  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-};
+const input = MEDALS_INPUT;
 const fast = { llmMaxRetries: 1, llmTimeoutMs: 3_000, maxCodeAttempts: 2 };
 
 describe("table_qa under model faults", () => {

@@ -3,8 +3,8 @@ import type { Edge } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
-import { answerFromOutput, lastMessage, MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
+import { answerFromOutput, lastMessage, medalsTeam } from "../support/scripts.js";
 import {
   type StubReply,
   type StubRequest,
@@ -12,10 +12,7 @@ import {
   startStubOpenAI,
 } from "../support/stub-openai.js";
 
-const input = {
-  question: MEDALS_QUESTION,
-  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-};
+const input = MEDALS_INPUT;
 
 const REFLECTION = [
   "Diagnosis: The answer does not match the total the code printed.",

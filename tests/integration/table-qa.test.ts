@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
-import { lastMessage, MEDALS_CODE, MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
+import { lastMessage, MEDALS_CODE, medalsTeam } from "../support/scripts.js";
 import { type StubRequest, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 const BROKEN = '```python\ntotal = df["golds"].sum()\nprint(total)\n```';
@@ -19,10 +19,7 @@ describe("table_qa against a stub model and the real local sandbox", () => {
     });
     useStubEndpoint(stub.url);
     state = (await graph.invoke(
-      {
-        question: MEDALS_QUESTION,
-        sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
-      },
+      MEDALS_INPUT,
       withContext({ maxCodeAttempts: 3 }),
     )) as TableQAStateValue;
   });

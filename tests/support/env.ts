@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Configuration } from "../../blackboard/configuration.js";
 import type { graph } from "../../graphs/table_qa.js";
+import { MEDALS_QUESTION } from "./scripts.js";
 
 /** Points the artifact store at a fresh temporary directory for this test file. */
 export function useTempHome(): string {
@@ -19,6 +20,12 @@ export function useStubEndpoint(url: string): void {
 }
 
 export const EXAMPLES = path.resolve(import.meta.dirname, "../../examples");
+
+/** The medals question over the example table, as a graph's input. */
+export const MEDALS_INPUT = {
+  question: MEDALS_QUESTION,
+  sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
+};
 
 type InvokeOptions = NonNullable<Parameters<typeof graph.invoke>[1]>;
 
