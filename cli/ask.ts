@@ -11,7 +11,7 @@ import {
 import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
-import { describeUpdate } from "./progress.js";
+import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
 
 export interface AskOptions {
@@ -75,9 +75,6 @@ async function threadStart(graph: RunnableGraph, thread: string, question: strin
   }
   return { kind: "done" } satisfies Start;
 }
-
-/** The width of the progress labels (node names), so notices and tokens line up with them. */
-const LABEL_WIDTH = "reflector".length;
 
 /** The run passed its deadline (`runTimeoutMs`). */
 export class RunDeadlineError extends Error {

@@ -7,7 +7,7 @@ function count(n: number, noun: string): string {
 }
 
 /** Node names are the labels; the longest sets the column. */
-const LABEL_WIDTH = "reflector".length;
+export const LABEL_WIDTH = "reflector".length;
 
 const SearchUpdateSchema = z.object({
   branches: z.array(BranchSchema).optional(),
