@@ -24,7 +24,7 @@ import {
   NotChatCompletionError,
   statusOf,
 } from "./errors.js";
-import { type CallRecord, guardedFetch, recordingCall } from "./fetch.js";
+import { type CallRecord, guardedFetch, notChatCompletion, recordingCall } from "./fetch.js";
 import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 import { onFailedModelAttempt } from "./retry.js";
 
@@ -160,7 +160,7 @@ export async function callModel(
     );
   } catch (error) {
     if (opts.signal?.aborted) throw error;
-    if (record.notChatCompletion) {
+    if (notChatCompletion(record)) {
       const notChat = new NotChatCompletionError(record.head ?? "", { cause: error });
       throw failure(notChat.message, notChat);
     }

@@ -6,8 +6,8 @@ export interface CallRecord {
   attempts: number;
   /** The first characters of the latest 2xx body. */
   head?: string;
-  /** Set when the latest 2xx body was read whole and is not a chat completion. */
-  notChatCompletion?: boolean;
+  /** The whole latest 2xx body of a non-streamed chat request, for `notChatCompletion`. */
+  body?: string;
 }
 
 const currentCall = new AsyncLocalStorage<CallRecord>();
@@ -47,6 +47,14 @@ function isChatCompletion(text: string): boolean {
   }
 }
 
+/**
+ * Whether the call's latest 2xx reply, read whole, was not a chat completion. Asked only when
+ * the call failed, so a reply that worked is parsed once, by the client.
+ */
+export function notChatCompletion(record: CallRecord | undefined): boolean {
+  return record?.body !== undefined && !isChatCompletion(record.body);
+}
+
 /** A chat request that asked for one JSON reply rather than a stream of events. */
 function isPlainChatRequest(input: Parameters<typeof fetch>[0], init?: RequestInit): boolean {
   const url = String(input instanceof Request ? input.url : input);
@@ -59,8 +67,8 @@ function isPlainChatRequest(input: Parameters<typeof fetch>[0], init?: RequestIn
  * A fetch for the OpenAI client. The client's own timeout stops once the response headers
  * arrive, so a server that sends headers and then goes silent would hang a call forever;
  * this fetch fails the body when no bytes arrive for `idleMs`. It also counts attempts and
- * keeps the head of each 2xx body, and checks a non-streamed chat reply against the shape of a
- * chat completion, so a failure can say what the server sent instead.
+ * keeps the head of each 2xx body, and the whole of a non-streamed chat reply, so a failure can
+ * say what the server sent instead.
  */
 export function guardedFetch(idleMs: number): typeof fetch {
   return async (input, init) => {
@@ -68,7 +76,7 @@ export function guardedFetch(idleMs: number): typeof fetch {
     if (record) {
       record.attempts += 1;
       record.head = undefined;
-      record.notChatCompletion = undefined;
+      record.body = undefined;
     }
     const response = await fetch(input, init);
     if (!response.body) return response;
@@ -93,7 +101,8 @@ function bodyWatcher(record: CallRecord, check: boolean): BodyWatcher {
   return {
     chunk(chunk) {
       bytes += chunk.byteLength;
-      if (bytes > MAX_CHECKED_BYTES) return;
+      // A stream keeps only its head; a plain reply is kept whole, up to the limit.
+      if (bytes > MAX_CHECKED_BYTES || (!check && text.length >= HEAD_CHARS)) return;
       text += decoder.decode(chunk, { stream: true });
       record.head = text.slice(0, HEAD_CHARS);
     },
@@ -101,7 +110,7 @@ function bodyWatcher(record: CallRecord, check: boolean): BodyWatcher {
       if (!check || bytes > MAX_CHECKED_BYTES) return;
       text += decoder.decode();
       record.head = text.slice(0, HEAD_CHARS);
-      record.notChatCompletion = !isChatCompletion(text);
+      record.body = text;
     },
   };
 }

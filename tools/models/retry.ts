@@ -1,6 +1,6 @@
 import { AsyncCaller, classifyRateLimitError } from "@langchain/core/utils/async_caller";
 import { isEndpointFault, statusOf } from "./errors.js";
-import { currentCallRecord } from "./fetch.js";
+import { currentCallRecord, notChatCompletion } from "./fetch.js";
 
 /** Exposes @langchain/core's default decision, which throws for errors not worth retrying. */
 class CoreRetryDecision extends AsyncCaller {
@@ -20,7 +20,7 @@ const core = new CoreRetryDecision({});
  * unknown host, 400/401/403/404/405/501, or a 2xx reply that is not a chat completion.
  */
 export function onFailedModelAttempt(error: unknown): unknown {
-  if (isEndpointFault(error) || currentCallRecord()?.notChatCompletion) throw error;
+  if (isEndpointFault(error) || notChatCompletion(currentCallRecord())) throw error;
   if (statusOf(error) === 429 && classifyRateLimitError(error)?.reason === "headerless_429") {
     return undefined;
   }
