@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
 import { modelsOf } from "../nodes/llm.js";
+import { hostOf } from "../tools/models/activity.js";
 import {
   type Env,
   OPENAI_DEFAULT_BASE_URL,
@@ -79,7 +80,7 @@ export function resolveRunConfig(
     ...run,
     model: base.model,
     roleModels,
-    endpoint: new URL(base.baseUrl ?? OPENAI_DEFAULT_BASE_URL).host,
+    endpoint: hostOf(base.baseUrl ?? OPENAI_DEFAULT_BASE_URL),
     settings: Object.fromEntries(Object.entries(config).filter(([key]) => !dropped.has(key))),
   };
 }
