@@ -199,6 +199,35 @@ export const ConfigurationSchema = z.object({
     .describe(
       "mcts: UCT search, or Mixture-of-Minds' fixed-width rollouts for one stage (planner 8/4/1, coder 1/8/1, answerer 1/4/8)",
     ),
+  maxSubtasks: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(6)
+    .describe("orchestrator: subtasks the planner may split a question into"),
+  maxDispatchRounds: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(4)
+    .describe(
+      "orchestrator: rounds of dispatch (subtasks that wait for others run in a later round)",
+    ),
+  maxModelCalls: z
+    .number()
+    .int()
+    .min(1)
+    .max(512)
+    .default(40)
+    .describe("orchestrator: model calls the whole run may make (checked before each round)"),
+  workersDir: z
+    .string()
+    .optional()
+    .describe(
+      "orchestrator: a folder of extra workers, one file each (see docs/adding-a-worker.md)",
+    ),
 });
 
 export type Configuration = z.infer<typeof ConfigurationSchema>;

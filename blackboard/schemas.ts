@@ -287,3 +287,57 @@ export const TreeNodeSchema = z.object({
   reward: z.number().nullable(),
 });
 export type TreeNode = z.infer<typeof TreeNodeSchema>;
+
+/** A piece of the question that one or more workers solve; two workers cross-check it. */
+export const SubtaskSchema = z.object({
+  id: z.string(),
+  /** The sub-question, as the worker reads it. */
+  task: z.string(),
+  workers: z.array(z.string()).min(1),
+  /** Subtasks whose answers this one needs; it is dispatched after them. */
+  dependsOn: z.array(z.string()),
+  /** What a worker's own input schema adds beyond the task (e.g. calc's expression). */
+  args: z.record(z.string(), z.unknown()),
+});
+export type Subtask = z.infer<typeof SubtaskSchema>;
+
+/** What one worker returns for one subtask. */
+export const PacketSchema = z.object({
+  /** `<subtask>.<worker>`. */
+  id: z.string(),
+  subtask: z.string(),
+  worker: z.string(),
+  answer: z.string().nullable(),
+  /** Ids of the evidence on the blackboard that supports the answer. */
+  evidence: z.array(z.string()),
+  /** What the worker did, a line a step. */
+  trajectory: z.array(z.string()),
+  /** The worker's confidence in its answer, 0-1 (a verifier's score or one minus a risk). */
+  score: z.number().min(0).max(1),
+  cost: z.object({ llmCalls: z.number().int().nonnegative(), ms: z.number().nonnegative() }),
+  /** Why there is no answer, when there is none. */
+  error: z.string().nullable(),
+});
+export type Packet = z.infer<typeof PacketSchema>;
+
+/** Workers that answered one subtask differently, and the answer kept. */
+export const ConflictSchema = z.object({
+  subtask: z.string(),
+  packets: z.array(z.string()),
+  answers: z.array(z.string()),
+  kept: z.string().nullable(),
+});
+export type Conflict = z.infer<typeof ConflictSchema>;
+
+/** The packets chosen for the answer: coverage minus conflict minus cost, and its parts. */
+export const SelectionSchema = z.object({
+  packets: z.array(z.string()),
+  coverage: z.number(),
+  conflict: z.number(),
+  cost: z.number(),
+  objective: z.number(),
+  /** Subtasks no selected packet answers. */
+  uncovered: z.array(z.string()),
+  conflicts: z.array(ConflictSchema),
+});
+export type Selection = z.infer<typeof SelectionSchema>;

@@ -1,0 +1,88 @@
+import type { Configuration } from "../../blackboard/configuration.js";
+import { namespaced } from "../../blackboard/namespaces.js";
+import { addBudget, EMPTY_BUDGET } from "../../blackboard/reducers.js";
+import type { Budget, TableRef } from "../../blackboard/schemas.js";
+import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
+import { getSandbox } from "../../tools/sandbox/index.js";
+import type { SolveRunnable } from "../branch.js";
+import { ask } from "../llm.js";
+import type { NodeRuntime } from "../runtime.js";
+import type { WorkerInput, WorkerKit } from "./worker.js";
+
+export interface KitParts {
+  id: string;
+  question: string;
+  tables: TableRef[];
+  inputs: WorkerInput[];
+  config: Configuration;
+  solve: SolveRunnable;
+  runtime?: NodeRuntime;
+}
+
+/** A worker's kit, and what its calls cost; `close` releases the SQL engine if one was opened. */
+export function makeKit(parts: KitParts): {
+  kit: WorkerKit;
+  spent: () => Budget;
+  close: () => Promise<void>;
+} {
+  const { config, runtime, tables } = parts;
+  let budget = EMPTY_BUDGET;
+  const spend = (cost: Partial<Budget>) => {
+    budget = addBudget(budget, cost);
+  };
+  let engine: Promise<DuckDbSql> | null = null;
+  const kit: WorkerKit = {
+    id: parts.id,
+    question: parts.question,
+    tables,
+    inputs: parts.inputs,
+    config,
+    signal: runtime?.signal,
+    async solve(question) {
+      const solved = await parts.solve.invoke({ question, tables }, runtime);
+      spend(solved.budget);
+      const renamed = namespaced(parts.id, solved);
+      const answer = solved.answer && {
+        ...solved.answer,
+        evidence: solved.answer.evidence.map(renamed.evidenceId),
+      };
+      return { ...solved, attempts: renamed.attempts, evidence: renamed.evidence, answer };
+    },
+    async ask(role, system, user) {
+      const reply = await ask(role, system, user, config, runtime?.signal);
+      spend(reply.budget);
+      return reply.text;
+    },
+    async run(code) {
+      const started = performance.now();
+      const sandbox = await getSandbox(config.sandbox);
+      try {
+        return await sandbox.execute({
+          code,
+          tables,
+          timeoutMs: config.execTimeoutMs,
+          memoryMb: config.execMemoryMb,
+          outputBytes: config.outputBytes,
+        });
+      } finally {
+        spend({ execMs: performance.now() - started });
+      }
+    },
+    async sql(query) {
+      engine ??= DuckDbSql.open(tables, { timeoutMs: config.execTimeoutMs });
+      const started = performance.now();
+      try {
+        return await (await engine).query(query);
+      } finally {
+        spend({ execMs: performance.now() - started });
+      }
+    },
+  };
+  return {
+    kit,
+    spent: () => budget,
+    close: async () => {
+      if (engine) await (await engine.catch(() => null))?.close();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Configuration } from "../../blackboard/configuration.js";
+import { type Worker, WorkerDeclarationSchema } from "./worker.js";
+
+/*
+ * Finds the workers: every module in `builtin/`, then in the folders the configuration
+ * (`workersDir`) and TABLEMINDS_WORKERS name. Adding a worker is adding a file; nothing else
+ * is edited.
+ */
+
+const BUILTIN_DIR = fileURLToPath(new URL("./builtin/", import.meta.url));
+const MODULE = /^[^._].*\.(ts|js|mjs)$/;
+const NOT_A_WORKER = /\.(d|test|spec)\.[^.]+$/;
+
+/** A worker file that cannot be used; the message names the file. */
+export class WorkerRegistryError extends Error {
+  override name = "WorkerRegistryError";
+}
+
+/** The folders searched for workers, built-ins first. */
+export function workerDirs(config: Pick<Configuration, "workersDir">): string[] {
+  const fromEnv = (process.env.TABLEMINDS_WORKERS ?? "").split(path.delimiter).filter(Boolean);
+  const extra = [config.workersDir, ...fromEnv].filter((dir): dir is string => Boolean(dir));
+  return [BUILTIN_DIR, ...new Set(extra.map((dir) => path.resolve(dir)))];
+}
+
+async function moduleFiles(dir: string): Promise<string[]> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(dir);
+  } catch {
+    throw new WorkerRegistryError(`${dir}: the workers folder does not exist`);
+  }
+  if (!info.isDirectory()) throw new WorkerRegistryError(`${dir}: the workers folder is a file`);
+  const names = await readdir(dir);
+  return names
+    .filter((name) => MODULE.test(name) && !NOT_A_WORKER.test(name))
+    .sort()
+    .map((name) => path.join(dir, name));
+}
+
+async function workerOf(file: string): Promise<Worker> {
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = await import(pathToFileURL(file).href);
+  } catch (error) {
+    throw new WorkerRegistryError(`${file}: could not be loaded: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const declared = loaded.default ?? loaded.worker;
+  if (declared === undefined) {
+    throw new WorkerRegistryError(
+      `${file}: exports no worker (export default defineWorker({...}), or export const worker)`,
+    );
+  }
+  const parsed = WorkerDeclarationSchema.safeParse(declared);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "it"}: ${i.message}`);
+    throw new WorkerRegistryError(`${file}: not a worker: ${problems.join("; ")}`);
+  }
+  if (!("task" in parsed.data.input.shape)) {
+    throw new WorkerRegistryError(`${file}: its input schema has no \`task\` field`);
+  }
+  return declared as Worker;
+}
+
+const registries = new Map<string, Promise<ReadonlyMap<string, Worker>>>();
+
+/** The workers in `dirs`, by name; a name declared twice is an error naming both files. */
+export function loadWorkers(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {
+  const key = dirs.join("\0");
+  let registry = registries.get(key);
+  if (!registry) {
+    registry = collect(dirs);
+    registries.set(key, registry);
+    registry.catch(() => registries.delete(key));
+  }
+  return registry;
+}
+
+async function collect(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {
+  const workers = new Map<string, Worker>();
+  const origin = new Map<string, string>();
+  for (const dir of dirs) {
+    for (const file of await moduleFiles(dir)) {
+      const worker = await workerOf(file);
+      const first = origin.get(worker.name);
+      if (first) {
+        throw new WorkerRegistryError(
+          `${file}: a worker named "${worker.name}" is already declared in ${first}`,
+        );
+      }
+      origin.set(worker.name, file);
+      workers.set(worker.name, worker);
+    }
+  }
+  return workers;
+}
