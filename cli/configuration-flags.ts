@@ -48,6 +48,10 @@ export const RUN_FLAGS = [
   "searchWidth",
   "searchMode",
   "maxConcurrency",
+  "maxSubtasks",
+  "maxDispatchRounds",
+  "maxModelCalls",
+  "workersDir",
 ] as const satisfies readonly Key[];
 
 /** `ask` also streams and keeps long-term memory; an evaluation never lets questions teach each other. */

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { BallotSchema, BranchSchema, TreeNodeSchema } from "../blackboard/schemas.js";
+import {
+  BallotSchema,
+  BranchSchema,
+  PacketSchema,
+  SelectionSchema,
+  SubtaskSchema,
+  TreeNodeSchema,
+} from "../blackboard/schemas.js";
 import type { TableQAUpdate } from "../blackboard/state.js";
 
 function count(n: number, noun: string): string {
@@ -7,7 +14,7 @@ function count(n: number, noun: string): string {
 }
 
 /** Node names are the labels; the longest sets the column. */
-export const LABEL_WIDTH = "reflector".length;
+export const LABEL_WIDTH = "decomposer".length;
 
 const SearchUpdateSchema = z.object({
   branches: z.array(BranchSchema).optional(),
@@ -51,6 +58,57 @@ function describeSearch(node: string, label: string, update: object): string | n
   return null;
 }
 
+const OrchestratorUpdateSchema = z.object({
+  subtasks: z.array(SubtaskSchema).optional(),
+  packets: z.array(PacketSchema).optional(),
+  dispatching: z.array(z.object({ subtask: z.string(), worker: z.string() })).optional(),
+  round: z.number().optional(),
+  claims: z.array(z.object({ status: z.string() })).optional(),
+  selection: SelectionSchema.nullable().optional(),
+});
+
+function describePacket(packet: z.infer<typeof PacketSchema>): string {
+  if (packet.answer !== null)
+    return `${packet.id} answered ${packet.answer} (score ${packet.score.toFixed(2)})`;
+  return `${packet.id}: ${packet.error ?? "no answer"}`;
+}
+
+/** The lines of the orchestrator's own nodes: the split, each round, each packet, the choice. */
+function describeOrchestration(node: string, label: string, update: object): string | null {
+  const parsed = OrchestratorUpdateSchema.safeParse(update);
+  if (!parsed.success) return null;
+  const { subtasks, packets, dispatching, round, claims, selection } = parsed.data;
+  if (node === "decomposer" && subtasks) {
+    const parts = subtasks.map(
+      (s) =>
+        `${s.id} [${s.workers.join(", ")}]${s.dependsOn.length ? ` after ${s.dependsOn.join(", ")}` : ""}`,
+    );
+    return `${label} ${count(subtasks.length, "subtask")}: ${parts.join("; ")}`;
+  }
+  if (node === "dispatcher") {
+    const lines = (packets ?? []).map((p) => `${label} ${describePacket(p)}`);
+    if (dispatching && dispatching.length > 0) {
+      const sent = dispatching.map((d) => `${d.subtask}.${d.worker}`).join(", ");
+      lines.push(`${label} round ${round ?? "?"}: ${sent}`);
+    }
+    return lines.length > 0 ? lines.join("\n") : null;
+  }
+  if (node === "worker" && packets?.[0]) return `${label} ${describePacket(packets[0])}`;
+  if (node === "weigher" && claims) {
+    const conflicted = claims.filter((c) => c.status === "conflicted").length;
+    return `${label} ${count(claims.length, "claim")}, ${conflicted} in conflict`;
+  }
+  if (node === "selector" && selection) {
+    const kept = selection.packets.join(", ") || "nothing";
+    const coverage = `${Math.round(selection.coverage * 100)}% covered`;
+    const disputes = selection.conflicts.map(
+      (c) => `${c.subtask} disputed (${c.answers.join(" vs ")}), kept ${c.kept ?? "neither"}`,
+    );
+    return `${label} kept ${kept} (${[coverage, ...disputes].join("; ")})`;
+  }
+  return null;
+}
+
 /**
  * One progress line for a node's update, as the CLI prints it to stderr, under the node's name.
  * Inside a branch of mom or mcts (`namespace` names it), the branch's own line says it all.
@@ -61,8 +119,10 @@ export function describeUpdate(
   namespace: string[] = [],
 ): string | null {
   const label = node.padEnd(LABEL_WIDTH);
-  if (namespace.some((part) => part.startsWith("branch:"))) return null;
-  const search = describeSearch(node, label, update);
+  if (namespace.some((part) => part.startsWith("branch:") || part.startsWith("worker:"))) {
+    return null;
+  }
+  const search = describeSearch(node, label, update) ?? describeOrchestration(node, label, update);
   if (search) return search;
   if (node === "ingest") {
     const tables = Array.isArray(update.tables) ? update.tables : [];
@@ -106,6 +166,8 @@ export function describeUpdate(
   if (node === "finalizer" && update.answer && update.verdict) {
     return `${label} no reflection left; the best checked answer: ${update.answer.final}`;
   }
-  if (node === "best" && update.answer) return `${label} ${update.answer.final}`;
+  if ((node === "best" || node === "composer") && update.answer) {
+    return `${label} ${update.answer.final}`;
+  }
   return null;
 }

@@ -1,4 +1,10 @@
-import type { Attempt, Evidence, Verdict } from "../blackboard/schemas.js";
+import { z } from "zod";
+import {
+  type Attempt,
+  type Evidence,
+  SelectionSchema,
+  type Verdict,
+} from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { numberLines } from "../nodes/prompts.js";
 import { renderTable } from "../tools/tables/profile.js";
@@ -47,6 +53,8 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
   const cited = answer.evidence.flatMap((id) => byId.get(id) ?? []);
   const parts = [`Answer: ${answer.final}`, ""];
   if (state.verdict) parts.push(describeVerdict(state.verdict), "");
+  const disputes = conflictsOf(state);
+  if (disputes) parts.push(disputes, "");
   if (cited.length === 0) {
     parts.push("Evidence: none found for this answer.");
   } else {
@@ -54,6 +62,20 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
     for (const e of cited) parts.push(indent(await describeEvidence(e, state.attempts), "  "));
   }
   return parts.join("\n");
+}
+
+const Orchestrated = z.object({ selection: SelectionSchema.nullable() });
+
+/** Where an orchestrator's workers disagreed: each answer, and which one the answer kept. */
+function conflictsOf(state: object): string | null {
+  const parsed = Orchestrated.safeParse(state);
+  const conflicts = parsed.success ? (parsed.data.selection?.conflicts ?? []) : [];
+  if (conflicts.length === 0) return null;
+  const lines = conflicts.map((c) => {
+    const said = c.packets.map((p, i) => `${p} said ${JSON.stringify(c.answers[i])}`).join(", ");
+    return `  - ${c.subtask}: ${said}; kept ${c.kept ?? "neither"}`;
+  });
+  return ["Workers disagreed:", ...lines].join("\n");
 }
 
 function describeVerdict(verdict: Verdict): string {

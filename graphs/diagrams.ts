@@ -1,5 +1,6 @@
 import { graph as mcts } from "./mcts.js";
 import { graph as mom } from "./mom.js";
+import { graph as orchestrator } from "./orchestrator.js";
 import { graph as solve } from "./solve.js";
 import { graph as tableQa } from "./table_qa.js";
 
@@ -8,7 +9,7 @@ import { graph as tableQa } from "./table_qa.js";
  * cannot drift from the wiring. `npm run docs:graphs` rewrites them; a test fails when they differ.
  */
 
-const GRAPHS = { table_qa: tableQa, solve, mom, mcts };
+const GRAPHS = { table_qa: tableQa, solve, mom, mcts, orchestrator };
 
 /** Each graph's Mermaid flowchart, as LangGraph draws it (a subgraph is one node). */
 export async function drawGraphs(): Promise<Record<string, string>> {

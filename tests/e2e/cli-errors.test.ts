@@ -49,7 +49,7 @@ describe("tableminds on the command line's mistakes", () => {
     ],
     [
       ["ask", "-g", "nope", TABLE, "q?"],
-      /unknown graph "nope"; langgraph\.json has: table_qa, mom, mcts \(see tableminds ask --help\)$/,
+      /unknown graph "nope"; langgraph\.json has: table_qa, mom, mcts, orchestrator \(see tableminds ask --help\)$/,
     ],
     [
       ["eval", "run", "--dataset", "nope"],
