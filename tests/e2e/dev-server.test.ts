@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
 import { MEDALS_INPUT, useTempHome } from "../support/env.js";
-import { medalsTeam } from "../support/scripts.js";
+import { orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 describe("langgraph dev server", () => {
@@ -10,7 +10,7 @@ describe("langgraph dev server", () => {
   let server: DevServer;
 
   beforeAll(async () => {
-    stub = await startStubOpenAI({ respond: medalsTeam(), idleTimeoutMs: 240_000 });
+    stub = await startStubOpenAI({ respond: orchestratedMedalsTeam(), idleTimeoutMs: 240_000 });
     server = await startDevServer({
       OPENAI_BASE_URL: stub.url,
       OPENAI_API_KEY: "test-key",
@@ -68,4 +68,17 @@ describe("langgraph dev server", () => {
     },
     120_000,
   );
+
+  it("serves the orchestrator and answers through runs/wait with its workers' packets", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const values = (await client.runs.wait(null, "orchestrator", {
+      input: MEDALS_INPUT,
+      context: { maxCodeAttempts: 2 },
+    })) as { answer?: { final: string }; packets?: { id: string; answer: string }[] };
+    expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
+    expect(values.packets?.map((p) => [p.id, p.answer])).toEqual([
+      ["s1.pandas", "203"],
+      ["s1.sql", "203"],
+    ]);
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
-import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { MEDALS_QUESTION, medalsTeam, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
@@ -50,6 +50,30 @@ describe("mom and mcts from the command line", () => {
     expect(JSON.parse(result.stdout).answer.final).toBe("203");
     expect(stub.requests.length - before).toBeLessThanOrEqual(10);
     expect(result.stderr).toMatch(/^best\s+203$/m);
+  });
+});
+
+describe("the orchestrator from the command line", () => {
+  it("asks with --graph orchestrator: the split, each worker's packet, the choice, the answer", async () => {
+    const stub = await startStubOpenAI({ respond: orchestratedMedalsTeam() });
+    try {
+      const result = await runCli(
+        ["ask", TABLE, MEDALS_QUESTION, "--graph", "orchestrator"],
+        stubEnv(stub.url),
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^Answer: 203$/m);
+      expect(result.stderr).toMatch(/^decomposer 1 subtask: s1 \[pandas, sql\]$/m);
+      expect(result.stderr).toMatch(/^worker\s+s1\.pandas answered 203 \(score 1\.00\)$/m);
+      expect(result.stderr).toMatch(/^worker\s+s1\.sql answered 203 \(score 0\.90\)$/m);
+      expect(result.stderr).toMatch(/^selector\s+kept s1\.pandas, s1\.sql \(100% covered\)$/m);
+      // Nothing from inside the pandas worker's own solve.
+      expect(result.stderr).not.toMatch(/^planner\s/m);
+      expect(result.stdout).toContain("[s1.sql.q1:sql1]");
+      expect(result.stdout).toContain("[s1.pandas.a1:out2]");
+    } finally {
+      await stub.close();
+    }
   });
 });
 

@@ -43,3 +43,20 @@ export function medalsTeam(coder: (n: number) => StubReply = () => MEDALS_CODE) 
     return { status: 500, content: `no reply scripted for role ${req.role}` };
   };
 }
+
+/**
+ * The medals team under the orchestrator: the decomposer gives the whole question to pandas and
+ * sql side by side, and sql sums the gold column, so the two workers agree.
+ */
+export function orchestratedMedalsTeam(table = "olympics_2020_medals") {
+  const team = medalsTeam();
+  return (req: StubRequest): StubReply => {
+    if (req.role === "decomposer") {
+      return JSON.stringify({
+        subtasks: [{ id: "s1", task: MEDALS_QUESTION, workers: ["pandas", "sql"] }],
+      });
+    }
+    if (req.role === "sql") return `\`\`\`sql\nSELECT sum(gold) AS total FROM ${table}\n\`\`\``;
+    return team(req);
+  };
+}
