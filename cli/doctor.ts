@@ -4,6 +4,11 @@ import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { sha256 } from "../tools/artifacts.js";
 import { type EndpointProbe, PROBE_TIMEOUT_MS, probeEndpoint } from "../tools/models/probe.js";
+import {
+  type E2BSetupFacts,
+  e2bDoctorLines,
+  e2bSetupFacts,
+} from "../tools/sandbox/e2b-template.js";
 import { describeProtection, readConfinementSummary } from "../tools/sandbox/hardening.js";
 import { LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";
@@ -28,6 +33,8 @@ export interface DoctorFacts {
   endpoint: EndpointProbe;
   /** For each reported variable: whether it is set (never its value). */
   environment: Record<string, boolean>;
+  /** The E2B backend's setup, read from the environment (E2B itself is not called). */
+  e2b?: E2BSetupFacts;
 }
 
 function problemOf(error: unknown): string {
@@ -87,7 +94,13 @@ export async function gatherDoctorFacts(
   const sandbox: DoctorFacts["sandbox"] = python.ok
     ? await probeSandbox()
     : { ok: false, problem: "no Python with pandas (see above)" };
-  return { python, sandbox, endpoint: await endpoint, environment: environmentFacts(env) };
+  return {
+    python,
+    sandbox,
+    endpoint: await endpoint,
+    environment: environmentFacts(env),
+    e2b: e2bSetupFacts(env),
+  };
 }
 
 export function doctorExitCode(facts: DoctorFacts): 0 | 1 {
@@ -137,6 +150,7 @@ export function formatDoctorReport(facts: DoctorFacts): string {
     lines.push(`Sandbox: local DOES NOT WORK - ${sandbox.problem}`);
   }
   lines.push(...endpointLines(endpoint));
+  if (facts.e2b) lines.push(...e2bDoctorLines(facts.e2b));
   if (sandbox.ok) {
     const names = Object.keys(sandbox.protections).sort();
     const width = Math.max(...names.map((name) => name.length));

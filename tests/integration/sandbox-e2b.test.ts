@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { AuthenticationError } from "e2b";
+import { AuthenticationError, RateLimitError, SandboxError } from "e2b";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
 import {
@@ -31,6 +31,7 @@ async function startOn(fake: FakeE2B, opts: E2BSandboxOptions = {}): Promise<E2B
     apiKey: "test-key",
     sdk: fake,
     backoffMs: 10,
+    networkProbe: { host: "1.1.1.1", port: 80, answerMs: 500 },
     ...opts,
   });
   opened.push(sandbox);
@@ -51,27 +52,46 @@ afterEach(async () => {
 
 // What every backend does is in sandbox-contract.test.ts, run there on the fake too.
 describe("the E2B sandbox, run against a local fake of the SDK", () => {
-  it("checks the sandbox's python and pandas, and claims no closed network it did not see", async () => {
+  it("checks python and pandas, and calls the network blocked only when a request got no answer", async () => {
     const fake = fakeE2B();
-    const listener: Server = createServer((socket) => socket.end());
-    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-    const address = listener.address();
+    // The fake's firewall accepts the connection to 1.1.1.1:80 and never answers, as E2B's does.
+    const closed = await startOn(fake);
+    const blocked = await closed.describe();
+    expect(blocked.info.backend).toBe("e2b");
+    expect(blocked.info.runtime).toMatch(/code-interpreter-v1: Python 3\.\d+.*pandas \d+\.\d+/);
+    expect(blocked.details.network).toBe("blocked");
+    expect(blocked.info.protections.noInternet).toBe(true);
+    expect(fake.creates[0]?.options.allowInternetAccess).toBe(false);
+
+    // A listener that accepts and then answers: the network is open.
+    const answering: Server = createServer((socket) => {
+      socket.on("error", () => undefined);
+      socket.once("data", () => socket.end("HTTP/1.0 200 OK\r\n\r\n"));
+    });
+    await new Promise<void>((resolve) => answering.listen(0, "127.0.0.1", resolve));
+    const address = answering.address();
     const port = typeof address === "object" && address ? address.port : 0;
     try {
-      const reachable = await startOn(fake, { networkProbe: { host: "127.0.0.1", port } });
-      const info = await reachable.info();
-      expect(info.backend).toBe("e2b");
-      expect(info.runtime).toMatch(/Python 3\.\d+.*pandas \d+\.\d+/);
-      expect(info.protections).toMatchObject({ isolatedVm: true, wallClockKill: true });
-      // The probe got through, so the backend must not claim that the internet is cut off.
-      expect(info.protections.noInternet).toBe(false);
+      const open = await startOn(fake, { networkProbe: { host: "127.0.0.1", port } });
+      const seen = await open.describe();
+      expect(seen.details.network).toBe("open");
+      expect(seen.info.protections.noInternet).toBe(false);
     } finally {
-      await new Promise((resolve) => listener.close(resolve));
+      await new Promise((resolve) => answering.close(resolve));
     }
-    // Nothing listens there any more: the same probe now fails to connect.
-    const closed = await startOn(fake, { networkProbe: { host: "127.0.0.1", port } });
-    expect((await closed.info()).protections.noInternet).toBe(true);
-    expect(fake.creates[0]?.options.allowInternetAccess).toBe(false);
+    // With internet allowed, the fake's "internet" answers.
+    const allowed = await startOn(fake, { allowInternet: true });
+    expect((await allowed.describe()).details.network).toBe("open");
+  });
+
+  it("says the network is undetermined when the check itself cannot run", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake);
+    fake.faults.killShellCommands = /socket\.create_connection/;
+    const { info, details } = await sandbox.describe();
+    expect(details.network).toBe("undetermined");
+    expect(details.networkDetail).toMatch(/the check itself failed/);
+    expect(info.protections.noInternet).toBe(false);
   });
 
   it("uploads the runner and each table once per sandbox, across requests", async () => {
@@ -85,7 +105,9 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     const uploads = fake.sandboxes[0]?.uploads ?? [];
     const tablePath = `/home/user/tableminds/tables/${medals.sha256}.csv`;
     expect(uploads.filter((p) => p === tablePath)).toHaveLength(1);
-    expect(uploads.filter((p) => p === "/home/user/tableminds/runner.py")).toHaveLength(1);
+    for (const file of ["runner.py", "hardening.py", "read_rules.py", "e2b_runner.py"]) {
+      expect(uploads.filter((p) => p === `/home/user/tableminds/bin/${file}`)).toHaveLength(1);
+    }
     // One request file per request, each in a run directory of its own.
     const requests = uploads.filter((p) => p.endsWith("/request.json"));
     expect(requests).toHaveLength(3);
@@ -157,27 +179,75 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     const fake = fakeE2B({ failKills: true });
     const sandbox = await startOn(fake);
     await expect(sandbox.close()).resolves.toBeUndefined();
-    expect(fake.sandboxes[0]?.killCalls).toBe(1);
-    expect(sandbox.failuresAtClose).toHaveLength(1);
+    // Once from the pool, once more from the sweep of the pool's metadata.
+    expect(fake.sandboxes[0]?.killCalls).toBe(2);
+    expect(sandbox.failuresAtClose).toHaveLength(2);
   });
 
-  it("retries failed creates with exponential backoff, then succeeds", async () => {
-    const fake = fakeE2B({ failCreates: 2 });
-    const sandbox = await startOn(fake, { backoffMs: 100 });
-    expect(fake.creates).toHaveLength(3);
-    const [first, second, third] = fake.creates.map((c) => c.at);
-    expect((second ?? 0) - (first ?? 0)).toBeGreaterThanOrEqual(95);
-    expect((third ?? 0) - (second ?? 0)).toBeGreaterThanOrEqual(195);
+  it("retries failed creates with jittered exponential backoff, then succeeds", async () => {
+    const fake = fakeE2B({ failCreates: 3 });
+    const clock = fakeClock();
+    const sandbox = await startOn(fake, { clock, random: () => 0.5, backoffMs: 1_000 });
+    expect(fake.creates).toHaveLength(4);
+    // Half of 1 s, 2 s, 4 s: full jitter with the random number at 0.5.
+    expect(clock.sleeps).toEqual([500, 1_000, 2_000]);
     const result = await sandbox.execute({ code: "print('up')", tables: [] });
     expect(result.stdout).toBe("up\n");
   });
 
-  it("gives a clear error when every create fails", async () => {
-    const fake = fakeE2B({ failCreates: 100 });
-    const failure = startOn(fake, { startRetries: 2 });
+  it("keeps retrying a busy E2B over minutes, honours Retry-After, and gives a clear error", async () => {
+    const busy = () => new RateLimitError("Rate limit exceeded, please try again later");
+    const fake = fakeE2B({ failCreates: 1_000, createError: busy });
+    const clock = fakeClock();
+    const failure = startOn(fake, { clock, random: () => 0, backoffMs: 1_000 });
     await expect(failure).rejects.toBeInstanceOf(E2BStartError);
     await expect(failure).rejects.toThrow(
-      /could not start an E2B sandbox .* in 3 attempts: 500: internal error/,
+      /could not start an E2B sandbox .* in 9 attempts over \d+ s: Rate limit/,
+    );
+    // A busy service waits at least half the ceiling: 0.5, 1, 2, 4, 8, 15, 15, 15 s.
+    expect(clock.sleeps).toEqual([500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
+
+    const asked = Object.assign(new SandboxError("503: busy"), { retryAfterMs: 7_000 });
+    const polite = fakeE2B({ failCreates: 2, createError: () => asked });
+    const politeClock = fakeClock();
+    await startOn(polite, { clock: politeClock, backoffMs: 1_000 });
+    expect(politeClock.sleeps).toEqual([7_000, 7_000]);
+  });
+
+  it("gives up within the start window", async () => {
+    const fake = fakeE2B({ failCreates: 1_000 });
+    const clock = fakeClock();
+    const failure = startOn(fake, {
+      clock,
+      random: () => 1,
+      startRetries: 50,
+      startWindowMs: 60_000,
+    });
+    await expect(failure).rejects.toBeInstanceOf(E2BStartError);
+    const waited = clock.sleeps.reduce((a, b) => a + b, 0);
+    expect(waited).toBeLessThanOrEqual(60_000);
+    expect(waited).toBeGreaterThan(30_000);
+  });
+
+  it("turns a sandbox that cannot be started during a run into a failed attempt, not a crash", async () => {
+    const fake = fakeE2B();
+    const clock = fakeClock();
+    const sandbox = await startOn(fake, { poolSize: 1, clock });
+    fake.faults.failCreates = 1_000;
+    fake.faults.createError = () => new RateLimitError("Rate limit exceeded");
+    fake.sandboxes[0]?.die();
+    const result = await sandbox.execute({ code: "print(1)", tables: [] });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("SandboxError");
+    expect(result.error?.message).toMatch(/no E2B sandbox could be started: could not start/);
+  });
+
+  it("gives a clear error when every create fails", async () => {
+    const fake = fakeE2B({ failCreates: 100 });
+    const failure = startOn(fake, { startRetries: 2, clock: fakeClock() });
+    await expect(failure).rejects.toBeInstanceOf(E2BStartError);
+    await expect(failure).rejects.toThrow(
+      /could not start an E2B sandbox .* in 3 attempts over \d+ s: 500: internal error/,
     );
     expect(fake.creates).toHaveLength(3);
   });
@@ -211,7 +281,7 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     const fake = fakeE2B({ templatesWithoutPandas: ["bare"] });
     const failure = startOn(fake, { template: "bare" });
     await expect(failure).rejects.toBeInstanceOf(E2BTemplateError);
-    await expect(failure).rejects.toThrow(/template bare cannot run python3 with pandas/);
+    await expect(failure).rejects.toThrow(/template bare .*cannot run python3 with pandas/);
     await expect(failure).rejects.toThrow(/E2B_TEMPLATE/);
     expect(fake.creates).toHaveLength(1);
     expect(fake.alive).toEqual([]);
@@ -233,19 +303,65 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     expect(sandbox.sandboxIds).toEqual(["fake-1"]);
   });
 
-  it("extends a sandbox's life before a run, and replaces one left idle past it", async () => {
-    const fake = fakeE2B();
-    const sandbox = await startOn(fake, { poolSize: 1, sandboxTimeoutMs: 5_500 });
-    // Within 5 s of its end in E2B, the idle sandbox is not used again.
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    const result = await sandbox.execute({ code: "print('fresh')", tables: [], timeoutMs: 1_000 });
-    expect(result.stdout).toBe("fresh\n");
+  it("counts a sandbox's life from its creation, not from when it was ready", async () => {
+    // Each call takes 600 ms: a sandbox is ready about 1.8 s after E2B created it.
+    const fake = fakeE2B({ latencyMs: 600 });
+    const sandbox = await startOn(fake, {
+      poolSize: 1,
+      sandboxTimeoutMs: 4_000,
+      lifetimeMarginMs: 200,
+      graceMs: 1_500,
+    });
+    const first = fake.sandboxes[0];
+    // 2 s of life left by E2B's count; counted from readiness it would look like 3.8 s or
+    // more, enough for the 2.9 s this run needs (1200 + 1500 + 200) without an extension,
+    // and the sandbox would die under it (the run takes about 3 s with the latency).
+    await sleepUntil((first?.createdAt ?? 0) + 2_000);
+    const result = await sandbox.execute({
+      code: "import time\ntime.sleep(0.5)\nprint('done')",
+      tables: [],
+      timeoutMs: 1_200,
+    });
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("done\n");
+    expect(first?.lifetimes.length ?? 0).toBeGreaterThan(0);
+    expect(fake.creates).toHaveLength(1);
+  });
+
+  it("rotates a sandbox near the plan's maximum lifetime, and never asks E2B for more", async () => {
+    const fake = fakeE2B({ maxLifetimeMs: 6_000 });
+    const opts = {
+      maxLifetimeMs: 6_000,
+      sandboxTimeoutMs: 5_000,
+      lifetimeMarginMs: 200,
+      graceMs: 2_000,
+    };
+    const sandbox = await startOn(fake, { poolSize: 1, ...opts });
+    await sleepUntil((fake.sandboxes[0]?.createdAt ?? 0) + 3_500);
+    // 2.5 s left before E2B kills it whatever we ask; this run needs 1000 + 2000 + 200.
+    const result = await sandbox.execute({
+      code: "print('rotated')",
+      tables: [],
+      timeoutMs: 1_000,
+    });
+    expect(result.stdout).toBe("rotated\n");
     expect(fake.creates).toHaveLength(2);
-    expect(fake.sandboxes[0]?.dead).toBe(true);
-    expect(fake.creates[1]?.options.timeoutMs).toBe(5_500);
-    // The run could outlast 5.5 s of life: it was extended past the run and a margin.
-    const [lifetime] = fake.sandboxes[1]?.lifetimes ?? [];
-    expect(lifetime).toBeGreaterThanOrEqual(1_000 + 5_000 + 60_000);
+    expect(fake.sandboxes[0]?.deathCause).toBe("killed");
+    // No extension ever went past the maximum (the fake refuses those).
+    for (const s of fake.sandboxes) {
+      for (const lifetime of s.lifetimes) expect(lifetime).toBeLessThanOrEqual(6_000);
+    }
+  });
+
+  it("refuses at once a timeout longer than a sandbox can live, with the reason", async () => {
+    const fake = fakeE2B();
+    const sandbox = await startOn(fake, { poolSize: 1, maxLifetimeMs: 10 * 60_000 });
+    const result = await sandbox.execute({ code: "print(1)", tables: [], timeoutMs: 20 * 60_000 });
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Timeout");
+    expect(result.error?.message).toMatch(/lives at most 600000 ms .*maximum lifetime/);
+    expect(fake.creates).toHaveLength(1);
+    expect(fake.sandboxes[0]?.commandsRun.some((c) => c.includes("e2b_runner"))).toBe(false);
   });
 
   it("retries a request once on a fresh sandbox when its sandbox dies mid-run", async () => {
@@ -301,7 +417,7 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     const started = Date.now();
     const result = await sandbox.execute({ code: "print(1)", tables: [] });
     expect(result.error?.type).toBe("SandboxError");
-    expect(result.error?.message).toMatch(/reading the result did not finish within 300 ms/);
+    expect(result.error?.message).toMatch(/reading the result did not finish within 30\d ms/);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
@@ -347,6 +463,25 @@ describe("the E2B sandbox, run against a local fake of the SDK", () => {
     }
   });
 });
+
+/** A clock whose sleeps return at once and move time on; it keeps what was slept. */
+function fakeClock() {
+  let offset = 0;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => Date.now() + offset,
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+      offset += ms;
+    },
+  };
+}
+
+async function sleepUntil(at: number): Promise<void> {
+  const wait = at - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
 
 function restore(name: string, value: string | undefined): void {
   if (value === undefined) delete process.env[name];

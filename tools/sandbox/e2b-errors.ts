@@ -3,7 +3,9 @@ import {
   CommandExitError,
   FileNotFoundError,
   InvalidArgumentError,
+  RateLimitError,
   SandboxError,
+  ServiceBusyError,
   TimeoutError,
 } from "e2b";
 
@@ -40,13 +42,17 @@ export async function withDeadline<T>(
   ms: number,
   what: string,
   onLate?: (value: T) => void,
+  abort?: AbortController,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let expired = false;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       expired = true;
-      reject(new E2BDeadlineError(what, ms));
+      const error = new E2BDeadlineError(what, ms);
+      // The SDK's request stops too, instead of running on unwatched.
+      abort?.abort(error);
+      reject(error);
     }, ms);
   });
   if (onLate) {
@@ -92,6 +98,30 @@ export function isPermanentStartFailure(error: unknown): boolean {
   }
   const status = error instanceof SandboxError ? error.statusCode : undefined;
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** Busy or rate-limited: worth retrying, after Retry-After when the error carries it. */
+export function isBusy(error: unknown): boolean {
+  return (
+    error instanceof RateLimitError ||
+    error instanceof ServiceBusyError ||
+    (error instanceof SandboxError && (error.statusCode === 429 || error.statusCode === 503))
+  );
+}
+
+/**
+ * The wait a refusal asked for, in ms. The SDK honours a 429's Retry-After itself (within
+ * its request timeout) and does not pass it on; an error that carries `retryAfterMs` (or
+ * `retryAfter` in seconds) is honoured here.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const record = error as { retryAfterMs?: unknown; retryAfter?: unknown };
+  if (typeof record.retryAfterMs === "number" && record.retryAfterMs >= 0)
+    return record.retryAfterMs;
+  if (typeof record.retryAfter === "number" && record.retryAfter >= 0)
+    return record.retryAfter * 1_000;
+  return undefined;
 }
 
 export { CommandExitError, FileNotFoundError };

@@ -1,11 +1,12 @@
 import { readFile } from "node:fs/promises";
 import type { ExecResult } from "../../blackboard/schemas.js";
-import { CommandExitError, errorMessage } from "./e2b-errors.js";
+import { E2BConfigError, errorMessage } from "./e2b-errors.js";
 import { PoolClosedError } from "./e2b-pool.js";
-import { networkProbeCommand } from "./e2b-remote.js";
+import { type NetworkCheck, networkProbeCommand, parseNetworkProbe } from "./e2b-remote.js";
 import { commandMs, E2BRun, type Finished, sandboxError } from "./e2b-run.js";
-import { E2BSandboxes } from "./e2b-sandboxes.js";
+import { E2BSandboxes, type PooledSandbox, runnerFile } from "./e2b-sandboxes.js";
 import {
+  describeTemplate,
   type E2BSandboxOptions,
   type E2BSettings,
   RUN_ENV,
@@ -23,20 +24,35 @@ import {
 } from "./types.js";
 
 export { E2BConfigError, E2BStartError, E2BTemplateError } from "./e2b-errors.js";
+export { installE2BExitHooks, killCreatedE2BSandboxes } from "./e2b-reaper.js";
 export type {
   E2BCommandOutput,
+  E2BConnection,
   E2BCreateOptions,
   E2BRemoteSandbox,
   E2BRunOptions,
   E2BSdk,
+  E2BTransferOptions,
 } from "./e2b-sdk.js";
-export type { E2BSandboxOptions } from "./e2b-settings.js";
+export type { E2BClock, E2BSandboxOptions } from "./e2b-settings.js";
+export { DEFAULT_TEMPLATE } from "./e2b-settings.js";
 
-const NETWORK_PROBE_TIMEOUT_MS = 10_000;
+const NETWORK_PROBE_TIMEOUT_MS = 15_000;
+
+/** What `doctor` shows about the E2B backend beyond SandboxInfo. */
+export interface E2BDetails {
+  template: string;
+  network: NetworkCheck;
+  networkDetail: string;
+  vmMemoryMb: number;
+  sandboxPerRequest: boolean;
+  maxLifetimeMs: number;
+}
 
 /**
  * Runs generated pandas code in E2B cloud sandboxes: each request is a one-shot run of
- * runner.py inside a pooled sandbox, with its tables uploaded once per sandbox.
+ * the runner inside a pooled sandbox (or a sandbox of its own, with `sandboxPerRequest`),
+ * with its tables uploaded once per sandbox and checked by hash before every run.
  */
 export class E2BSandbox implements Sandbox {
   private readonly sandboxes: E2BSandboxes;
@@ -45,21 +61,23 @@ export class E2BSandbox implements Sandbox {
 
   private constructor(
     private readonly settings: E2BSettings,
-    runnerSource: string,
+    files: ReturnType<typeof runnerFile>[],
   ) {
-    this.sandboxes = new E2BSandboxes(settings, runnerSource);
+    this.sandboxes = new E2BSandboxes(settings, files);
   }
 
   /** Checks the configuration and starts one sandbox, so that a bad setup fails here. */
   static async start(opts: E2BSandboxOptions = {}): Promise<E2BSandbox> {
     const settings = resolveSettings(opts);
-    let runnerSource: string;
-    try {
-      runnerSource = await readFile(settings.runnerPath, "utf8");
-    } catch (error) {
-      throw new Error(`the sandbox runner is missing: ${errorMessage(error)}`);
+    const files: ReturnType<typeof runnerFile>[] = [];
+    for (const file of [settings.runnerPath, ...settings.helperPaths]) {
+      try {
+        files.push(runnerFile(file, await readFile(file, "utf8")));
+      } catch (error) {
+        throw new Error(`the sandbox runner is missing: ${errorMessage(error)}`);
+      }
     }
-    const sandbox = new E2BSandbox(settings, runnerSource);
+    const sandbox = new E2BSandbox(settings, files);
     return warmedUp(sandbox, () => sandbox.sandboxes.warm());
   }
 
@@ -78,20 +96,26 @@ export class E2BSandbox implements Sandbox {
     if (this.sandboxes.isClosed) throw new PoolClosedError();
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    const { maxLifetimeMs, lifetimeMarginMs } = this.settings;
+    if (commandMs(this.settings, job) + lifetimeMarginMs > maxLifetimeMs) {
+      return failedResult(
+        {
+          type: "Timeout",
+          message: `a timeout of ${job.timeoutMs} ms cannot be run on E2B: a sandbox lives at most ${maxLifetimeMs} ms (the plan's maximum lifetime, maxLifetimeMs)`,
+          line: null,
+        },
+        elapsed(),
+      );
+    }
 
-    // Failing to get a sandbox at all is the setup's fault: that one throws.
     const first = await this.runOnce(job, elapsed);
     if ("result" in first) return first.result;
     if (this.sandboxes.isClosed) {
       return failedResult(sandboxError("the E2B sandbox was closed during the run"), elapsed());
     }
+    if (first.noStart) return failedResult(sandboxError(first.lost), elapsed());
     // The sandbox died under the request: once more, on a fresh one.
-    let second: Finished | { lost: string };
-    try {
-      second = await this.runOnce(job, elapsed);
-    } catch (error) {
-      second = { lost: `no replacement could be started: ${errorMessage(error)}` };
-    }
+    const second = await this.runOnce(job, elapsed);
     if ("result" in second) return second.result;
     return failedResult(
       sandboxError(
@@ -102,45 +126,64 @@ export class E2BSandbox implements Sandbox {
   }
 
   async info(): Promise<SandboxInfo> {
-    const sandbox = await this.sandboxes.acquireLive();
-    let internetBlocked = false;
+    return (await this.describe()).info;
+  }
+
+  /** SandboxInfo, and what `doctor` shows besides. */
+  async describe(): Promise<{ info: SandboxInfo; details: E2BDetails }> {
+    const sandbox = await this.sandboxes.acquireFor(0);
+    let network: NetworkCheck = "undetermined";
+    let networkDetail = "";
     let healthy = true;
     try {
-      const { host, port } = this.settings.networkProbe;
-      try {
-        await sdkCall(
-          this.settings,
-          sandbox.remote.commands.run(networkProbeCommand(host, port), {
-            timeoutMs: NETWORK_PROBE_TIMEOUT_MS,
-            envs: RUN_ENV,
-          }),
-          "checking network access",
-          NETWORK_PROBE_TIMEOUT_MS,
-        );
-      } catch (error) {
-        // Only a probe that ran and could not connect shows that the network is closed.
-        if (error instanceof CommandExitError) internetBlocked = true;
-        else healthy = false;
-      }
+      const { host, port, answerMs } = this.settings.networkProbe;
+      const output = await sdkCall(
+        this.settings,
+        sandbox.remote.commands.run(networkProbeCommand(host, port, answerMs), {
+          timeoutMs: NETWORK_PROBE_TIMEOUT_MS,
+          envs: RUN_ENV,
+        }),
+        "checking network access",
+        NETWORK_PROBE_TIMEOUT_MS,
+      );
+      network = parseNetworkProbe(output.stdout);
+      networkDetail = `${host}:${port}: ${output.stdout.trim().split("\n")[0] ?? ""}`;
+    } catch (error) {
+      networkDetail = `the check itself failed: ${errorMessage(error)}`;
+      healthy = !(error instanceof E2BConfigError);
     } finally {
       this.sandboxes.giveBack(sandbox, healthy);
     }
-    const template = this.settings.create.template ?? "the SDK's default";
-    return {
+    const { settings } = this;
+    const info: SandboxInfo = {
       backend: "e2b",
-      runtime: `E2B template ${template}: Python ${sandbox.python}, pandas ${sandbox.pandas}`,
+      runtime: `E2B template ${settings.create.template}: Python ${sandbox.python}, pandas ${sandbox.pandas}`,
       protections: {
-        // E2B runs every sandbox in its own microVM.
-        isolatedVm: true,
-        // A run past its timeout is cut off, and its sandbox killed.
+        // Requests share a VM unless each gets a sandbox of its own.
+        isolatedVm: settings.sandboxPerRequest,
+        // The runner's files and the tables are checked by hash before every request.
+        integrityCheck: true,
+        auditHook: true,
+        // E2B stops the shell at its timeout; the sandbox is then killed with what it left.
         wallClockKill: true,
         outputCap: true,
+        // A new run directory for every request, removed afterwards.
         scratchDir: true,
-        // No variable of this process is sent to the sandbox.
         scrubbedEnv: true,
-        memoryLimit: true,
-        // Asked of E2B at creation, and confirmed by a failed connection just now.
-        noInternet: !this.settings.create.allowInternetAccess && internetBlocked,
+        memoryLimit: sandbox.memoryMb > 0 && memoryBelowVm(settings, sandbox.memoryMb),
+        // Asked of E2B at creation, and confirmed by a request that got no answer just now.
+        noInternet: !settings.create.allowInternetAccess && network === "blocked",
+      },
+    };
+    return {
+      info,
+      details: {
+        template: describeTemplate(settings),
+        network,
+        networkDetail,
+        vmMemoryMb: sandbox.memoryMb,
+        sandboxPerRequest: settings.sandboxPerRequest,
+        maxLifetimeMs: settings.maxLifetimeMs,
       },
     };
   }
@@ -157,8 +200,16 @@ export class E2BSandbox implements Sandbox {
   private async runOnce(
     job: ValidExecRequest,
     elapsed: () => number,
-  ): Promise<Finished | { lost: string }> {
-    const sandbox = await this.sandboxes.acquireLive();
+  ): Promise<Finished | { lost: string; noStart?: boolean }> {
+    const needMs = commandMs(this.settings, job) + this.settings.lifetimeMarginMs;
+    let sandbox: PooledSandbox;
+    try {
+      sandbox = await this.sandboxes.acquireFor(needMs);
+    } catch (error) {
+      if (error instanceof PoolClosedError) throw error;
+      // No sandbox after every retry: this attempt fails, the run goes on.
+      return { lost: `no E2B sandbox could be started: ${errorMessage(error)}`, noStart: true };
+    }
     let reusable = false;
     try {
       await this.sandboxes.keepAlive(sandbox, commandMs(this.settings, job));
@@ -166,9 +217,24 @@ export class E2BSandbox implements Sandbox {
       reusable = finished.reusable;
       return finished;
     } catch (error) {
-      return { lost: errorMessage(error) };
+      return { lost: this.whyLost(sandbox, error) };
     } finally {
       this.sandboxes.giveBack(sandbox, reusable);
     }
   }
+
+  private whyLost(sandbox: PooledSandbox, error: unknown): string {
+    const now = this.settings.clock.now();
+    if (now >= sandbox.diesBy) {
+      return `the sandbox reached the plan's maximum lifetime (${this.settings.maxLifetimeMs} ms from its creation): ${errorMessage(error)}`;
+    }
+    if (now >= sandbox.aliveUntil) {
+      return `the sandbox's timeout in E2B ran out: ${errorMessage(error)}`;
+    }
+    return errorMessage(error);
+  }
+}
+
+function memoryBelowVm(settings: E2BSettings, vmMb: number): boolean {
+  return vmMb - settings.memoryReserveMb > 0;
 }

@@ -1,0 +1,71 @@
+"""One request inside an E2B sandbox: runner.py's one-shot run, hardened like the local
+sandbox's children with hardening.py's audit hook (no sockets, no new processes, no
+ctypes, writes only in scratch, reads only of Python, the system files pandas needs and
+scratch; read_rules.py's allow-list, with this workspace left out).
+
+    python3 e2b_runner.py REQUEST.json RESULT.partial WORKSPACE
+
+RESULT.partial is opened before the code runs (the hook refuses writes outside scratch
+afterwards) and filled once the code has finished; the shell renames it. The result is
+runner.py's, with `file_bytes` added: the size of each exported table file.
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import hardening  # noqa: E402
+import read_rules  # noqa: E402
+import runner  # noqa: E402
+
+
+def main(request_path, result_path, workspace):
+    try:
+        request = runner._read_request(request_path)
+    except BaseException as exc:
+        sys.stderr.write(f"e2b_runner.py: bad request {request_path}: {runner.describe(exc)}\n")
+        return 2
+    out = os.open(result_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    scratch = os.path.realpath(request["scratch"])
+    try:
+        named_tables = [(t["name"], runner.load_table(t["path"])) for t in request["tables"]]
+    except BaseException as exc:
+        os.write(out, runner.dumps(runner.failure_from("TableLoadError", exc)).encode("ascii"))
+        return 0
+    try:
+        rules = read_rules.ReadRules(excluded=[os.path.realpath(workspace)])
+        hook = hardening.audit_hook(scratch, rules)
+        result = runner.execute(
+            request["code"],
+            named_tables,
+            request["timeout_ms"],
+            request["output_bytes"],
+            scratch,
+            before_code=lambda: sys.addaudithook(hook),
+        )
+        sizes = {}
+        for table in result["tables"]:
+            try:
+                sizes[table["file"]] = os.stat(os.path.join(scratch, table["file"])).st_size
+            except OSError:
+                pass
+        result["file_bytes"] = sizes
+        text = runner.dumps(result)
+    except BaseException as exc:
+        text = runner.dumps(runner.failure_from("SandboxError", exc))
+    data = (text + "\n").encode("ascii")
+    while data:
+        data = data[os.write(out, data):]
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.stderr.write("usage: python3 e2b_runner.py REQUEST.json RESULT.partial WORKSPACE\n")
+        sys.exit(2)
+    code = main(*sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: threads the code left running must not keep the process alive.
+    os._exit(code)
