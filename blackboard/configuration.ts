@@ -138,7 +138,22 @@ export const ConfigurationSchema = z.object({
     .string()
     .optional()
     .describe("File of recorded model replies: a repeated call is answered from it, for free"),
-  sampleRows: z.number().int().min(0).max(50).default(5).describe("Sample rows shown per table"),
+  sampleRows: z
+    .number()
+    .int()
+    .min(0)
+    .max(50)
+    .default(5)
+    .describe("Rows from the top shown per table when it is too large to show whole"),
+  contextTokens: z
+    .number()
+    .int()
+    .min(200)
+    .max(100_000)
+    .default(3000)
+    .describe(
+      "Tokens of table context per prompt: a table that fits is shown whole, a larger one as statistics and the rows the question names",
+    ),
   plans: z
     .number()
     .int()

@@ -2,7 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import { lastSuccessful } from "../blackboard/attempts.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
-import { profileTable } from "../tools/tables/profile.js";
+import { tableContexts } from "../tools/tables/context.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { numberLines, renderEvidenceList, renderPlan } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
@@ -99,10 +99,13 @@ export const answerer = (async (state, runtime) => {
   const summary = good
     ? ""
     : (
-        await Promise.all(
-          state.tables.map((t) => profileTable(t, { sampleRows: config.sampleRows })),
-        )
-      ).join("\n\n");
+        await tableContexts(state.tables, state.question, {
+          budgetTokens: config.contextTokens,
+          sampleRows: config.sampleRows,
+        })
+      )
+        .map((context) => context.text)
+        .join("\n\n");
   const reply = await ask(
     "answerer",
     ANSWERER_SYSTEM,

@@ -2,7 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import { nextAttemptId } from "../blackboard/attempts.js";
 import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
-import { profileTable } from "../tools/tables/profile.js";
+import { tableContexts } from "../tools/tables/context.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { renderErrorHistory, renderPlan, renderReflection, renderTableNames } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
@@ -70,9 +70,11 @@ function looksLikeBareCode(reply: string): boolean {
 
 export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
-  const profiles = await Promise.all(
-    state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
-  );
+  const contexts = await tableContexts(state.tables, state.question, {
+    budgetTokens: config.contextTokens,
+    sampleRows: config.sampleRows,
+  });
+  const profiles = contexts.map((context) => context.text);
   const prompt = coderPrompt({
     question: state.question,
     profiles,

@@ -1,6 +1,6 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { SolveState } from "../blackboard/state.js";
-import { profileTable } from "../tools/tables/profile.js";
+import { tableContexts } from "../tools/tables/context.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { renderMemories, renderReflection, renderTableNames } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
@@ -63,9 +63,11 @@ export function parsePlan(reply: string): string[] {
 
 export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
-  const profiles = await Promise.all(
-    state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
-  );
+  const contexts = await tableContexts(state.tables, state.question, {
+    budgetTokens: config.contextTokens,
+    sampleRows: config.sampleRows,
+  });
+  const profiles = contexts.map((context) => context.text);
   const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {
     memories: renderMemories(state.memories),
     reflection: renderReflection(state.reflections),

@@ -166,6 +166,26 @@ describe("the orchestrator against the stub model", () => {
     expect(state.attempts.map((a) => a.id)).toContain("s1.pandas.a1");
   });
 
+  it("looks a city up without a model call, citing the row's cells", async () => {
+    const state = await run((req) => {
+      if (req.role === "decomposer") {
+        return plan([{ id: "s1", task: 'What do we know about "Graz"?', workers: ["lookup"] }]);
+      }
+      return { status: 500, content: `unscripted ${req.role}` };
+    });
+    expect(state.packets[0]).toMatchObject({
+      id: "s1.lookup",
+      answer: "city=Graz; country=Austria; km_to_sea=180",
+      score: 0.8,
+    });
+    expect(state.packets[0]?.evidence).toEqual([
+      "cities:r1:city",
+      "cities:r1:country",
+      "cities:r1:km_to_sea",
+    ]);
+    expect(stub?.requests.map((r) => r.role)).toEqual(["decomposer"]);
+  });
+
   it("uses a worker added as one file in a folder of the user's", async () => {
     // A user's project: its workers import "tableminds/workers", resolved from the package.
     const dir = mkdtempSync(path.join(USER_PROJECT, "workers-"));
