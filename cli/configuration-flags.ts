@@ -48,6 +48,7 @@ export const RUN_FLAGS = [
   "searchWidth",
   "searchMode",
   "maxConcurrency",
+  "contextTokens",
   "maxSubtasks",
   "maxDispatchRounds",
   "maxModelCalls",

@@ -2,10 +2,12 @@ import type { GraphNode } from "@langchain/langgraph";
 import { lastSuccessful } from "../blackboard/attempts.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
-import { tableContexts } from "../tools/tables/context.js";
-import { ask, ReplyParseError } from "./llm.js";
-import { numberLines, renderEvidenceList, renderPlan } from "./prompts.js";
+import { parseAnswer } from "./final-answer.js";
+import { ask } from "./llm.js";
+import { numberLines, renderEvidenceList, renderPlan, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
+
+export { type ParsedAnswer, parseAnswer } from "./final-answer.js";
 
 export const ANSWERER_SYSTEM = `# tableminds answerer
 You state the answer to a question about tables from the results of code that was run
@@ -40,54 +42,6 @@ export function answererPrompt(
   return sections.join("\n\n");
 }
 
-const EVIDENCE_LINE = /^\s*\**\s*evidence\s*\**\s*:\s*\**\s*(.*)$/im;
-const MARKER = /\**\s*final\s+answer\s*\**\s*[:：-]\s*\**\s*(.*)$/im;
-
-function tidy(text: string): string {
-  return text
-    .trim()
-    .replace(/^[*`"]+|[*`"]+$/g, "")
-    .trim();
-}
-
-export interface ParsedAnswer {
-  final: string;
-  cited: string[];
-}
-
-/**
- * The answer line and the cited ids of an answerer reply. Tolerates markdown around
- * the marker and an answer on the line after it; without a marker, a reply of one
- * short line is taken as the answer. Anything else fails.
- */
-export function parseAnswer(reply: string): ParsedAnswer {
-  const cited = parseCitations(reply);
-  const marked = MARKER.exec(reply);
-  if (marked) {
-    let final = tidy(marked[1] ?? "");
-    if (!final) {
-      const after = reply.slice((marked.index ?? 0) + marked[0].length).split("\n");
-      final = tidy(after.find((line) => line.trim() && !EVIDENCE_LINE.test(line)) ?? "");
-    }
-    if (final) return { final, cited };
-  }
-  const lines = reply
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line && !EVIDENCE_LINE.test(line));
-  if (lines.length === 1 && lines[0] && lines[0].length <= 200) {
-    return { final: tidy(lines[0]), cited };
-  }
-  throw new ReplyParseError("answerer", '"Final Answer:" line', reply);
-}
-
-function parseCitations(reply: string): string[] {
-  const line = EVIDENCE_LINE.exec(reply)?.[1] ?? "";
-  const bracketed = [...reply.matchAll(/\[([\w:.-]+)\]/g)].map((m) => m[1] ?? "");
-  const listed = line.split(/[,\s]+/).map((id) => id.replace(/^\[|\]$/g, ""));
-  return [...new Set([...listed, ...bracketed].filter((id) => /^\w[\w:.-]*$/.test(id)))];
-}
-
 /**
  * Answers from the last successful attempt. The answer cites what the model named and what
  * grounding traces its items to: the same engine the checker uses, so the cells cited here are
@@ -98,14 +52,7 @@ export const answerer = (async (state, runtime) => {
   const good = lastSuccessful(state.attempts);
   const summary = good
     ? ""
-    : (
-        await tableContexts(state.tables, state.question, {
-          budgetTokens: config.contextTokens,
-          sampleRows: config.sampleRows,
-        })
-      )
-        .map((context) => context.text)
-        .join("\n\n");
+    : (await renderTables(state.tables, state.question, config)).join("\n\n");
   const reply = await ask(
     "answerer",
     ANSWERER_SYSTEM,

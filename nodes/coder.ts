@@ -2,9 +2,14 @@ import type { GraphNode } from "@langchain/langgraph";
 import { nextAttemptId } from "../blackboard/attempts.js";
 import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
-import { tableContexts } from "../tools/tables/context.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderErrorHistory, renderPlan, renderReflection, renderTableNames } from "./prompts.js";
+import {
+  renderErrorHistory,
+  renderPlan,
+  renderReflection,
+  renderTableNames,
+  renderTables,
+} from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const CODER_SYSTEM = `# tableminds coder
@@ -70,11 +75,7 @@ function looksLikeBareCode(reply: string): boolean {
 
 export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
-  const contexts = await tableContexts(state.tables, state.question, {
-    budgetTokens: config.contextTokens,
-    sampleRows: config.sampleRows,
-  });
-  const profiles = contexts.map((context) => context.text);
+  const profiles = await renderTables(state.tables, state.question, config);
   const prompt = coderPrompt({
     question: state.question,
     profiles,

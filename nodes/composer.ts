@@ -3,7 +3,7 @@ import type { Packet, Selection, Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState, OrchestratorStateValue } from "../blackboard/state.js";
 import { finalSubtasks } from "../blackboard/subtasks.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
-import { parseAnswer } from "./answerer.js";
+import { parseAnswer } from "./final-answer.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { renderEvidenceList } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";

@@ -2,9 +2,8 @@ import type { GraphNode } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState } from "../blackboard/state.js";
-import { profileTable } from "../tools/tables/profile.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderTableNames } from "./prompts.js";
+import { renderTableNames, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 import { loadWorkers, workerDirs } from "./workers/registry.js";
 import type { Worker } from "./workers/worker.js";
@@ -118,9 +117,7 @@ export function planOf(subtasks: Subtask[]): string[] {
 export const decomposer = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const workers = [...(await loadWorkers(workerDirs(config))).values()];
-  const profiles = await Promise.all(
-    state.tables.map((table) => profileTable(table, { sampleRows: config.sampleRows })),
-  );
+  const profiles = await renderTables(state.tables, state.question, config);
   const prompt = [
     `Question: ${state.question}`,
     renderTableNames(state.tables),

@@ -1,8 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { SolveState } from "../blackboard/state.js";
-import { tableContexts } from "../tools/tables/context.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderMemories, renderReflection, renderTableNames } from "./prompts.js";
+import { renderMemories, renderReflection, renderTableNames, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const PLANNER_SYSTEM = `# tableminds planner
@@ -63,11 +62,7 @@ export function parsePlan(reply: string): string[] {
 
 export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
-  const contexts = await tableContexts(state.tables, state.question, {
-    budgetTokens: config.contextTokens,
-    sampleRows: config.sampleRows,
-  });
-  const profiles = contexts.map((context) => context.text);
+  const profiles = await renderTables(state.tables, state.question, config);
   const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {
     memories: renderMemories(state.memories),
     reflection: renderReflection(state.reflections),

@@ -1,4 +1,6 @@
+import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, Evidence, Memory, Reflection, TableRef } from "../blackboard/schemas.js";
+import { tableContexts } from "../tools/tables/context.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
@@ -9,6 +11,22 @@ export function numberLines(code: string): string {
 
 export function renderPlan(plan: string[]): string {
   return plan.map((step, i) => `${i + 1}. ${step}`).join("\n");
+}
+
+/**
+ * Each table as a prompt shows it, within the run's token budget for tables: whole when it
+ * fits, else its statistics and the rows the question names (tools/tables/context.ts).
+ */
+export async function renderTables(
+  tables: TableRef[],
+  question: string,
+  config: Pick<Configuration, "contextTokens" | "sampleRows">,
+): Promise<string[]> {
+  const contexts = await tableContexts(tables, question, {
+    budgetTokens: config.contextTokens,
+    sampleRows: config.sampleRows,
+  });
+  return contexts.map((context) => context.text);
 }
 
 /** How each table is reached from the generated code. */

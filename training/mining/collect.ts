@@ -8,8 +8,8 @@ import {
   renderMemories,
   renderPlan,
   renderTableNames,
+  renderTables,
 } from "../../nodes/prompts.js";
-import { profileTable } from "../../tools/tables/profile.js";
 import { outputText } from "../rewards/execution.js";
 import type { ChatMessage, MinedNode, MinedQuestion, MineStage, NodeTurn } from "./records.js";
 
@@ -43,12 +43,10 @@ export async function collectQuestion(
   example: EvalExample,
   stage: MineStage,
   search: SearchResult,
-  options: { scorer: Scorer; sampleRows: number },
+  options: { scorer: Scorer; sampleRows: number; contextTokens: number },
 ): Promise<MinedQuestion> {
   const { question } = example;
-  const profiles = await Promise.all(
-    search.tables.map((t) => profileTable(t, { sampleRows: options.sampleRows })),
-  );
+  const profiles = await renderTables(search.tables, question, options);
   const tableNames = renderTableNames(search.tables);
   const byId = new Map(search.branches.map((b) => [b.id, b]));
   const nodes: MinedNode[] = [];

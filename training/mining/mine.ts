@@ -106,6 +106,7 @@ export async function mine(options: MineOptions): Promise<MineOutcome> {
           {
             scorer: options.scorer,
             sampleRows: config.sampleRows,
+            contextTokens: config.contextTokens,
           },
         );
         const signal = (invokeOptions as { signal?: AbortSignal }).signal;

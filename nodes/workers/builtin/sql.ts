@@ -1,7 +1,7 @@
 import type { Evidence } from "../../../blackboard/schemas.js";
 import { SqlError, type SqlResult, sqlEvidence } from "../../../tools/sandbox/duckdb.js";
-import { profileTable } from "../../../tools/tables/profile.js";
 import { ReplyParseError } from "../../llm.js";
+import { renderTables } from "../../prompts.js";
 import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
 
 export const SQL_SYSTEM = `# tableminds sql
@@ -43,7 +43,7 @@ export default defineWorker({
     "row. Good for exact lookups, filters, counts, sums and joins; not for free-text reasoning.",
   input: TaskInput,
   async run({ task }, kit) {
-    const profiles = await Promise.all(kit.tables.map((t) => profileTable(t, { sampleRows: 3 })));
+    const profiles = await renderTables(kit.tables, task, kit.config);
     const base = `Tables:\n${profiles.join("\n\n")}\n\nQuestion: ${taskWithInputs(task, kit.inputs)}`;
     const trajectory: string[] = [];
     let feedback = "";
