@@ -221,7 +221,12 @@ export type Budget = z.infer<typeof BudgetSchema>;
 
 /** A table to ingest: a file path, or inline rows (TableBench's {columns, data}). */
 export const TableSourceSchema = z.union([
-  z.object({ path: z.string().min(1), name: z.string().optional() }),
+  z.object({
+    path: z.string().min(1),
+    name: z.string().optional(),
+    /** The text encoding of a CSV/TSV/JSON file (e.g. `windows-1252`); default: detected. */
+    encoding: z.string().min(1).optional(),
+  }),
   z.object({
     name: z.string().optional(),
     columns: z.array(z.string()),

@@ -16,6 +16,8 @@ import { jsonResult, renderResult } from "./report.js";
 
 export interface AskOptions {
   tables: string[];
+  /** The character encoding of every table file (else detected). */
+  encoding?: string;
   question: string;
   graph: string;
   json: boolean;
@@ -171,7 +173,10 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
     if (start.kind === "done") say(`thread ${thread} has finished; its answer:`);
     const input =
       start.kind === "fresh"
-        ? { question: options.question, sources: options.tables.map((path) => ({ path })) }
+        ? {
+            question: options.question,
+            sources: options.tables.map((path) => ({ path, encoding: options.encoding })),
+          }
         : null;
     if (start.kind !== "done") {
       const stream = await graph.stream(input, {

@@ -1,7 +1,11 @@
+import { existsSync } from "node:fs";
+import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { z } from "zod";
 import { listGraphs } from "../graphs/registry.js";
 import { resolveModel } from "../tools/models/config.js";
+import { isKnownEncoding } from "../tools/tables/encoding.js";
+import { TABLE_FORMATS } from "../tools/tables/load.js";
 import { graphOption } from "./args.js";
 import { ask } from "./ask.js";
 import {
@@ -13,6 +17,7 @@ import { registerDataCommands } from "./data.js";
 import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
 import { registerMineCommand } from "./mine.js";
+import { registerPruneCommand } from "./prune.js";
 import { JSON_OPTION_HELP } from "./report.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
@@ -38,6 +43,7 @@ Environment:
 
 const AskFlagsSchema = z.object({
   table: z.array(z.string()),
+  encoding: z.string().optional(),
   json: z.boolean(),
   quiet: z.boolean(),
   graph: z.string(),
@@ -73,6 +79,28 @@ export function usageError(error: CommanderError, program: Command, args: string
   return `${message} (see ${["tableminds", ...path, "--help"].join(" ")})`;
 }
 
+const QUOTE_HINT =
+  'put the question in quotes, e.g. tableminds ask table.csv "How many rows are there?"';
+
+/**
+ * `ask`'s words: table files, then the question. A word that is neither a table file name
+ * nor an existing file means the question was not quoted.
+ */
+function splitAskArguments(words: readonly string[]): { tables: string[]; question: string } {
+  const question = words.at(-1) ?? "";
+  const tables = words.slice(0, -1);
+  if (tables.length === 0) {
+    throw new Error(`missing the question after the table: ${QUOTE_HINT}`);
+  }
+  const stray = tables.find(
+    (word) => !TABLE_FORMATS.includes(extname(word).toLowerCase()) && !existsSync(word),
+  );
+  if (stray !== undefined && tables.length > 1) {
+    throw new Error(`${JSON.stringify(stray)} is not a table file: ${QUOTE_HINT}`);
+  }
+  return { tables, question };
+}
+
 /** Before anything is loaded: a question to ask, and an endpoint to ask it of. */
 function checkAsk(question: string, model: string | undefined): void {
   if (!question.trim()) {
@@ -90,14 +118,24 @@ export function buildProgram(): Command {
   withConfigurationFlags(
     program
       .command("ask")
-      .description("answer a question about a table (CSV, TSV or JSON) and show the evidence")
-      .argument("<table>", "table file: .csv, .tsv or .json (records or {columns, data})")
-      .argument("<question>", "the question, in quotes")
+      .description(
+        "answer a question about one or more tables (CSV, TSV, JSON, Excel, Parquet) and show the evidence",
+      )
+      .usage("[options] <table...> <question>")
+      .argument(
+        "<table...>",
+        `table files, then the question in quotes, last: ${TABLE_FORMATS.join(", ")} ` +
+          "(JSON: records or {columns, data}; a workbook gives one table per sheet)",
+      )
       .option(
         "-t, --table <file>",
         "another table (repeatable)",
         (v, all: string[]) => [...all, v],
         [],
+      )
+      .option(
+        "--encoding <name>",
+        "encoding of the text tables (e.g. windows-1252, shift_jis); default: detected",
       )
       .option("--json", JSON_OPTION_HELP, false)
       .option("-q, --quiet", "no progress on stderr", false)
@@ -109,12 +147,20 @@ export function buildProgram(): Command {
       "save each step under this id; the same command again resumes an interrupted run",
     )
     .addHelpText("after", ENVIRONMENT)
-    .action(async (table: string, question: string, flags: unknown, command: Command) => {
+    .action(async (words: string[], flags: unknown, command: Command) => {
       const opts = AskFlagsSchema.parse(flags);
+      const { tables, question } = splitAskArguments(words);
       const context = configurationFromFlags(command);
       checkAsk(question, context.model);
+      if (opts.encoding !== undefined) {
+        if (!isKnownEncoding(opts.encoding)) {
+          throw new Error(
+            `unknown encoding ${JSON.stringify(opts.encoding)} for --encoding (e.g. utf-8, windows-1252, latin1, shift_jis, gb18030, utf-16le)`,
+          );
+        }
+      }
       await ask({
-        tables: [table, ...opts.table],
+        tables: [...tables, ...opts.table],
         question,
         graph: opts.graph,
         json: opts.json,
@@ -122,6 +168,7 @@ export function buildProgram(): Command {
         context,
         thread: opts.thread,
         memory: opts.memory,
+        encoding: opts.encoding,
       });
     });
 
@@ -136,6 +183,7 @@ export function buildProgram(): Command {
   registerMineCommand(program);
   registerServeRewardCommand(program);
   registerDataCommands(program);
+  registerPruneCommand(program);
 
   program
     .command("graphs")

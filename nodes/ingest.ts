@@ -1,10 +1,11 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { IngestState } from "../blackboard/state.js";
-import { loadTable } from "../tools/tables/load.js";
+import { loadTables } from "../tools/tables/load.js";
 import type { NodeContext } from "./runtime.js";
 
 /**
- * Turns the run's `sources` (file paths or inline rows) into table references.
+ * Turns the run's `sources` (file paths or inline rows) into table references: one per
+ * CSV/TSV/JSON/Parquet file or inline table, one per sheet of a workbook.
  * Tables passed in directly are kept; a run with neither, or with no question, fails here,
  * clearly, before any model is asked anything.
  */
@@ -21,7 +22,7 @@ export const ingest = (async (state) => {
     return {};
   }
   const loaded = [];
-  for (const source of state.sources) loaded.push(await loadTable(source));
+  for (const source of state.sources) loaded.push(...(await loadTables(source)));
   const known = new Set(state.tables.map((t) => t.sha256 + t.name));
   const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));
   for (const warning of loaded.flatMap((l) => l.warnings)) {

@@ -131,7 +131,7 @@ describe("tableminds CLI", () => {
       const result = await run.done;
       expect(result.code, result.stderr).toBe(0);
       expect(notice).toMatch(
-        new RegExp(`^answerer  waiting \\d+ s for ${host} \\(model stub-model\\)$`),
+        new RegExp(`^answerer   waiting \\d+ s for ${host} \\(model stub-model\\)$`),
       );
       expect(JSON.parse(result.stdout).answer.final).toBe("203");
     } finally {

@@ -77,7 +77,7 @@ describe("ask, in process", () => {
     );
     expect(run.error).toBeUndefined();
     expect(stub.requests.at(-1)?.stream).toBe(true);
-    expect(run.stderr).toContain("answerer  The code printed the total.\nFinal Answer: 203");
+    expect(run.stderr).toContain("answerer   The code printed the total.\nFinal Answer: 203");
     expect(JSON.parse(run.stdout).answer.final).toBe("203");
   });
 

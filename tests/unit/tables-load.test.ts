@@ -328,13 +328,13 @@ describe("loadTable: bad input", () => {
     ],
     [
       "an unsupported extension",
-      () => writeFixture(dir, "sheet.XLSX", "PK"),
-      "unsupported format .xlsx (supported now: .csv, .tsv, .json)",
+      () => writeFixture(dir, "sheet.ODS", "PK"),
+      "unsupported format .ods (supported: .csv, .tsv, .json, .xlsx, .xlsm, .xls, .parquet)",
     ],
     [
       "a file without extension",
       () => writeFixture(dir, "README", "a,b"),
-      "unsupported format (no file extension) (supported now: .csv, .tsv, .json)",
+      "unsupported format (no file extension) (supported: .csv, .tsv, .json, .xlsx, .xlsm, .xls, .parquet)",
     ],
     [
       "a row longer than the header",
@@ -352,15 +352,22 @@ describe("loadTable: bad input", () => {
       "a quoted field opened on line 3 is never closed",
     ],
     [
-      "bytes that are not UTF-8",
+      "UTF-8 with a broken byte (no legacy encoding is guessed for it)",
       () =>
-        writeFixture(dir, "latin1.csv", Buffer.from([0x61, 0x0a, 0x63, 0x61, 0x66, 0xe9, 0x0a])),
-      "not valid UTF-8 text (first bad byte on line 2); save the file as UTF-8",
+        writeFixture(
+          dir,
+          "broken-utf8.csv",
+          Buffer.concat([
+            Buffer.from("a\ncafé\nnaïve\nZürich\nœuvre\n"),
+            Buffer.from([0xff, 0x0a]),
+          ]),
+        ),
+      "not valid UTF-8 text (first bad byte on line 6) and no other encoding fits; save the file as UTF-8 or name its encoding (--encoding)",
     ],
     [
       "a binary file (an Excel workbook named .csv)",
       () => writeFixture(dir, "book.csv", Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x06])),
-      "this looks like a ZIP archive (an Excel .xlsx workbook is one), not a text table (it starts with bytes 50 4b 03 04); give a CSV, TSV or JSON file",
+      "this looks like a ZIP archive (an Excel .xlsx workbook is one), not a text table (it starts with bytes 50 4b 03 04); give a CSV, TSV or JSON file, or name the file by its format (.xlsx, .parquet)",
     ],
     [
       "bytes with NULs in them",
@@ -370,7 +377,7 @@ describe("loadTable: bad input", () => {
           "blob.csv",
           Buffer.from([0x61, 0x2c, 0x62, 0x0a, 0x00, 0x01, 0x02, 0xff]),
         ),
-      "this looks like a binary file, not a text table (it starts with bytes 61 2c 62 0a); give a CSV, TSV or JSON file",
+      "this looks like a binary file, not a text table (it starts with bytes 61 2c 62 0a); give a CSV, TSV or JSON file, or name the file by its format (.xlsx, .parquet)",
     ],
     [
       "UTF-16 without a byte-order mark",
@@ -420,10 +427,8 @@ describe("loadTable: bad input", () => {
     truncateSync(file, MAX_TABLE_BYTES + 1); // sparse: no real 200 MB written
     const error = await loadError(() => loadTable({ path: file }));
     expect(error.file).toBe(file);
-    expect(error.problem).toMatch(
-      /^the file is 200\.0 MB; files above 200 MB are not supported yet/,
-    );
-    expect(error.problem).toContain("streaming backend");
+    expect(error.problem).toMatch(/^the file is 200\.0 MB; files above 200 MB are read only as /);
+    expect(error.problem).toContain("clean comma-separated UTF-8 CSV or as Parquet");
   });
 
   it("rejects invalid JSON with the parser's message", async () => {

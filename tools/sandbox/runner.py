@@ -114,6 +114,44 @@ def load_table(path):
     return pd.read_csv(path)
 
 
+# Tables at least this big get a pickled copy beside them, which pandas loads ~8x faster.
+PICKLE_MIN_BYTES = 4 << 20
+
+
+def _pickle_path(path):
+    return f"{os.path.splitext(path)[0]}.pandas-{pd.__version__}.pkl"
+
+
+def load_table_cached(path):
+    """load_table for the trusted worker only, never for a child running generated code: a
+    large CSV artifact is read once and pickled next to it (named by its hash and this
+    pandas version), and later workers, in this process or another, load the pickle. Only
+    the worker writes into the artifact store, so the pickles it reads are its own."""
+    if not path.endswith(".csv"):
+        return load_table(path)
+    cache = _pickle_path(path)
+    try:
+        frame = pd.read_pickle(cache)
+        os.utime(cache)  # used now, for `tableminds prune`
+        return frame
+    except FileNotFoundError:
+        pass
+    except Exception:
+        try:
+            os.unlink(cache)  # unreadable (cut short, another pandas): made again below
+        except OSError:
+            pass
+    frame = load_table(path)
+    try:
+        if os.path.getsize(path) >= PICKLE_MIN_BYTES:
+            partial = f"{cache}.{os.getpid()}.tmp"
+            frame.to_pickle(partial)
+            os.replace(partial, cache)
+    except OSError:
+        pass  # a read-only store only loses the speed-up
+    return frame
+
+
 # --- output capture ---------------------------------------------------------------
 
 

@@ -301,7 +301,7 @@ def _load_table(uri, digest):
     if frame is not None:
         _table_cache.move_to_end(digest)
         return frame
-    frame = runner.load_table(uri)
+    frame = runner.load_table_cached(uri)
     _table_cache[digest] = frame
     return frame
 

@@ -72,6 +72,12 @@ function binaryKind(bytes: Uint8Array): string | null {
 export function decodeText(bytes: Uint8Array, file: string): string {
   if (startsWith(bytes, [0xff, 0xfe])) return decodeStrict(bytes.subarray(2), "utf-16le", file);
   if (startsWith(bytes, [0xfe, 0xff])) return decodeStrict(bytes.subarray(2), "utf-16be", file);
+  rejectBinary(bytes, file);
+  return decodeStrict(bytes, "utf-8", file);
+}
+
+/** Throws a TableLoadError for `file` saying what the bytes are when they are not text. */
+export function rejectBinary(bytes: Uint8Array, file: string): void {
   const binary = binaryKind(bytes);
   if (binary === UTF16_WITHOUT_BOM) {
     throw new TableLoadError(file, `${binary}; save the file as UTF-8 (or as UTF-16 with a BOM)`);
@@ -80,10 +86,9 @@ export function decodeText(bytes: Uint8Array, file: string): string {
     const head = [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
     throw new TableLoadError(
       file,
-      `this looks like ${binary}, not a text table (it starts with bytes ${head}); give a CSV, TSV or JSON file`,
+      `this looks like ${binary}, not a text table (it starts with bytes ${head}); give a CSV, TSV or JSON file, or name the file by its format (.xlsx, .parquet)`,
     );
   }
-  return decodeStrict(bytes, "utf-8", file);
 }
 
 function decodeStrict(

@@ -1,157 +1,52 @@
+import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
-import { artifactDir, putArtifact } from "../artifacts.js";
+import { artifactDir, hashFile, putArtifact } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
-import { CsvSyntaxError, formatCsv, parseDelimited } from "./csv.js";
-import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
-import { inferDtype } from "./dtypes.js";
-import { decodeText, fileProblem, TableLoadError } from "./errors.js";
+import { formatCsv } from "./csv.js";
+import { type Dtype, inferDtype } from "./dtypes.js";
+import { decodeTable } from "./encoding.js";
+import { fileProblem, TableLoadError } from "./errors.js";
+import { FAST_CSV_BYTES, storeCleanCsv } from "./fast-csv.js";
+import { type Grid, gridFromColumnsData, gridFromJson, gridFromText } from "./grid.js";
+import { indexKey, readIndex, writeIndex } from "./load-index.js";
 import { tableName, uniqueColumnNames } from "./names.js";
 
 export { TableLoadError } from "./errors.js";
 
 export interface LoadedTable {
   table: TableRef;
-  /** Things fixed on the way in (renamed columns), each naming the file. */
+  /** Things fixed or guessed on the way in (renamed columns, a detected encoding), each naming the file. */
   warnings: string[];
 }
 
-/** Files are read whole into memory; bigger ones wait for a streaming backend. */
+export interface LoadOptions {
+  /** The table's name (a workbook's tables are `<name>_<sheet>`); default the source's. */
+  name?: string;
+  /** The encoding of a text file, overriding the source's `encoding`; default: detected. */
+  encoding?: string;
+  /** From this size on a clean CSV takes the DuckDB path (default FAST_CSV_BYTES). */
+  fastCsvBytes?: number;
+}
+
+/**
+ * Files the loader reads whole into memory (text tables not clean enough for the DuckDB path,
+ * workbooks) may be this big; clean CSVs and Parquet files are streamed, of any size.
+ */
 export const MAX_TABLE_BYTES = 200 * 1024 * 1024;
 
-const DELIMITERS: Record<string, string> = { ".csv": ",", ".tsv": "\t" };
-const SUPPORTED = [".csv", ".tsv", ".json"];
+/** File extensions the loader reads. */
+export const TABLE_FORMATS = [".csv", ".tsv", ".json", ".xlsx", ".xlsm", ".xls", ".parquet"];
+const TEXT_FORMATS = [".csv", ".tsv", ".json"];
+const WORKBOOK_FORMATS = [".xlsx", ".xlsm", ".xls"];
 
-interface Grid {
-  header: string[];
-  rows: string[][];
-  /** What was guessed on the way in, for the user to know. */
-  warnings?: string[];
+function megabytes(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(1);
 }
 
-/** Stored text of one value: missing -> empty, scalars via String(), the rest as JSON. */
-function cellText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
-    return String(value);
-  }
-  return JSON.stringify(value) ?? "";
-}
-
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-function kindOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function badShape(file: string, detail: string): TableLoadError {
-  return new TableLoadError(file, `unusable JSON shape: ${detail}`);
-}
-
-/** The `{columns, data}` form, from a JSON file or passed inline. */
-function gridFromColumnsData(columns: unknown, data: unknown, file: string): Grid {
-  const shape = (detail: string) =>
-    file === "<inline>" ? new TableLoadError(file, detail) : badShape(file, detail);
-  if (!Array.isArray(columns))
-    throw shape(`"columns" must be a list of names, not ${kindOf(columns)}`);
-  if (columns.length === 0) throw shape(`"columns" is empty, so the table has no columns`);
-  const header = columns.map((name, i) => {
-    if (typeof name === "string") return name;
-    if (typeof name === "number") return String(name);
-    throw shape(`"columns" item ${i + 1} is ${kindOf(name)}, not a name`);
-  });
-  if (!Array.isArray(data)) throw shape(`"data" must be a list of rows, not ${kindOf(data)}`);
-  const rows = data.map((row: unknown, i) => {
-    if (!Array.isArray(row)) throw shape(`"data" row ${i + 1} is ${kindOf(row)}, not a list`);
-    if (row.length !== header.length) {
-      throw new TableLoadError(
-        file,
-        `ragged rows: data row ${i + 1} has ${plural(row.length, "value")}, there are ${plural(header.length, "column")}`,
-      );
-    }
-    return row.map(cellText);
-  });
-  return { header, rows };
-}
-
-/** An array of records; the columns are the union of their keys, in first-seen order. */
-function gridFromRecords(items: unknown[], file: string): Grid {
-  const keys = new Set<string>();
-  for (const [i, item] of items.entries()) {
-    if (!isRecord(item)) {
-      throw badShape(
-        file,
-        `item ${i + 1} of the array is ${kindOf(item)}, not a record (an object)`,
-      );
-    }
-    for (const key of Object.keys(item)) keys.add(key);
-  }
-  if (keys.size === 0) {
-    throw badShape(
-      file,
-      items.length === 0 ? "the array has no records" : "the records have no keys",
-    );
-  }
-  const header = [...keys];
-  const rows = (items as Record<string, unknown>[]).map((item) =>
-    header.map((key) => cellText(item[key])),
-  );
-  return { header, rows };
-}
-
-function gridFromJson(text: string, file: string): Grid {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new TableLoadError(file, `invalid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  if (Array.isArray(value)) return gridFromRecords(value, file);
-  if (isRecord(value) && "columns" in value && "data" in value) {
-    return gridFromColumnsData(value.columns, value.data, file);
-  }
-  const got = isRecord(value)
-    ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`
-    : kindOf(value);
-  throw badShape(
-    file,
-    `expected a list of records or an object with "columns" and "data", got ${got}`,
-  );
-}
-
-function gridFromDelimited(text: string, delimiter: string, file: string): Grid {
-  let records: ReturnType<typeof parseDelimited>;
-  try {
-    records = parseDelimited(text, delimiter);
-  } catch (error) {
-    if (error instanceof CsvSyntaxError) throw new TableLoadError(file, error.message);
-    throw error;
-  }
-  const [first, ...rest] = records;
-  const header = first?.fields ?? [];
-  for (const record of rest) {
-    if (record.fields.length !== header.length) {
-      throw new TableLoadError(
-        file,
-        `ragged rows: line ${record.line} has ${plural(record.fields.length, "field")}, the header has ${header.length}`,
-      );
-    }
-  }
-  return { header, rows: rest.map((record) => record.fields) };
-}
-
-async function gridFromFile(file: string): Promise<Grid> {
-  let info: Awaited<ReturnType<typeof stat>>;
+async function fileInfo(file: string): Promise<Stats> {
+  let info: Stats;
   try {
     info = await stat(file);
   } catch (error) {
@@ -159,106 +54,51 @@ async function gridFromFile(file: string): Promise<Grid> {
   }
   if (info.isDirectory()) throw new TableLoadError(file, "it is a directory, not a file");
   if (!info.isFile()) throw new TableLoadError(file, "it is not a regular file");
+  return info;
+}
+
+function formatOf(file: string): string {
   const extension = path.extname(file).toLowerCase();
-  if (!SUPPORTED.includes(extension)) {
+  if (!TABLE_FORMATS.includes(extension)) {
     const shown = extension === "" ? "(no file extension)" : extension;
     throw new TableLoadError(
       file,
-      `unsupported format ${shown} (supported now: ${SUPPORTED.join(", ")})`,
+      `unsupported format ${shown} (supported: ${TABLE_FORMATS.join(", ")})`,
     );
   }
-  if (info.size > MAX_TABLE_BYTES) {
-    const mb = (info.size / 1024 / 1024).toFixed(1);
+  return extension;
+}
+
+async function readWhole(file: string, size: number): Promise<Buffer> {
+  if (size > MAX_TABLE_BYTES) {
     throw new TableLoadError(
       file,
-      `the file is ${mb} MB; files above ${MAX_TABLE_BYTES / 1024 / 1024} MB are not supported yet ` +
-        "(tables are read whole into memory; a streaming backend such as DuckDB is planned)",
+      `the file is ${megabytes(size)} MB; files above ${MAX_TABLE_BYTES / 1024 / 1024} MB are read only as ` +
+        "clean comma-separated UTF-8 CSV or as Parquet (streamed by DuckDB), and this one is neither; save it as one",
     );
   }
-  let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    return await readFile(file);
   } catch (error) {
     throw new TableLoadError(file, fileProblem(error), { cause: error });
   }
-  if (bytes.length === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");
-  const text = decodeText(bytes, file);
-  if (text.trim() === "") throw new TableLoadError(file, "the file is empty (only whitespace)");
-  const expected = DELIMITERS[extension];
-  if (expected === undefined) return gridFromJson(text, file);
-  const delimiter = sniffDelimiter(text, expected);
-  const grid = gridFromDelimited(text, delimiter, file);
-  const warnings: string[] = [];
-  if (delimiter !== expected) {
-    warnings.push(
-      `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but its lines split evenly on ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`,
-    );
-  }
-  const suspicious = suspiciousHeader(grid.header);
-  if (suspicious) {
-    warnings.push(
-      `read as one column named ${JSON.stringify(grid.header[0])}, which holds ${suspicious}s: its lines do not split evenly on any separator; check the file`,
-    );
-  }
-  return { ...grid, warnings };
 }
 
-/**
- * Reads a table from a `.csv`, `.tsv` or `.json` file or from inline `{columns, data}`,
- * stores it as canonical CSV in the artifact store and returns a reference to it.
- * Equal content always yields the same sha256 and uri. Throws TableLoadError.
- *
- * The result of an earlier load of the same unchanged file (same path, size and modification
- * time) is reused while its artifact still exists: a service answering many questions over
- * one table parses and hashes it once.
- */
-export async function loadTable(
-  source: TableSource,
-  opts: { name?: string } = {},
-): Promise<LoadedTable> {
-  if (!("path" in source)) return loadTableUncached(source, opts);
-  const key = await fileKey(source.path, opts.name ?? source.name ?? "");
-  const hit = key ? loaded.get(key) : undefined;
-  if (hit && (await exists(hit.table.uri))) {
-    return { table: hit.table, warnings: [...hit.warnings] };
-  }
-  const result = await loadTableUncached(source, opts);
-  if (key) loaded.set(key, result);
-  return result;
+/** A table stored already, as the DuckDB paths give it. */
+interface Stored {
+  header: string[];
+  rows: number;
+  dtypes: Dtype[];
+  sha256: string;
+  uri: string;
+  warnings?: string[];
 }
 
-const loaded = new BoundedCache<LoadedTable>(64);
-
-async function fileKey(file: string, name: string): Promise<string | null> {
-  try {
-    const info = await stat(file);
-    if (!info.isFile()) return null;
-    return [path.resolve(file), info.size, info.mtimeMs, name, artifactDir()].join("\0");
-  } catch {
-    return null;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function loadTableUncached(
-  source: TableSource,
-  opts: { name?: string },
-): Promise<LoadedTable> {
-  const file = "path" in source ? source.path : "<inline>";
-  const grid =
-    "path" in source
-      ? await gridFromFile(source.path)
-      : gridFromColumnsData(source.columns, source.data, file);
-  const fallback = "path" in source ? path.basename(source.path, path.extname(source.path)) : "";
-  const name = tableName(opts.name || source.name || fallback);
+/** Names the grid's columns, stores it as canonical CSV and describes it. */
+async function storeGrid(
+  grid: Grid,
+  name: string,
+): Promise<{ table: TableRef; warnings: string[] }> {
   const naming = uniqueColumnNames(grid.header);
   const { sha256, uri } = await putArtifact(formatCsv(naming.names, grid.rows), "csv");
   const table: TableRef = {
@@ -269,6 +109,161 @@ async function loadTableUncached(
     rows: grid.rows.length,
     columns: naming.names.map((column, i) => ({ name: column, dtype: inferDtype(grid.rows, i) })),
   };
-  const warnings = [...(grid.warnings ?? []), ...naming.warnings];
-  return { table, warnings: warnings.map((warning) => `${file}: ${warning}`) };
+  return { table, warnings: [...(grid.warnings ?? []), ...naming.warnings] };
+}
+
+function describeStored(stored: Stored, name: string): { table: TableRef; warnings: string[] } {
+  const table: TableRef = {
+    id: `table:${name}`,
+    name,
+    uri: stored.uri,
+    sha256: stored.sha256,
+    rows: stored.rows,
+    columns: stored.header.map((column, i) => ({
+      name: column,
+      dtype: stored.dtypes[i] ?? "object",
+    })),
+  };
+  return { table, warnings: stored.warnings ?? [] };
+}
+
+type Unprefixed = { table: TableRef; warnings: string[] };
+
+async function loadText(
+  file: string,
+  extension: string,
+  size: number,
+  name: string,
+  opts: LoadOptions & { encoding?: string },
+): Promise<Unprefixed[]> {
+  const utf8 = opts.encoding === undefined || /^utf-?8$/i.test(opts.encoding.trim());
+  if (extension === ".csv" && utf8 && size >= (opts.fastCsvBytes ?? FAST_CSV_BYTES)) {
+    const stored = await storeCleanCsv(file);
+    if (stored) return [describeStored(stored, name)];
+  }
+  const decoded = decodeTable(await readWhole(file, size), file, opts.encoding);
+  if (decoded.text.trim() === "")
+    throw new TableLoadError(file, "the file is empty (only whitespace)");
+  const grid =
+    extension === ".json"
+      ? gridFromJson(decoded.text, file)
+      : gridFromText(decoded.text, extension, file);
+  const loaded = await storeGrid(grid, name);
+  if (decoded.warning) loaded.warnings.unshift(decoded.warning);
+  return [loaded];
+}
+
+async function loadWorkbook(file: string, size: number, base: string): Promise<Unprefixed[]> {
+  const { gridsFromWorkbook } = await import("./xlsx.js");
+  const sheets = gridsFromWorkbook(await readWhole(file, size), file);
+  const loaded: Unprefixed[] = [];
+  for (const { sheet, grid } of sheets) {
+    const name = tableName(sheets.length === 1 ? base : `${base}_${sheet}`);
+    const table = await storeGrid(grid, name);
+    table.warnings = table.warnings.map((w) => `sheet ${JSON.stringify(sheet)}: ${w}`);
+    loaded.push(table);
+  }
+  return loaded;
+}
+
+async function loadFile(file: string, size: number, base: string, opts: LoadOptions) {
+  const extension = formatOf(file);
+  if (WORKBOOK_FORMATS.includes(extension)) return loadWorkbook(file, size, base);
+  if (extension === ".parquet") {
+    const { storeParquet } = await import("./parquet.js");
+    return [describeStored(await storeParquet(file), tableName(base))];
+  }
+  if (TEXT_FORMATS.includes(extension))
+    return loadText(file, extension, size, tableName(base), opts);
+  throw new TableLoadError(file, `unsupported format ${extension}`);
+}
+
+function withFile(file: string, tables: readonly Unprefixed[]): LoadedTable[] {
+  return tables.map(({ table, warnings }) => ({
+    table,
+    warnings: warnings.map((warning) => `${file}: ${warning}`),
+  }));
+}
+
+/** Loads of unchanged files by path, size, mtime and options, in this process. */
+const loaded = new BoundedCache<Unprefixed[]>(64);
+
+async function allExist(tables: readonly Unprefixed[]): Promise<boolean> {
+  for (const { table } of tables) {
+    try {
+      await stat(table.uri);
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Reads a source into its tables: a `.csv`, `.tsv` or `.json` file, each sheet of an `.xlsx`
+ * (`.xlsm`, `.xls`) workbook, a `.parquet` file, or inline `{columns, data}`; stores each as
+ * CSV in the artifact store and returns references to them. A workbook with one sheet gives
+ * one table named after the file; with several, `<file>_<sheet>` each.
+ *
+ * Text is decoded as `encoding` when named (options, then the source), else as UTF-8 or
+ * UTF-16 by its BOM, or in a legacy encoding detected from the bytes (with a warning). A
+ * large clean CSV is stored as its own bytes, counted and typed by DuckDB; other files are
+ * parsed in Node into canonical CSV, where equal content gives the same sha256 and uri.
+ *
+ * A file loaded before is not read again: the same path, size and mtime (in this process,
+ * or through the store's index in any process), or the same content (its sha256), give the
+ * stored tables back while their artifacts exist. Throws TableLoadError, naming the file.
+ */
+export async function loadTables(
+  source: TableSource,
+  opts: LoadOptions = {},
+): Promise<LoadedTable[]> {
+  if (!("path" in source)) {
+    const grid = gridFromColumnsData(source.columns, source.data, "<inline>");
+    const loadedInline = await storeGrid(grid, tableName(opts.name || source.name || ""));
+    return withFile("<inline>", [loadedInline]);
+  }
+  const file = source.path;
+  const info = await fileInfo(file);
+  formatOf(file);
+  if (info.size === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");
+  const base = opts.name || source.name || path.basename(file, path.extname(file));
+  const encoding = opts.encoding ?? source.encoding;
+  const settings = [base, encoding ?? null, opts.fastCsvBytes ?? null];
+  const statKey = indexKey(["stat", path.resolve(file), info.size, info.mtimeMs, ...settings]);
+  const memoryKey = `${statKey}\0${artifactDir()}`;
+  const kept = loaded.get(memoryKey);
+  if (kept && (await allExist(kept))) return withFile(file, kept);
+  const known = (await readIndex(statKey))?.tables;
+  if (known) {
+    loaded.set(memoryKey, known);
+    return withFile(file, known);
+  }
+  let digest: string;
+  try {
+    digest = await hashFile(file);
+  } catch (error) {
+    throw new TableLoadError(file, fileProblem(error), { cause: error });
+  }
+  const contentKey = indexKey(["content", digest, path.extname(file).toLowerCase(), ...settings]);
+  const same = (await readIndex(contentKey))?.tables;
+  const tables = same ?? (await loadFile(file, info.size, base, { ...opts, encoding }));
+  await writeIndex(same ? [statKey] : [statKey, contentKey], tables);
+  loaded.set(memoryKey, tables);
+  return withFile(file, tables);
+}
+
+/**
+ * Reads a source that holds one table (see loadTables); a workbook with several sheets is
+ * refused, naming them, since only loadTables can return them all.
+ */
+export async function loadTable(source: TableSource, opts: LoadOptions = {}): Promise<LoadedTable> {
+  const tables = await loadTables(source, opts);
+  const [first] = tables;
+  if (tables.length === 1 && first) return first;
+  const file = "path" in source ? source.path : "<inline>";
+  throw new TableLoadError(
+    file,
+    `it holds ${tables.length} tables (${tables.map((t) => t.table.name).join(", ")}); load it with loadTables`,
+  );
 }

@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import os from "node:os";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { TableRef } from "../../blackboard/schemas.js";
@@ -5,6 +6,7 @@ import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/du
 import { isMissing, isNumericDtype, NA_VALUES } from "./dtypes.js";
 import { TableLoadError } from "./errors.js";
 import type { ColumnSummary, TableSummary, ValueSummary } from "./profile.js";
+import { readSummary, writeSummary } from "./summary-cache.js";
 
 /** Rows read in file order to find example values before scanning a column for them. */
 const EXAMPLE_PREFIX_ROWS = 1_000;
@@ -144,8 +146,9 @@ export async function summarizeWithDuckDb(
   ref: TableRef,
   opts: { sampleRows: number; examples: number },
 ): Promise<TableSummary> {
-  const key = JSON.stringify([ref.sha256, ref.columns, opts.sampleRows, opts.examples]);
-  const cached = cache.get(key) ?? (await summarizeUncached(ref, opts));
+  const parts = [ref.sha256, ref.columns, opts.sampleRows, opts.examples];
+  const key = JSON.stringify(parts);
+  const cached = cache.get(key) ?? (await summarizeStored(ref, opts, parts));
   cache.delete(key);
   cache.set(key, cached);
   for (const oldest of cache.keys()) {
@@ -153,6 +156,19 @@ export async function summarizeWithDuckDb(
     cache.delete(oldest);
   }
   return cached;
+}
+
+/** A summary kept on disk by an earlier process, while its table is still stored, or a new one. */
+async function summarizeStored(
+  ref: TableRef,
+  opts: { sampleRows: number; examples: number },
+  key: readonly unknown[],
+): Promise<TableSummary> {
+  const kept = await readSummary(key);
+  if (kept && (await stat(ref.uri).catch(() => null))) return kept;
+  const made = await summarizeUncached(ref, opts);
+  await writeSummary(key, made);
+  return made;
 }
 
 async function summarizeUncached(

@@ -1,0 +1,139 @@
+/**
+ * Ingest of a large CSV, side by side in one run: our load + profile of a 300,000 x 50 CSV
+ * (a fresh process, a fresh store), pandas' read_csv of the same file, the same ingest again
+ * in a new process (the stored artifact reused), and the sandbox worker's load of the stored
+ * table the first time (read_csv, then pickled) and the next (the pickle). Peak RSS is each
+ * process's own. Goal: a first ingest within 2x of pandas, a second well under a second.
+ *
+ *   npm run bench:ingest [rows=300000] [columns=50]
+ */
+import { execFile } from "node:child_process";
+import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { findPython } from "../tools/sandbox/python.js";
+
+const run = promisify(execFile);
+const HERE = import.meta.dirname;
+const TSX = path.join(HERE, "../node_modules/.bin/tsx");
+
+interface Measured {
+  ms: number;
+  rssMb: number;
+  note?: string;
+}
+
+/** The child: loads and profiles `file` with the store at `home`, prints what it took. */
+async function child(file: string): Promise<void> {
+  const { loadTables } = await import("../tools/tables/load.js");
+  const { profileTable } = await import("../tools/tables/profile.js");
+  const started = performance.now();
+  const [loaded] = await loadTables({ path: file });
+  if (!loaded) throw new Error("no table");
+  await profileTable(loaded.table);
+  const ms = performance.now() - started;
+  const note = `${loaded.table.rows} rows, ${loaded.table.columns.length} columns`;
+  const rssMb = process.resourceUsage().maxRSS / 1024;
+  process.stdout.write(`${JSON.stringify({ ms, rssMb, note, uri: loaded.table.uri })}\n`);
+}
+
+async function writeCsv(file: string, rows: number, columns: number): Promise<void> {
+  const out = createWriteStream(file);
+  const write = (text: string) =>
+    new Promise<void>((resolve) => (out.write(text) ? resolve() : out.once("drain", resolve)));
+  await write(`${Array.from({ length: columns }, (_, i) => `col_${i}`).join(",")}\n`);
+  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
+  let chunk = "";
+  for (let r = 0; r < rows; r++) {
+    const cells: string[] = [];
+    for (let c = 0; c < columns; c++) {
+      const kind = c % 5;
+      if (kind === 0) cells.push(String(r * 7 + c));
+      else if (kind === 1) cells.push((((r * 31 + c * 17) % 100_000) / 7).toFixed(3));
+      else if (kind === 2) cells.push(`${words[(r + c) % words.length]} ${r % 97}`);
+      else if (kind === 3) cells.push(r % 11 === 0 ? "" : String((r * c) % 1000));
+      else cells.push(r % 2 === 0 ? "True" : "False");
+    }
+    chunk += `${cells.join(",")}\n`;
+    if (chunk.length > 1 << 20) {
+      await write(chunk);
+      chunk = "";
+    }
+  }
+  await write(chunk);
+  await new Promise<void>((resolve) => out.end(resolve));
+}
+
+async function ingest(file: string, home: string): Promise<Measured & { uri: string }> {
+  const { stdout } = await run(TSX, [path.join(HERE, "ingest.ts"), "--child", file], {
+    env: { ...process.env, TABLEMINDS_HOME: home },
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");
+}
+
+async function python(python: string, code: string, ...args: string[]): Promise<Measured> {
+  const { stdout } = await run(python, ["-c", code, ...args], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim());
+}
+
+const READ_CSV = `
+import json, resource, sys, time
+import pandas as pd
+t = time.perf_counter()
+frame = pd.read_csv(sys.argv[1])
+ms = (time.perf_counter() - t) * 1000
+print(json.dumps({"ms": ms, "rssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "note": f"{frame.shape[0]} rows, {frame.shape[1]} columns"}))
+`;
+
+const WORKER_LOAD = `
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+import runner
+t = time.perf_counter()
+frame = runner.load_table_cached(sys.argv[1])
+ms = (time.perf_counter() - t) * 1000
+print(json.dumps({"ms": ms, "rssMb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "note": f"{frame.shape[0]} rows, {frame.shape[1]} columns"}))
+`;
+
+async function main(): Promise<void> {
+  const rows = Number(process.argv[2] ?? 300_000);
+  const columns = Number(process.argv[3] ?? 50);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-ingest-"));
+  try {
+    const file = path.join(dir, "big.csv");
+    await writeCsv(file, rows, columns);
+    const mb = statSync(file).size / 1024 / 1024;
+    const py = (await findPython()).executable;
+    const home = path.join(dir, "home");
+    const first = await ingest(file, home);
+    const pandas = await python(py, READ_CSV, file);
+    const second = await ingest(file, home);
+    const sandbox = path.join(HERE, "../tools/sandbox");
+    const workerFirst = await python(py, WORKER_LOAD, first.uri, sandbox);
+    const workerNext = await python(py, WORKER_LOAD, first.uri, sandbox);
+    const line = (label: string, m: Measured) =>
+      `${label.padEnd(44)} ${(m.ms / 1000).toFixed(2).padStart(7)} s   peak RSS ${m.rssMb.toFixed(0).padStart(5)} MB   ${m.note ?? ""}`;
+    console.log(`ingest of a ${rows} x ${columns} CSV (${mb.toFixed(1)} MB)`);
+    console.log(line("tableminds ingest, first (load + profile)", first));
+    console.log(line("pandas read_csv, same file", pandas));
+    console.log(line("tableminds ingest, again in a new process", second));
+    console.log(line("sandbox worker load, first (read_csv, pickle)", workerFirst));
+    console.log(line("sandbox worker load, next (pickle)", workerNext));
+    console.log(
+      `first ingest / pandas read_csv: ${(first.ms / pandas.ms).toFixed(2)}x (goal <= 2x); ` +
+        `second ingest: ${(second.ms / 1000).toFixed(2)} s`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--child") {
+  await child(process.argv[3] ?? "");
+} else {
+  await main();
+}

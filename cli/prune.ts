@@ -1,0 +1,41 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { artifactDir, pruneArtifacts } from "../tools/artifacts.js";
+import { nonNegativeInt } from "./args.js";
+
+const PruneFlagsSchema = z.object({
+  olderThan: z.number().int().nonnegative(),
+  dryRun: z.boolean(),
+});
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** `tableminds prune`: removes stored tables (and what was derived from them) not used lately. */
+export function registerPruneCommand(program: Command): void {
+  program
+    .command("prune")
+    .description(
+      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load)",
+    )
+    .option("--older-than <days>", "not used for this many days", nonNegativeInt, 30)
+    .option("--dry-run", "only list what would be removed", false)
+    .action(async (flags: unknown) => {
+      const opts = PruneFlagsSchema.parse(flags);
+      const result = await pruneArtifacts({ olderThanDays: opts.olderThan, dryRun: opts.dryRun });
+      for (const file of result.removed) {
+        const day = file.lastUsed.toISOString().slice(0, 10);
+        console.log(
+          `${opts.dryRun ? "would remove" : "removed"} ${file.path} (${size(file.bytes)}, last used ${day})`,
+        );
+      }
+      const verb = opts.dryRun ? "would free" : "freed";
+      console.log(
+        `${verb} ${size(result.bytes)} in ${result.removed.length} file${result.removed.length === 1 ? "" : "s"} of ${artifactDir()}; kept ${result.kept} used within ${opts.olderThan} day${opts.olderThan === 1 ? "" : "s"}`,
+      );
+    });
+}

@@ -1,0 +1,151 @@
+import { CsvSyntaxError, parseDelimited } from "./csv.js";
+import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
+import { TableLoadError } from "./errors.js";
+
+/** A table's cells as text, before its columns are named and it is stored. */
+export interface Grid {
+  header: string[];
+  rows: string[][];
+  /** What was guessed on the way in, for the user to know. */
+  warnings?: string[];
+}
+
+/** Stored text of one value: missing -> empty, scalars via String(), the rest as JSON. */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    return String(value);
+  }
+  return JSON.stringify(value) ?? "";
+}
+
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function badShape(file: string, detail: string): TableLoadError {
+  return new TableLoadError(file, `unusable JSON shape: ${detail}`);
+}
+
+/** The `{columns, data}` form, from a JSON file or passed inline. */
+export function gridFromColumnsData(columns: unknown, data: unknown, file: string): Grid {
+  const shape = (detail: string) =>
+    file === "<inline>" ? new TableLoadError(file, detail) : badShape(file, detail);
+  if (!Array.isArray(columns))
+    throw shape(`"columns" must be a list of names, not ${kindOf(columns)}`);
+  if (columns.length === 0) throw shape(`"columns" is empty, so the table has no columns`);
+  const header = columns.map((name, i) => {
+    if (typeof name === "string") return name;
+    if (typeof name === "number") return String(name);
+    throw shape(`"columns" item ${i + 1} is ${kindOf(name)}, not a name`);
+  });
+  if (!Array.isArray(data)) throw shape(`"data" must be a list of rows, not ${kindOf(data)}`);
+  const rows = data.map((row: unknown, i) => {
+    if (!Array.isArray(row)) throw shape(`"data" row ${i + 1} is ${kindOf(row)}, not a list`);
+    if (row.length !== header.length) {
+      throw new TableLoadError(
+        file,
+        `ragged rows: data row ${i + 1} has ${plural(row.length, "value")}, there are ${plural(header.length, "column")}`,
+      );
+    }
+    return row.map(cellText);
+  });
+  return { header, rows };
+}
+
+/** An array of records; the columns are the union of their keys, in first-seen order. */
+function gridFromRecords(items: unknown[], file: string): Grid {
+  const keys = new Set<string>();
+  for (const [i, item] of items.entries()) {
+    if (!isRecord(item)) {
+      throw badShape(
+        file,
+        `item ${i + 1} of the array is ${kindOf(item)}, not a record (an object)`,
+      );
+    }
+    for (const key of Object.keys(item)) keys.add(key);
+  }
+  if (keys.size === 0) {
+    throw badShape(
+      file,
+      items.length === 0 ? "the array has no records" : "the records have no keys",
+    );
+  }
+  const header = [...keys];
+  const rows = (items as Record<string, unknown>[]).map((item) =>
+    header.map((key) => cellText(item[key])),
+  );
+  return { header, rows };
+}
+
+export function gridFromJson(text: string, file: string): Grid {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TableLoadError(file, `invalid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (Array.isArray(value)) return gridFromRecords(value, file);
+  if (isRecord(value) && "columns" in value && "data" in value) {
+    return gridFromColumnsData(value.columns, value.data, file);
+  }
+  const got = isRecord(value)
+    ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`
+    : kindOf(value);
+  throw badShape(
+    file,
+    `expected a list of records or an object with "columns" and "data", got ${got}`,
+  );
+}
+
+export function gridFromDelimited(text: string, delimiter: string, file: string): Grid {
+  let records: ReturnType<typeof parseDelimited>;
+  try {
+    records = parseDelimited(text, delimiter);
+  } catch (error) {
+    if (error instanceof CsvSyntaxError) throw new TableLoadError(file, error.message);
+    throw error;
+  }
+  const [first, ...rest] = records;
+  const header = first?.fields ?? [];
+  for (const record of rest) {
+    if (record.fields.length !== header.length) {
+      throw new TableLoadError(
+        file,
+        `ragged rows: line ${record.line} has ${plural(record.fields.length, "field")}, the header has ${header.length}`,
+      );
+    }
+  }
+  return { header, rows: rest.map((record) => record.fields) };
+}
+
+/** A delimited text's grid: the separator sniffed from its first lines, with warnings. */
+export function gridFromText(text: string, extension: string, file: string): Grid {
+  const expected = extension === ".tsv" ? "\t" : ",";
+  const delimiter = sniffDelimiter(text, expected);
+  const grid = gridFromDelimited(text, delimiter, file);
+  const warnings: string[] = [];
+  if (delimiter !== expected) {
+    warnings.push(
+      `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but its lines split evenly on ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`,
+    );
+  }
+  const suspicious = suspiciousHeader(grid.header);
+  if (suspicious) {
+    warnings.push(
+      `read as one column named ${JSON.stringify(grid.header[0])}, which holds ${suspicious}s: its lines do not split evenly on any separator; check the file`,
+    );
+  }
+  return { ...grid, warnings };
+}
