@@ -25,6 +25,7 @@ import {
   statusOf,
 } from "./errors.js";
 import { type CallRecord, guardedFetch, notChatCompletion, recordingCall } from "./fetch.js";
+import { ChatLocalModel } from "./local-chat.js";
 import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 import { onFailedModelAttempt } from "./retry.js";
 
@@ -50,6 +51,10 @@ export interface CallModelOptions {
 
 const MAX_CACHED_MODELS = 64;
 const chatModels = new BoundedCache<ChatOpenAI>(MAX_CACHED_MODELS);
+const localModels = new BoundedCache<ChatLocalModel>(MAX_CACHED_MODELS);
+
+/** A remote OpenAI-compatible client, or an embedded GGUF model (`local:` specs). */
+type ChatClient = ChatOpenAI | ChatLocalModel;
 
 /**
  * The ChatOpenAI client for `role`, shared by all calls with the same resolved settings.
@@ -73,6 +78,34 @@ export function createChatModel(
 /** Forgets the cached clients (tests that change the environment between calls). */
 export function clearChatModelCache(): void {
   chatModels.clear();
+  localModels.clear();
+}
+
+/** The embedded model for a `local:` resolution; the GGUF file itself loads once per process. */
+function localChatModelFor(settings: ModelSettings, resolved: ResolvedModel): ChatLocalModel {
+  const local = resolved.local as NonNullable<ResolvedModel["local"]>;
+  const { temperature, timeoutMs } = settings;
+  const maxTokens = settings.maxTokens ?? local.maxTokens;
+  const key = JSON.stringify([
+    local.path,
+    resolved.model,
+    temperature,
+    timeoutMs,
+    maxTokens,
+    local.contextSize,
+  ]);
+  const cached = localModels.get(key);
+  if (cached) return cached;
+  const chat = new ChatLocalModel({
+    modelPath: local.path,
+    model: resolved.model,
+    temperature,
+    timeoutMs,
+    maxTokens,
+    contextSize: local.contextSize,
+  });
+  localModels.set(key, chat);
+  return chat;
 }
 
 function chatModelFor(role: Role, settings: ModelSettings, resolved: ResolvedModel): ChatOpenAI {
@@ -120,8 +153,11 @@ export async function callModel(
 ): Promise<ModelReply> {
   const parsed = parseModelSettings(settings);
   const resolved = resolveModel(role, parsed);
-  const chat = chatModelFor(role, parsed, resolved);
-  const baseUrl = resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+  const chat: ChatClient = resolved.local
+    ? localChatModelFor(parsed, resolved)
+    : chatModelFor(role, parsed, resolved);
+  // A local model's "endpoint" is its file: errors and slow-call notices name it.
+  const baseUrl = resolved.local?.path ?? resolved.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
   const record: CallRecord = { attempts: 0 };
   const failure = (reason: string, cause?: unknown) =>
     new ModelCallError({
@@ -193,7 +229,7 @@ export async function callModel(
  * content. Streaming or not is left out: it changes how the reply arrives, not what it says.
  */
 function replayKey(
-  chat: ChatOpenAI,
+  chat: ChatClient,
   baseUrl: string,
   messages: BaseMessageLike[],
   seed: number | undefined,
@@ -223,7 +259,7 @@ function replayKey(
 }
 
 async function streamReply(
-  chat: ChatOpenAI,
+  chat: ChatClient,
   messages: BaseMessageLike[],
   options: CallModelOptions,
 ): Promise<AIMessageChunk | undefined> {

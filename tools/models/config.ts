@@ -1,5 +1,15 @@
 import { z } from "zod";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
+import {
+  DEFAULT_LOCAL_MODEL,
+  installedDefaultModel,
+  isLocalSpec,
+  LOCAL_PREFIX,
+  LocalEnvSchema,
+  type LocalModelRef,
+  LocalModelSpecError,
+  resolveLocalSpec,
+} from "./local-spec.js";
 
 /** The agents that talk to a model; each may use a different one. */
 export const ROLES = ["planner", "coder", "answerer", "checker", "reflector", "archiver"] as const;
@@ -74,6 +84,8 @@ export interface ResolvedModel {
   /** Undefined means OpenAI itself (OPENAI_DEFAULT_BASE_URL). */
   baseUrl?: string;
   apiKey: string;
+  /** Set when the role runs on an embedded GGUF model (`local:` spec, or no endpoint). */
+  local?: LocalModelRef;
 }
 
 const HOW_TO_CONFIGURE = [
@@ -83,6 +95,7 @@ const HOW_TO_CONFIGURE = [
   "                                  OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=none",
   "and optionally TABLEMINDS_MODEL=<model name> (default gpt-4o-mini), or per role",
   "TABLEMINDS_PLANNER_MODEL, TABLEMINDS_CODER_MODEL, TABLEMINDS_ANSWERER_MODEL.",
+  "Or run an embedded GGUF model: --model local (installed by `npm run setup`) or --model local:<file.gguf>.",
 ].join("\n");
 
 /** The model endpoint is missing or invalid; the message says what to set. */
@@ -109,7 +122,9 @@ export function parseModelSettings(settings: Partial<ModelSettings> = {}): Model
 /**
  * Which model, endpoint and key `role` uses. Model precedence: the role's own model in
  * settings, settings.model, the role's env var, TABLEMINDS_MODEL, gpt-4o-mini.
- * Endpoint and key: settings first, then OPENAI_BASE_URL / OPENAI_API_KEY.
+ * Endpoint and key: settings first, then OPENAI_BASE_URL / OPENAI_API_KEY. A `local` or
+ * `local:<path-or-name>` model runs embedded (local-spec.ts); so does the default local model
+ * when no endpoint and no model are configured and it is installed.
  */
 export function resolveModel(
   role: Role,
@@ -127,9 +142,17 @@ export function resolveModel(
     vars[ROLE_ENV[role]] ??
     vars.TABLEMINDS_MODEL ??
     DEFAULT_MODEL;
+  if (isLocalSpec(model)) return localModel(model, env);
   const baseUrl = blankToUndefined(settings.baseUrl) ?? vars.OPENAI_BASE_URL;
   const apiKey = blankToUndefined(settings.apiKey) ?? vars.OPENAI_API_KEY;
   if (apiKey === undefined && baseUrl === undefined) {
+    // With no endpoint and no model named, the default local model runs if it is installed.
+    const installed =
+      model === DEFAULT_MODEL ? installedDefaultModel(LocalEnvSchema.parse(env)) : undefined;
+    if (installed !== undefined) {
+      noticeLocalFallback(installed);
+      return localModel(LOCAL_PREFIX, env);
+    }
     throw new ModelConfigError(
       `No model endpoint is configured for the ${role}: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set.`,
     );
@@ -139,6 +162,25 @@ export function resolveModel(
     ...(baseUrl === undefined ? {} : { baseUrl }),
     apiKey: apiKey ?? LOCAL_API_KEY,
   };
+}
+
+function localModel(spec: string, env: Env): ResolvedModel {
+  try {
+    return { model: spec, apiKey: LOCAL_API_KEY, local: resolveLocalSpec(spec, env) };
+  } catch (error) {
+    if (error instanceof LocalModelSpecError) throw new ModelConfigError(error.message);
+    throw error;
+  }
+}
+
+let fallbackNoticed = false;
+
+function noticeLocalFallback(file: string): void {
+  if (fallbackNoticed) return;
+  fallbackNoticed = true;
+  process.stderr.write(
+    `tableminds: no model endpoint is configured (OPENAI_BASE_URL, OPENAI_API_KEY); using the local model ${DEFAULT_LOCAL_MODEL.name} (${file})\n`,
+  );
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {
