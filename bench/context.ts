@@ -15,13 +15,13 @@ import { createHash } from "node:crypto";
 import { createReadStream, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DuckDBInstance } from "@duckdb/node-api";
 import type { TableRef } from "../blackboard/schemas.js";
 import { loadTableBench } from "../evals/datasets/tablebench.js";
 import { artifactDir } from "../tools/artifacts.js";
 import { tableContext } from "../tools/tables/context.js";
 import { loadTable } from "../tools/tables/load.js";
 import { loadTokenizer } from "../tools/tables/tokens.js";
+import { writeWideCsv } from "./support/wide-table.js";
 
 const BUDGET = Number(process.argv[2] ?? 3000);
 const BIG_ROWS = Number(process.argv[3] ?? 1_000_000);
@@ -33,44 +33,12 @@ const TABLEBENCH = path.resolve(
 const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-context-"));
 process.env.TABLEMINDS_HOME = home;
 
-/** 50 columns of ids, integers, amounts, cities, names, dates, flags and colours. */
-function columnsSql(): { sql: string[]; dtypes: TableRef["columns"] } {
-  const sql = ["i AS id"];
-  const dtypes: TableRef["columns"] = [{ name: "id", dtype: "int64" }];
-  for (let k = 0; sql.length < COLUMNS; k++) {
-    const h = `hash(i, ${k})`;
-    const [name, expression, dtype] = [
-      [`int_${k}`, `(${h} % 100000)::BIGINT`, "int64"],
-      [`amount_${k}`, `round(((${h} % 1000000) / 100.0)::DOUBLE, 2)`, "float64"],
-      [`city_${k}`, `'city_' || (${h} % 500)::VARCHAR`, "object"],
-      [
-        `name_${k}`,
-        `CASE WHEN i = 654321 AND ${k} = 3 THEN 'Zanzibar Quill' ELSE 'name_' || (${h} % 900000)::VARCHAR END`,
-        "object",
-      ],
-      [`date_${k}`, `(DATE '2000-01-01' + (${h} % 9000)::INT)::VARCHAR`, "object"],
-      [`flag_${k}`, `CASE WHEN ${h} % 2 = 0 THEN 'True' ELSE 'False' END`, "bool"],
-      [`color_${k}`, `['red', 'green', 'blue', 'amber'][(${h} % 4)::INT + 1]`, "object"],
-    ][k % 7] as [string, string, string];
-    sql.push(`${expression} AS ${name}`);
-    dtypes.push({ name, dtype });
-  }
-  return { sql, dtypes };
-}
-
 /** Writes a generated table with DuckDB straight into the artifact store. */
 async function generate(name: string, rows: number): Promise<TableRef> {
   const dir = artifactDir();
   mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `${name}.tmp`);
-  const { sql, dtypes } = columnsSql();
-  const instance = await DuckDBInstance.create(":memory:");
-  const connection = await instance.connect();
-  await connection.run(
-    `COPY (SELECT ${sql.join(", ")} FROM range(${rows}) t(i)) TO '${tmp}' (HEADER, DELIMITER ',')`,
-  );
-  connection.closeSync();
-  instance.closeSync();
+  const dtypes = await writeWideCsv(tmp, rows, COLUMNS);
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(tmp)) hash.update(chunk as Buffer);
   const sha256 = hash.digest("hex");

@@ -8,11 +8,12 @@
  *   npm run bench:ingest [rows=300000] [columns=50]
  */
 import { execFile } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { findPython } from "../tools/sandbox/python.js";
+import { writeWideCsv } from "./support/wide-table.js";
 
 const run = promisify(execFile);
 const HERE = import.meta.dirname;
@@ -36,33 +37,6 @@ async function child(file: string): Promise<void> {
   const note = `${loaded.table.rows} rows, ${loaded.table.columns.length} columns`;
   const rssMb = process.resourceUsage().maxRSS / 1024;
   process.stdout.write(`${JSON.stringify({ ms, rssMb, note, uri: loaded.table.uri })}\n`);
-}
-
-async function writeCsv(file: string, rows: number, columns: number): Promise<void> {
-  const out = createWriteStream(file);
-  const write = (text: string) =>
-    new Promise<void>((resolve) => (out.write(text) ? resolve() : out.once("drain", resolve)));
-  await write(`${Array.from({ length: columns }, (_, i) => `col_${i}`).join(",")}\n`);
-  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
-  let chunk = "";
-  for (let r = 0; r < rows; r++) {
-    const cells: string[] = [];
-    for (let c = 0; c < columns; c++) {
-      const kind = c % 5;
-      if (kind === 0) cells.push(String(r * 7 + c));
-      else if (kind === 1) cells.push((((r * 31 + c * 17) % 100_000) / 7).toFixed(3));
-      else if (kind === 2) cells.push(`${words[(r + c) % words.length]} ${r % 97}`);
-      else if (kind === 3) cells.push(r % 11 === 0 ? "" : String((r * c) % 1000));
-      else cells.push(r % 2 === 0 ? "True" : "False");
-    }
-    chunk += `${cells.join(",")}\n`;
-    if (chunk.length > 1 << 20) {
-      await write(chunk);
-      chunk = "";
-    }
-  }
-  await write(chunk);
-  await new Promise<void>((resolve) => out.end(resolve));
 }
 
 async function ingest(file: string, home: string): Promise<Measured & { uri: string }> {
@@ -105,7 +79,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-ingest-"));
   try {
     const file = path.join(dir, "big.csv");
-    await writeCsv(file, rows, columns);
+    await writeWideCsv(file, rows, columns);
     const mb = statSync(file).size / 1024 / 1024;
     const py = (await findPython()).executable;
     const home = path.join(dir, "home");

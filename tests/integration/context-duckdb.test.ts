@@ -117,3 +117,24 @@ describe("the table context of a large table (DuckDB)", () => {
     }
   });
 });
+
+describe("the cell index of a large table, kept on disk", () => {
+  it("is written beside the artifacts, and a new process would read it instead of rebuilding", async () => {
+    const built = await indexedTable(large);
+    const { readDerived } = await import("../../tools/tables/derived-cache.js");
+    const { TableIndexSchema, DEFAULT_MAX_CELLS } = await import(
+      "../../tools/tables/cell-index.js"
+    );
+    const kept = await readDerived(
+      "cells-1",
+      [large.sha256, large.columns, DEFAULT_MAX_CELLS],
+      TableIndexSchema,
+    );
+    expect(kept).toEqual(built.index);
+    // A changed column list is another table as far as the index goes: nothing is kept for it.
+    const renamed = large.columns.map((c, i) => (i === 0 ? { ...c, name: "ident" } : c));
+    expect(
+      await readDerived("cells-1", [large.sha256, renamed, DEFAULT_MAX_CELLS], TableIndexSchema),
+    ).toBeNull();
+  });
+});

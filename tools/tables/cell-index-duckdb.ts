@@ -40,7 +40,8 @@ export interface RowSearch {
 const IDLE_CLOSE_MS = 30_000;
 
 function missingSql(column: string): string {
-  return `(${column} IS NULL OR ${column} IN (${[...NA_VALUES].map(sqlString).join(", ")}))`;
+  // The scan reads every missing spelling as NULL.
+  return `(${column} IS NULL)`;
 }
 
 function numberSql(column: string): string {
@@ -106,6 +107,11 @@ export class DuckDbTable implements RowSearch {
 
   private constructor(private readonly ref: TableRef) {}
 
+  /** A table known by an index built before: searches scan the artifact. */
+  static scanning(ref: TableRef): DuckDbTable {
+    return new DuckDbTable(ref);
+  }
+
   /** Loads the artifact (checked against its sha256) and builds its index. */
   static async open(
     ref: TableRef,
@@ -128,7 +134,7 @@ export class DuckDbTable implements RowSearch {
   }
 
   private scan(): string {
-    return csvScan(this.ref.uri, { header: true, allVarchar: true });
+    return csvScan(this.ref.uri, { header: true, allVarchar: true, nullStrings: [...NA_VALUES] });
   }
 
   private async build(connection: DuckDBConnection, maxCells: number): Promise<TableIndex> {
@@ -140,7 +146,7 @@ export class DuckDbTable implements RowSearch {
 
     const aggregates = ["count(*) AS row_count"];
     for (const [i, c] of this.identifiers.entries()) {
-      aggregates.push(`count(*) FILTER (WHERE NOT ${missingSql(c)}) AS present${i}`);
+      aggregates.push(`count(${c}) AS present${i}`);
       if (isNumericDtype(dtypes[i] ?? "")) {
         // The first row with the lowest (highest) number wins ties, as in the Node index.
         const numeric = `WHERE NOT ${missingSql(c)} AND NOT isnan(${numberSql(c)})`;

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import type { TableData } from "./read.js";
 
@@ -8,46 +9,44 @@ export const TOP_VALUES = 3;
 /** First rows kept, the most any configuration shows as samples. */
 export const KEPT_FIRST_ROWS = 50;
 
-export interface ValueCount {
-  value: string;
-  count: number;
-}
+const ValueCountSchema = z.object({ value: z.string(), count: z.number() });
+export type ValueCount = z.infer<typeof ValueCountSchema>;
 
 /** One column's statistics. */
-export interface ColumnStats {
-  name: string;
-  dtype: string;
-  missing: number;
+const ColumnStatsSchema = z.object({
+  name: z.string(),
+  dtype: z.string(),
+  missing: z.number(),
   /** Distinct present values. */
-  distinct: number;
+  distinct: z.number(),
   /** Lowest and highest number as written, for numeric columns with numbers. */
-  range?: { low: string; high: string };
+  range: z.object({ low: z.string(), high: z.string() }).optional(),
   /** For bool columns. */
-  booleans?: { trueCount: number; falseCount: number };
+  booleans: z.object({ trueCount: z.number(), falseCount: z.number() }).optional(),
   /** The most frequent present values, most frequent first (ties: first seen). */
-  top: ValueCount[];
-}
+  top: z.array(ValueCountSchema),
+});
+export type ColumnStats = z.infer<typeof ColumnStatsSchema>;
 
 /** A distinct (column, value) pair with how many rows hold it. */
-export interface CellEntry {
-  column: number;
-  value: string;
-  count: number;
-}
+const CellEntrySchema = z.object({ column: z.number(), value: z.string(), count: z.number() });
+export type CellEntry = z.infer<typeof CellEntrySchema>;
 
 /**
  * What is known about a table before any question: statistics per column, and the cell index
- * of distinct (column, value) pairs, most frequent first, capped at a budget of cells.
+ * of distinct (column, value) pairs, most frequent first, capped at a budget of cells. Kept on
+ * disk for large tables (derived-cache.ts), hence a schema.
  */
-export interface TableIndex {
-  rowCount: number;
-  columns: ColumnStats[];
-  cells: CellEntry[];
+export const TableIndexSchema = z.object({
+  rowCount: z.number(),
+  columns: z.array(ColumnStatsSchema),
+  cells: z.array(CellEntrySchema),
   /** Per column: every distinct value of it is in `cells`. */
-  complete: boolean[];
+  complete: z.array(z.boolean()),
   /** The first rows (at most KEPT_FIRST_ROWS), missing cells empty. */
-  firstRows: string[][];
-}
+  firstRows: z.array(z.array(z.string())),
+});
+export type TableIndex = z.infer<typeof TableIndexSchema>;
 
 /** The global cap over per-column counts, most frequent first; ties by column then value. */
 export function capCells(perColumn: CellEntry[][], maxCells: number): CellEntry[] {

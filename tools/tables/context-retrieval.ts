@@ -1,7 +1,12 @@
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { BoundedCache } from "../bounded-cache.js";
-import { buildIndexInNode, DEFAULT_MAX_CELLS, type TableIndex } from "./cell-index.js";
+import {
+  buildIndexInNode,
+  DEFAULT_MAX_CELLS,
+  type TableIndex,
+  TableIndexSchema,
+} from "./cell-index.js";
 import type { RowCondition, RowSearch } from "./cell-index-duckdb.js";
 import {
   type Keyword,
@@ -11,6 +16,7 @@ import {
   normalizeText,
   questionTerms,
 } from "./context-keywords.js";
+import { readDerived, writeDerived } from "./derived-cache.js";
 import { isNumericDtype } from "./dtypes.js";
 import { isLargeTable } from "./profile.js";
 import { readTable } from "./read.js";
@@ -61,6 +67,8 @@ export interface IndexedTable {
 }
 
 const indexes = new BoundedCache<Promise<IndexedTable>>(8);
+/** Bump when the index of the same table would come out otherwise. */
+const CELL_INDEX = "cells-1";
 
 /**
  * The index of a table, built once per content (sha256), column types and cell budget: a
@@ -88,7 +96,12 @@ async function buildIndexed(
   if (large ?? (await isLargeTable(ref))) {
     // DuckDB's native module takes ~200 ms to load: only large tables pay for it.
     const { DuckDbTable } = await import("./cell-index-duckdb.js");
+    // A large table's index is kept on disk: a later process asking about it skips the build.
+    const key = [ref.sha256, ref.columns, maxCells];
+    const kept = await readDerived(CELL_INDEX, key, TableIndexSchema);
+    if (kept) return { index: kept, rows: DuckDbTable.scanning(ref), large: true };
     const { table, index } = await DuckDbTable.open(ref, maxCells);
+    await writeDerived(CELL_INDEX, key, index);
     return { index, rows: table, large: true };
   }
   const data = await readTable(ref);

@@ -1,12 +1,37 @@
 import { stat } from "node:fs/promises";
 import os from "node:os";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/duckdb-csv.js";
+import { readDerived, writeDerived } from "./derived-cache.js";
 import { isMissing, isNumericDtype, NA_VALUES } from "./dtypes.js";
 import { TableLoadError } from "./errors.js";
 import type { ColumnSummary, TableSummary, ValueSummary } from "./profile.js";
-import { readSummary, writeSummary } from "./summary-cache.js";
+
+const ValueSummarySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("no-values") }),
+  z.object({ kind: z.literal("range"), low: z.string(), high: z.string() }),
+  z.object({ kind: z.literal("unranged") }),
+  z.object({ kind: z.literal("booleans"), trueCount: z.number(), falseCount: z.number() }),
+  z.object({ kind: z.literal("examples"), distinct: z.number(), examples: z.array(z.string()) }),
+]);
+
+const TableSummarySchema = z.object({
+  rowCount: z.number().int().nonnegative(),
+  columns: z.array(
+    z.object({
+      name: z.string(),
+      dtype: z.string(),
+      missing: z.number().int().nonnegative(),
+      values: ValueSummarySchema,
+    }),
+  ),
+  firstRows: z.array(z.array(z.string())),
+});
+
+/** Bump when a summary of the same table would come out otherwise. */
+const SUMMARY = "summary-1";
 
 /** Rows read in file order to find example values before scanning a column for them. */
 const EXAMPLE_PREFIX_ROWS = 1_000;
@@ -164,10 +189,10 @@ async function summarizeStored(
   opts: { sampleRows: number; examples: number },
   key: readonly unknown[],
 ): Promise<TableSummary> {
-  const kept = await readSummary(key);
+  const kept = await readDerived(SUMMARY, key, TableSummarySchema);
   if (kept && (await stat(ref.uri).catch(() => null))) return kept;
   const made = await summarizeUncached(ref, opts);
-  await writeSummary(key, made);
+  await writeDerived(SUMMARY, key, made);
   return made;
 }
 
