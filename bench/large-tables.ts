@@ -104,7 +104,7 @@ async function main(): Promise<void> {
         "--json",
         "--quiet",
         "--thread",
-        "t1",
+        again ? "t2" : "t1",
       ];
       const measured = await python(py, MEASURED, args, env);
       if (measured.code !== 0) throw new Error(`ask over ${name} failed: ${measured.stderr}`);
