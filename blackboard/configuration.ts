@@ -95,6 +95,12 @@ export const ConfigurationSchema = z.object({
     .boolean()
     .default(false)
     .describe("Stream tokens from the model (the answerer's show on stderr when it is a terminal)"),
+  review: z
+    .enum(["off", "code", "answer", "both"])
+    .default("off")
+    .describe(
+      "Pause for a person: before generated code runs, before the answer is final, or both (resume with approve, edit or reject)",
+    ),
   check: z
     .boolean()
     .default(true)

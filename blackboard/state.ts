@@ -70,6 +70,23 @@ const budget = new ReducedValue(
   { inputSchema: BudgetSchema.partial(), reducer: addBudget },
 );
 
+/** A person's decision at a review pause (`review`): what was shown, and what they chose. */
+export const ReviewSchema = z.object({
+  /** `review:<attempt id>` for code, `review:answer` for the answer. */
+  id: z.string(),
+  kind: z.enum(["code", "answer"]),
+  action: z.enum(["approve", "edit", "reject"]),
+  /** The code or answer as edited. */
+  edited: z.string().nullable(),
+  /** Why it was rejected. */
+  reason: z.string().nullable(),
+});
+export type Review = z.infer<typeof ReviewSchema>;
+const reviews = new ReducedValue(
+  z.array(ReviewSchema).default(() => []),
+  { inputSchema: z.array(ReviewSchema), reducer: upsertById },
+);
+
 /** Where a solve starts, when the caller says: at the planner, the coder or the answerer. */
 const startAt = z.enum(["planner", "coder", "answerer"]).nullable().default(null);
 /** Where a solve stops, when the caller says: after the plan, after the code ran, or answered. */
@@ -95,6 +112,13 @@ export const SolveState = new StateSchema({ ...solveInput, ...solveOutput });
 export const SolveInput = new StateSchema(solveInput);
 export const SolveOutput = new StateSchema(solveOutput);
 
+/**
+ * The states solve and table_qa run on: their nodes' states and the decisions taken at review
+ * pauses (`review`), which only the reviewer writes.
+ */
+export const SolveGraphState = new StateSchema({ ...solveInput, ...solveOutput, reviews });
+export const SolveGraphOutput = new StateSchema({ ...solveOutput, reviews });
+
 /** A solved run under review: the checker, the reflector, the finalizer and memory. */
 export const ReviewState = new StateSchema({
   ...solveInput,
@@ -114,6 +138,8 @@ export const TableQAState = new StateSchema({
   verdict,
   checked,
 });
+
+export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews });
 
 /** The branches of a search over plans, codes and answers (mom, mcts), upserted by id. */
 const branches = new ReducedValue(
@@ -235,6 +261,8 @@ export type MctsStateValue = typeof MctsState.State;
 export type BranchTaskValue = typeof BranchTask.State;
 export type ReviewStateValue = typeof ReviewState.State;
 export type TableQAStateValue = typeof TableQAState.State;
+export type SolveGraphStateValue = typeof SolveGraphState.State;
+export type TableQAGraphStateValue = typeof TableQAGraphState.State;
 export type TableQAUpdate = typeof TableQAState.Update;
 export type OrchestratorStateValue = typeof OrchestratorState.State;
 export type WorkerTaskValue = typeof WorkerTask.State;

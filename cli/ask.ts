@@ -1,4 +1,5 @@
-import type { BaseStore } from "@langchain/langgraph";
+import { randomUUID } from "node:crypto";
+import { type BaseStore, Command, MemorySaver } from "@langchain/langgraph";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
@@ -8,9 +9,11 @@ import {
   type RunnableGraph,
   runLimits,
 } from "../graphs/registry.js";
+import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
 import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes } from "../tools/sandbox/index.js";
+import { askOnTerminal, describeEvent } from "./events.js";
 import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
 
@@ -33,6 +36,30 @@ export interface AskOptions {
   recursionLimit?: number;
   /** The command's arguments, for the resume hint (default: this process's). */
   argv?: readonly string[];
+  /**
+   * Answers a review pause (`review` on); default: a prompt on the terminal. Without one and
+   * with stdin not a terminal, a run with review on is refused before it starts.
+   */
+  decide?: (request: ReviewRequest) => Promise<ReviewDecision>;
+}
+
+/** Raised when review is on but nobody can answer its pauses. */
+export class ReviewNeedsTerminalError extends Error {
+  constructor() {
+    super(
+      "--review pauses for approve, edit or reject on a terminal, and stdin is not one; " +
+        "run it in a terminal, or review through Studio or the SDK (Command({ resume }))",
+    );
+    this.name = "ReviewNeedsTerminalError";
+  }
+}
+
+/** The first review pause among a stream's updates (a subgraph's included), if any. */
+function pauseIn(payload: unknown): ReviewRequest | undefined {
+  if (!isRecord(payload) || !Array.isArray(payload.__interrupt__)) return undefined;
+  const first: unknown = payload.__interrupt__[0];
+  const parsed = ReviewRequestSchema.safeParse(isRecord(first) ? first.value : undefined);
+  return parsed.success ? parsed.data : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -126,7 +153,13 @@ function answererToken(payload: unknown): string {
  */
 export async function ask(options: AskOptions): Promise<TableQAStateValue | undefined> {
   const config = ensureConfiguration(options.context);
+  const reviewing = config.review !== "off";
+  const decide = options.decide ?? (process.stdin.isTTY ? askOnTerminal : undefined);
+  if (reviewing && !decide) throw new ReviewNeedsTerminalError();
   const checkpointer = options.thread ? openCheckpointer() : undefined;
+  // A review pause needs a checkpointer to resume from: a thread's, else one in memory.
+  const saver = checkpointer ?? (reviewing ? new MemorySaver() : undefined);
+  const runId = options.thread ?? (reviewing ? randomUUID() : undefined);
   const ownStore = options.store || options.memory === false ? undefined : openMemoryStore();
   const thread = options.thread;
   const resume = thread ? commandLine(options.argv ?? process.argv.slice(2)) : undefined;
@@ -163,7 +196,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   let interrupted = false;
   try {
     const graph = await loadGraph(options.graph, {
-      persistence: { checkpointer, store: options.store ?? ownStore },
+      persistence: { checkpointer: saver, store: options.store ?? ownStore },
     });
     const limits = await runLimits(options.graph, config);
     const start = thread
@@ -178,16 +211,19 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
             sources: options.tables.map((path) => ({ path, encoding: options.encoding })),
           }
         : null;
-    if (start.kind !== "done") {
-      const stream = await graph.stream(input, {
-        streamMode: streamTokens ? ["updates", "values", "messages"] : ["updates", "values"],
+    let next: Record<string, unknown> | Command | null = input;
+    while (start.kind !== "done") {
+      let pause: ReviewRequest | undefined;
+      const modes = ["updates", "values", "custom"];
+      const stream = await graph.stream(next as Record<string, unknown> | null, {
+        streamMode: streamTokens ? [...modes, "messages"] : modes,
         // Progress of the nodes inside subgraphs too (table_qa's solve).
         subgraphs: true,
         context: options.context,
         recursionLimit: options.recursionLimit ?? limits.recursionLimit,
         maxConcurrency: limits.maxConcurrency,
         signal,
-        ...(thread ? { configurable: { thread_id: thread } } : {}),
+        ...(runId ? { configurable: { thread_id: runId } } : {}),
       });
       for await (const chunk of stream) {
         if (!Array.isArray(chunk)) continue;
@@ -200,6 +236,11 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
           process.stderr.write(token);
         }
         if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
+        if (mode === "custom") {
+          const line = describeEvent(payload, { live: true });
+          if (line) say(line);
+        }
+        pause ??= mode === "updates" ? pauseIn(payload) : undefined;
         if (mode === "updates" && isRecord(payload)) {
           for (const [node, update] of Object.entries(payload)) {
             const line = isRecord(update) ? describeUpdate(node, update, namespace) : null;
@@ -207,6 +248,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
           }
         }
       }
+      if (!pause || !decide) break;
+      endTokenLine();
+      next = new Command({ resume: await decide(pause) });
     }
     if (thread && !state) {
       const snapshot = await graph.getState({ configurable: { thread_id: thread } });

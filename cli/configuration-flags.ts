@@ -59,6 +59,7 @@ export const RUN_FLAGS = [
 export const ASK_FLAGS = [
   ...RUN_FLAGS,
   "streaming",
+  "review",
   "memory",
   "memoryNamespace",
   "runTimeoutMs",

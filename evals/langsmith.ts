@@ -100,7 +100,13 @@ export async function recordExperiment(
       start_time: end - record.latencyMs,
       end_time: end,
       extra: {
-        metadata: { category: example.category, subcategory: example.subcategory },
+        metadata: {
+          graph: options.graph,
+          dataset: example.dataset,
+          question_id: example.id,
+          category: example.category,
+          subcategory: example.subcategory,
+        },
       },
     });
     await client.createFeedback({

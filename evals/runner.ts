@@ -73,6 +73,17 @@ export interface RunOptions {
 
 type LoadedRepair = { lines: number; savedTo: string } | null;
 
+/**
+ * How a question's run shows in a trace (LangSmith): tagged with its graph and dataset, and
+ * metadata every run inside it inherits: graph, dataset, question id and which try it is.
+ */
+export function traceOf(graph: string, example: Pick<EvalExample, "id" | "dataset">, tries = 1) {
+  return {
+    tags: [graph, example.dataset],
+    metadata: { graph, dataset: example.dataset, question_id: example.id, try: tries },
+  };
+}
+
 /** A question whose answer could not be scored; it is not recorded, so it runs again next time. */
 export interface Unscored {
   id: string;
@@ -257,7 +268,12 @@ async function answerRemaining(
         const value = await abortable(
           graph.invoke(
             { question: example.question, sources: example.tables },
-            { context: options.context, signal, ...limits },
+            {
+              context: options.context,
+              signal,
+              ...limits,
+              ...traceOf(options.graph, example, tries),
+            },
           ),
           signal,
         );

@@ -4,28 +4,43 @@ import {
   ConfigurationSchema,
   ContextSchema,
 } from "../blackboard/configuration.js";
-import { TableQAState, type TableQAStateValue } from "../blackboard/state.js";
+import {
+  TableQAGraphState,
+  type TableQAGraphStateValue,
+  type TableQAStateValue,
+} from "../blackboard/state.js";
 import { archiver } from "../nodes/archiver.js";
 import { checker } from "../nodes/checker.js";
 import { finalizer } from "../nodes/finalizer.js";
 import { ingest } from "../nodes/ingest.js";
 import { recall } from "../nodes/recall.js";
 import { reflector } from "../nodes/reflector.js";
+import { reviewer, reviewing } from "../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*
  * table_qa: one trajectory of `solve`, checked; a failed check is reflected on and solved again
  * (from the plan or from the code, as the reflector decides) while reflections remain, then the
- * best checked answer stands. With memory on, past episodes are recalled before solving and the
- * episode is archived at the end.
+ * best checked answer stands. With `review` on answers, a person sees the answer before it is
+ * final. With memory on, past episodes are recalled before solving and the episode is archived
+ * at the end.
  */
 
-type Router<Nodes extends string> = ConditionalEdgeRouter<typeof TableQAState, NodeContext, Nodes>;
+type Router<Nodes extends string> = ConditionalEdgeRouter<
+  typeof TableQAGraphState,
+  NodeContext,
+  Nodes
+>;
 
-/** Where a settled run goes: to the archiver with memory on, else to the end. */
-function settled(runtime?: NodeRuntime): "archiver" | typeof END {
+/** Where a run with its final answer goes: to the archiver with memory on, else to the end. */
+function archived(runtime?: NodeRuntime): "archiver" | typeof END {
   return configurationOf(runtime).memory ? "archiver" : END;
+}
+
+/** Where a settled run goes: to the reviewer when answers are reviewed, else as archived. */
+function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | typeof END {
+  return reviewing("answer", configurationOf(runtime)) ? "reviewer" : archived(runtime);
 }
 
 /** With memory on, recall past episodes before solving. */
@@ -35,7 +50,7 @@ export const routeAfterIngest = ((_state: unknown, runtime?: NodeRuntime) =>
 /** After solving: check the answer when checking is on, else the run is settled. */
 export const routeAfterSolve = ((_state: unknown, runtime?: NodeRuntime) =>
   configurationOf(runtime).check ? "checker" : settled(runtime)) satisfies Router<
-  "checker" | "archiver"
+  "checker" | "reviewer" | "archiver"
 >;
 
 /** After a check: keep a passing answer, reflect on a failing one while reflections remain. */
@@ -47,16 +62,26 @@ export const routeAfterCheck = ((
   return state.reflections.length < configurationOf(runtime).maxReflections
     ? "reflector"
     : "finalizer";
-}) satisfies Router<"archiver" | "reflector" | "finalizer">;
+}) satisfies Router<"reviewer" | "archiver" | "reflector" | "finalizer">;
 
 /** Once the finalizer has settled the best checked answer. */
 export const routeAfterFinalizer = ((_state: unknown, runtime?: NodeRuntime) =>
-  settled(runtime)) satisfies Router<"archiver">;
+  settled(runtime)) satisfies Router<"reviewer" | "archiver">;
+
+/** After the answer's review: a rejected answer ends the run as it is; else as archived. */
+export const routeAfterAnswerReview = ((
+  state: Pick<TableQAGraphStateValue, "reviews">,
+  runtime?: NodeRuntime,
+) =>
+  state.reviews.find((r) => r.id === "review:answer")?.action === "reject"
+    ? END
+    : archived(runtime)) satisfies Router<"archiver">;
 
 /**
  * The recursion limit a run needs: the steps of table_qa itself (ingest, recall, a solve and a
  * check per round, a reflection between rounds, finalizer, archiver) or of one solve, whichever
- * is more (a subgraph counts its own steps), plus the step LangGraph counts for the input.
+ * is more (a subgraph counts its own steps), plus the step LangGraph counts for the input. A
+ * review pause ends the invocation and the resume counts afresh, so reviews add no steps.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxReflections">) {
   const rounds = config.maxReflections + 1;
@@ -64,21 +89,29 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxRe
   return 1 + Math.max(own, solveSteps(config));
 }
 
-export const builder = new StateGraph(TableQAState, ContextSchema)
+export const builder = new StateGraph(TableQAGraphState, ContextSchema)
   .addNode("ingest", ingest)
   .addNode("recall", recall)
   .addNode("solve", solve)
   .addNode("checker", checker)
   .addNode("reflector", reflector)
   .addNode("finalizer", finalizer)
+  .addNode("reviewer", reviewer)
   .addNode("archiver", archiver)
   .addEdge(START, "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
   .addEdge("recall", "solve")
-  .addConditionalEdges("solve", routeAfterSolve, ["checker", "archiver", END])
-  .addConditionalEdges("checker", routeAfterCheck, ["archiver", "reflector", "finalizer", END])
+  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", END])
+  .addConditionalEdges("checker", routeAfterCheck, [
+    "reviewer",
+    "archiver",
+    "reflector",
+    "finalizer",
+    END,
+  ])
   .addEdge("reflector", "solve")
-  .addConditionalEdges("finalizer", routeAfterFinalizer, ["archiver", END])
+  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", END])
+  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", END])
   .addEdge("archiver", END);
 
 const LIMITS = ConfigurationSchema.shape;

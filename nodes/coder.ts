@@ -84,8 +84,8 @@ export const coder = (async (state, runtime) => {
     errorHistory: renderErrorHistory(state.attempts),
     reflection: renderReflection(state.reflections),
   });
-  const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal);
   const id = nextAttemptId(state.attempts);
+  const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal, { attempt: id });
   let attempt: Attempt;
   try {
     attempt = { id, code: parseCode(reply.text), raw: reply.text, result: null, parseError: null };

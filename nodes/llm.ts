@@ -33,13 +33,21 @@ export function temperatureOf(role: Role, config: Configuration): number {
   return own[role] ?? config.temperature;
 }
 
-/** One system + user exchange with the model of `role`, with its cost for the budget. */
+/** What a trace tells of a model call beside its role, e.g. the attempt a coder writes. */
+export type TraceMetadata = Record<string, string | number>;
+
+/**
+ * One system + user exchange with the model of `role`, with its cost for the budget. In a
+ * trace the call is named by its role, tagged `model` and carries `metadata` with its role;
+ * it inherits the run's own (graph, dataset, question id) and LangGraph's (node, step).
+ */
 export async function ask(
   role: Role,
   system: string,
   user: string,
   config: Configuration,
   signal?: AbortSignal,
+  metadata: TraceMetadata = {},
 ): Promise<NodeReply> {
   const reply = await callModel(
     role,
@@ -55,7 +63,13 @@ export async function ask(
       maxRetries: config.llmMaxRetries,
       streaming: config.streaming,
     },
-    { signal, replayCache: config.replayCache },
+    {
+      signal,
+      replayCache: config.replayCache,
+      runName: role,
+      tags: ["model"],
+      metadata: { ...metadata, role },
+    },
   );
   return {
     text: reply.text,

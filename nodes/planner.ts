@@ -1,5 +1,6 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { SolveState } from "../blackboard/state.js";
+import { emit } from "./events.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { renderMemories, renderReflection, renderTableNames, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
@@ -68,5 +69,7 @@ export const planner = (async (state, runtime) => {
     reflection: renderReflection(state.reflections),
   });
   const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal);
-  return { plan: parsePlan(reply.text), budget: reply.budget };
+  const plan = parsePlan(reply.text);
+  emit(runtime, { event: "plan", steps: plan });
+  return { plan, budget: reply.budget };
 }) satisfies GraphNode<typeof SolveState, NodeContext>;

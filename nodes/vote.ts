@@ -2,13 +2,15 @@ import type { GraphNode } from "@langchain/langgraph";
 import { winnerTrajectory } from "../blackboard/branches.js";
 import type { MomState } from "../blackboard/state.js";
 import { majorityVote } from "../grounding/tally.js";
+import { emit, voteEvent } from "./events.js";
 import type { NodeContext } from "./runtime.js";
 
 /**
  * Settles the branches' answers by a weighted majority (grounding/tally.ts). The winner's
  * trajectory becomes the run's, with its own evidence; every branch stays in `branches`.
  */
-export const vote = (async (state) => {
+export const vote = (async (state, runtime) => {
   const ballot = majorityVote(state.branches);
+  emit(runtime, voteEvent(ballot));
   return { ballot, ...winnerTrajectory(state, ballot.winner) };
 }) satisfies GraphNode<typeof MomState, NodeContext>;

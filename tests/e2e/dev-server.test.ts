@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
 import { MEDALS_INPUT, useTempHome } from "../support/env.js";
-import { orchestratedMedalsTeam } from "../support/scripts.js";
+import { MEDALS_CODE, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 describe("langgraph dev server", () => {
@@ -80,5 +80,93 @@ describe("langgraph dev server", () => {
       ["s1.pandas", "203"],
       ["s1.sql", "203"],
     ]);
+  }, 120_000);
+
+  it.each(["table_qa", "mom", "mcts", "orchestrator"])(
+    "gives Studio %s's configuration form: every field with its default and description",
+    async (graphId) => {
+      const client = new Client({ apiUrl: server.url });
+      const [assistant] = await client.assistants.search({ graphId });
+      const schemas = await client.assistants.getSchemas(assistant?.assistant_id ?? "");
+      const context = schemas.context_schema as { properties: Record<string, object> };
+      expect(context?.properties?.temperature).toMatchObject({
+        default: 0,
+        description: "Sampling temperature",
+      });
+      expect(context.properties.review).toMatchObject({
+        enum: ["off", "code", "answer", "both"],
+        default: "off",
+      });
+      expect(schemas.config_schema).toEqual(schemas.context_schema);
+      expect(schemas.input_schema).toMatchObject({ properties: { question: {} } });
+    },
+    60_000,
+  );
+
+  it("draws table_qa with solve's nodes inside, the reviewers included", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const [assistant] = await client.assistants.search({ graphId: "table_qa" });
+    const drawn = await client.assistants.getGraph(assistant?.assistant_id ?? "", { xray: true });
+    const ids = drawn.nodes.map((n) => String(n.id));
+    expect(ids).toEqual(
+      expect.arrayContaining(["ingest", "checker", "reviewer", "solve:planner", "solve:reviewer"]),
+    );
+  }, 60_000);
+
+  it("pauses a run with review on and resumes it with approve, edit and reject", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const context = { review: "both", memory: false, maxCodeAttempts: 2 };
+    const thread = await client.threads.create();
+    const pauseOf = async () => {
+      const state = await client.threads.getState(thread.thread_id, undefined, { subgraphs: true });
+      return state.tasks.flatMap((t) => [
+        ...t.interrupts,
+        ...((t.state as { tasks?: typeof state.tasks } | null)?.tasks ?? []).flatMap(
+          (inner) => inner.interrupts,
+        ),
+      ])[0]?.value as Record<string, unknown> | undefined;
+    };
+    const go = (body: object) =>
+      client.runs.wait(thread.thread_id, "table_qa", { context, ...body });
+    await go({ input: MEDALS_INPUT });
+    expect(await pauseOf()).toMatchObject({ kind: "code", attempt: "a1" });
+    await go({ command: { resume: { action: "reject", reason: "print less" } } });
+    expect(await pauseOf()).toMatchObject({ kind: "code", attempt: "a2" });
+    const edited = MEDALS_CODE.split("\n").slice(1, -1).join("\n");
+    await go({ command: { resume: { action: "edit", value: edited } } });
+    expect(await pauseOf()).toMatchObject({ kind: "answer", answer: "203" });
+    const values = (await go({ command: { resume: "approve" } })) as {
+      answer?: { final: string };
+      attempts?: { id: string; result: { error: { type: string } | null } | null }[];
+      reviews?: { id: string; action: string }[];
+    };
+    expect(await pauseOf()).toBeUndefined();
+    expect(values.answer?.final, server.log().slice(-2000)).toBe("203");
+    expect(values.attempts?.[0]?.result?.error?.type).toBe("Rejected");
+    expect(values.reviews?.map((r) => [r.id, r.action])).toEqual([
+      ["review:a1", "reject"],
+      ["review:a2", "edit"],
+      ["review:answer", "approve"],
+    ]);
+  }, 120_000);
+
+  it("streams the custom events of a run", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const events: unknown[] = [];
+    for await (const part of client.runs.stream(null, "table_qa", {
+      input: MEDALS_INPUT,
+      context: { memory: false, check: false },
+      streamMode: ["custom"],
+      streamSubgraphs: true,
+    })) {
+      if (part.event.startsWith("custom")) events.push(part.data);
+    }
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ event: "plan" }),
+        { event: "code", attempt: "a1", lines: 4 },
+        expect.objectContaining({ event: "evidence" }),
+      ]),
+    );
   }, 120_000);
 });

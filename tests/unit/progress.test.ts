@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { describeEvent, describePause } from "../../cli/events.js";
 import { describeUpdate } from "../../cli/progress.js";
 import { ranAttempt } from "../support/evidence.js";
 
@@ -63,5 +64,44 @@ describe("progress lines", () => {
       "selector   kept s1.sql (50% covered; s1 disputed (750 vs 430), kept s1.sql)",
     );
     expect(describeUpdate("planner", { plan: ["x"] }, ["worker:abc"])).toBeNull();
+  });
+
+  it("tell the custom events under the node that sent them, the live ones only when asked", () => {
+    const code = { event: "code", attempt: "a2", lines: 4 };
+    expect(describeEvent(code)).toBe("executor   a2 running 4 lines of python");
+    const ids = ["a2:out1", "a2:out2", "a2:t1", "a2:t2", "a2:t3", "a2:t4", "a2:t5"];
+    expect(describeEvent({ event: "evidence", ids })).toBe(
+      "executor   evidence a2:out1, a2:out2, a2:t1, a2:t2, a2:t3, a2:t4 and 1 more",
+    );
+    const failed = { event: "attempt-failed", attempt: "a1", error: "KeyError: 'golds'" };
+    expect(describeEvent(failed)).toBe("executor   a1 failed: KeyError: 'golds'");
+    const plan = { event: "plan", steps: ["a", "b"] };
+    expect(describeEvent(plan)).toBe("planner    plan of 2 steps");
+    expect(describeEvent(plan, { live: true })).toBeNull();
+    const vote = { event: "vote", answer: "203", winner: "p2.c1.a1", votes: 3, of: 4 };
+    expect(describeEvent(vote)).toBe("vote       203: 3 of 4 branches (p2.c1.a1)");
+    const review = { event: "review", kind: "code", action: "reject" };
+    expect(describeEvent(review, { live: true })).toBe("reviewer   code rejected");
+    expect(describeEvent({ event: "review", kind: "answer", action: "edit" })).toBe(
+      "reviewer   answer edited",
+    );
+    expect(describeEvent({ event: "something else" })).toBeNull();
+    expect(describeEvent("text")).toBeNull();
+  });
+
+  it("show a review pause: the code line by line, or the answer and what it cites", () => {
+    const base = { question: "q", resume: "approve" };
+    expect(describePause({ ...base, kind: "code", attempt: "a1", code: "x = 1\nprint(x)" })).toBe(
+      "review the code of a1 before it runs:\n  | x = 1\n  | print(x)",
+    );
+    expect(
+      describePause({
+        ...base,
+        kind: "answer",
+        answer: "203",
+        evidence: ["a1:out2"],
+        problem: "p",
+      }),
+    ).toBe("(p)\nreview the answer before it is final: 203\n  citing a1:out2");
   });
 });

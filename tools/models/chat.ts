@@ -47,6 +47,10 @@ export interface CallModelOptions {
   callbacks?: Callbacks;
   /** A replay cache file (else TABLEMINDS_REPLAY_CACHE): a repeated call is answered from it. */
   replayCache?: string;
+  /** How the call shows in a trace (LangSmith): its run's name, tags and metadata. */
+  runName?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
 }
 
 const MAX_CACHED_MODELS = 64;
@@ -186,7 +190,8 @@ export async function callModel(
   };
   let reply: AIMessageChunk | undefined;
   try {
-    const callOptions = { signal: opts.signal, callbacks: opts.callbacks, seed: parsed.seed };
+    const { signal, callbacks, runName, tags, metadata } = opts;
+    const callOptions = { signal, callbacks, runName, tags, metadata, seed: parsed.seed };
     reply = await trackModelCall(activity, () =>
       recordingCall(record, () =>
         parsed.streaming
