@@ -18,12 +18,15 @@ Layers, from the outside in:
 import ctypes
 import errno
 import os
+import pathlib
 import platform
+import posix
 import resource
 import socket
 import struct
 import sys
 import tempfile
+import types
 
 import read_rules
 
@@ -143,9 +146,9 @@ class Landlock:
     writes to its own scratch directory and reads to `read_rules` (a ReadRules) plus
     its scratch and inputs directories: a few dozen rules, built while it is parked."""
 
-    def __init__(self, writable_root, read_rules=None):
+    def __init__(self, writable_root, read_rules=None, enabled=True):
         self.read_rules = read_rules
-        self.abi = landlock_abi()
+        self.abi = landlock_abi() if enabled else 0
         self.numbers = _LANDLOCK_SYSCALLS.get(platform.machine())
         self.base = -1
         if self.abi <= 0 or self.numbers is None:
@@ -399,6 +402,9 @@ _REFUSED_EVENTS = {
     "gc.get_referents": "inspecting the sandbox is not allowed",
     "gc.get_objects": "inspecting the sandbox is not allowed",
     "sys._current_frames": "inspecting the sandbox is not allowed",
+    # A trace or profile function can rewrite the locals of running frames (the hook's too).
+    "sys.settrace": "inspecting the sandbox is not allowed",
+    "sys.setprofile": "inspecting the sandbox is not allowed",
     "os.setns": "namespaces are not allowed",
     "os.unshare": "namespaces are not allowed",
     "webbrowser.open": "network access is not allowed",
@@ -448,79 +454,204 @@ def install_audit_hook(scratch, rules=None):
     sys.addaudithook(audit_hook(scratch, rules))
 
 
+# The hook and its helpers keep every piece of their state in their default arguments:
+# immutable values (str, int, tuple, frozenset) and functions implemented in C. They have
+# no closure cells (whose `cell_contents` Python can rewrite) and look up no global or
+# builtin name (which code could replace in this module or in `builtins`), and replacing
+# their `__defaults__` or `__code__` raises an audit event that the hook refuses. So code
+# that gets hold of the hook, or of its frame and locals, finds nothing it can change.
+# Nor do they call pure-Python library code such as os.path.realpath, which generated
+# code could monkeypatch (posixpath, os): paths are resolved with the C functions of
+# `posix` below.
+
+_HOOK_GLOBALS = globals()
+_PATH_CLASSES = frozenset((pathlib.PurePosixPath, pathlib.PosixPath))
+_FS_ENCODING = sys.getfilesystemencoding()
+
+
+def _resolve(
+    path,
+    getcwd=posix.getcwd,
+    lstat=posix.lstat,
+    readlink=posix.readlink,
+    OSError=OSError,
+    ValueError=ValueError,
+):
+    """os.path.realpath (not strict) of a str, from C functions only."""
+    if not path.startswith("/"):
+        path = getcwd() + "/" + path
+    todo = path.split("/")
+    todo.reverse()
+    done = ""
+    links = 0
+    while todo:
+        name = todo.pop()
+        if name == "" or name == ".":
+            continue
+        if name == "..":
+            done = done[: done.rfind("/")] if done else ""
+            continue
+        candidate = done + "/" + name
+        try:
+            mode = lstat(candidate).st_mode
+        except (OSError, ValueError):
+            done = candidate
+            continue
+        if mode & 0o170000 != 0o120000 or links >= 40:
+            done = candidate
+            continue
+        links += 1
+        try:
+            target = readlink(candidate)
+        except (OSError, ValueError):
+            done = candidate
+            continue
+        if target.startswith("/"):
+            done = ""
+        more = target.split("/")
+        more.reverse()
+        todo += more
+    return done or "/"
+
+
+def _path_text(
+    path,
+    fspath=posix.fspath,
+    join="".join,
+    join_bytes=b"".join,
+    decode=bytes.decode,
+    encoding=_FS_ENCODING,
+    path_classes=_PATH_CLASSES,
+    type=type,
+    isinstance=isinstance,
+    str=str,
+    bytes=bytes,
+    PermissionError=PermissionError,
+):
+    """A path argument of an audit event as an exact str. Only str, bytes and pathlib's own
+    classes are accepted: any other object's __fspath__ could answer the hook differently
+    from the call being checked (and a str subclass is copied, never asked)."""
+    kind = type(path)
+    if kind in path_classes:
+        path = fspath(path)
+        kind = type(path)
+    if kind is str:
+        return path
+    if kind is bytes:
+        return decode(path, encoding, "surrogateescape")
+    # A subclass is copied to an exact str without calling any of its methods (a fake that
+    # only claims to be one through __class__ makes join raise a TypeError).
+    if isinstance(path, str):
+        return join((path,))
+    if isinstance(path, bytes):
+        return decode(join_bytes((path,)), encoding, "surrogateescape")
+    raise PermissionError(f"sandbox: only str, bytes and pathlib paths are accepted here, not {kind.__name__}")
+
+
 def audit_hook(scratch, rules=None):
     """A hook that refuses, with a PermissionError, what generated code has no business
     doing; with `rules` (a ReadRules), reads outside its allow-list too (without them,
     reads of other processes' /proc only). Once installed (sys.addaudithook), a hook
-    cannot be removed."""
+    cannot be removed, and its state cannot be changed (see above)."""
     scratch_root = os.path.realpath(scratch)
     own_pid = os.getpid()
     own_proc = f"/proc/{own_pid}"
-    refused_events = dict(_REFUSED_EVENTS)
-    write_events = dict(_WRITE_EVENTS)
-    realpath = os.path.realpath
-    fspath = os.fsdecode
-    write_flags = _WRITE_FLAGS
-    read_events = dict(_READ_EVENTS) if rules is not None else {}
-    may_read = rules.checker(scratch) if rules is not None else None
+    if rules is not None:
+        read_prefixes, read_exact = rules.allowed_paths(scratch)
+    else:
+        read_prefixes, read_exact = (), frozenset()
+    refused = frozenset(_REFUSED_EVENTS)
+    reasons = tuple(_REFUSED_EVENTS.items())
+    write_events = tuple(_WRITE_EVENTS.items())
+    read_events = frozenset(_READ_EVENTS) if rules is not None else frozenset()
 
-    def refuse_read(path):
-        raise PermissionError(
-            f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {path}"
-        )
-
-    def inside_scratch(path):
-        if isinstance(path, int):
-            return True  # an open descriptor: it was checked when it was opened
-        resolved = realpath(fspath(path))
-        return resolved == scratch_root or resolved.startswith(scratch_root + "/")
-
-    def foreign_proc(path):
-        if isinstance(path, int):
-            return False
-        text = fspath(path)
-        # Most reads (imports included) name a plain absolute path: no need to resolve it.
-        if text.startswith("/") and not text.startswith(("/proc", "/dev", scratch_root)):
-            return False
-        resolved = realpath(text)
-        if not resolved.startswith("/proc/"):
-            return False
-        entry = resolved[6:].split("/", 1)[0]
-        return entry.isdigit() and resolved != own_proc and not resolved.startswith(own_proc + "/")
-
-    def hook(event, args):
-        if event in refused_events:
-            raise PermissionError(f"sandbox: {refused_events[event]} ({event})")
-        if event.startswith("socket."):
+    def hook(
+        event,
+        args,
+        refused=refused,
+        reasons=reasons,
+        write_event_names=frozenset(_WRITE_EVENTS),
+        write_events=write_events,
+        read_events=read_events,
+        check_reads=rules is not None,
+        read_prefixes=read_prefixes,
+        read_exact=read_exact,
+        scratch_root=scratch_root,
+        scratch_prefix=scratch_root + "/",
+        own_pid=own_pid,
+        own_proc=own_proc,
+        own_proc_prefix=own_proc + "/",
+        write_flags=_WRITE_FLAGS,
+        resolve=_resolve,
+        path_text=_path_text,
+        globals_id=id(_HOOK_GLOBALS),
+        id=id,
+        function_type=types.FunctionType,
+        PermissionError=PermissionError,
+        type=type,
+        int=int,
+        len=len,
+    ):
+        if event in refused:
+            for name, reason in reasons:
+                if name == event:
+                    raise PermissionError(f"sandbox: {reason} ({event})")
+        if event[:7] == "socket.":
             raise PermissionError(f"sandbox: network access is not allowed ({event})")
+        if event == "object.__setattr__":
+            target = args[0]
+            if type(target) is function_type and id(target.__globals__) == globals_id:
+                raise PermissionError("sandbox: changing the sandbox's own functions is not allowed")
+            return
         if event == "open":
             path, mode, flags = args
-            if path is None:
-                return
-            writing = (mode is not None and any(c in mode for c in "wax+")) or (
-                mode is None and isinstance(flags, int) and flags & write_flags
+            if path is None or type(path) is int:
+                return  # an open descriptor: it was checked when it was opened
+            text = path_text(path)
+            writing = (mode is not None and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
+                mode is None and type(flags) is int and flags & write_flags
             )
-            if writing and not inside_scratch(path):
-                raise PermissionError(f"sandbox: writing outside the scratch directory is not allowed: {path}")
-            if foreign_proc(path):
-                raise PermissionError(f"sandbox: reading other processes is not allowed: {path}")
-            if may_read is not None and not may_read(path):
-                refuse_read(path)
+            resolved = resolve(text)
+            if writing and resolved != scratch_root and not resolved.startswith(scratch_prefix):
+                raise PermissionError(f"sandbox: writing outside the scratch directory is not allowed: {text}")
+            if (
+                resolved.startswith("/proc/")
+                and resolved[6:].split("/", 1)[0].isdigit()
+                and resolved != own_proc
+                and not resolved.startswith(own_proc_prefix)
+            ):
+                raise PermissionError(f"sandbox: reading other processes is not allowed: {text}")
+            if check_reads and resolved not in read_exact and not resolved.startswith(read_prefixes):
+                raise PermissionError(
+                    f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {text}"
+                )
             return
         if event in read_events:
             path = args[0] if args and args[0] is not None else "."
-            if not may_read(path):
-                refuse_read(path)
+            if type(path) is int:
+                return
+            text = path_text(path)
+            resolved = resolve(text)
+            if resolved not in read_exact and not resolved.startswith(read_prefixes):
+                raise PermissionError(
+                    f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {text}"
+                )
             return
-        if event in write_events:
-            for position in write_events[event]:
-                if position < len(args) and args[position] is not None and not inside_scratch(args[position]):
-                    raise PermissionError(
-                        f"sandbox: changing files outside the scratch directory is not allowed ({event})"
-                    )
+        if event in write_event_names:
+            for name, positions in write_events:
+                if name != event:
+                    continue
+                for position in positions:
+                    if position >= len(args) or args[position] is None or type(args[position]) is int:
+                        continue
+                    resolved = resolve(path_text(args[position]))
+                    if resolved != scratch_root and not resolved.startswith(scratch_prefix):
+                        raise PermissionError(
+                            f"sandbox: changing files outside the scratch directory is not allowed ({event})"
+                        )
             return
-        if event in ("os.kill", "os.killpg"):
-            if args[0] not in (0, own_pid):
+        if event == "os.kill" or event == "os.killpg":
+            if type(args[0]) is not int or (args[0] != 0 and args[0] != own_pid):
                 raise PermissionError(f"sandbox: signalling other processes is not allowed ({event})")
 
     return hook

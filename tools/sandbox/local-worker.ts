@@ -49,6 +49,11 @@ export interface WarmWorkerOptions {
   scratchRoot?: string;
   /** Keep a confined child forked ahead of the next request (default true). */
   forkAhead?: boolean;
+  /**
+   * false: children are not put under Landlock, as on a kernel without it. For tests of
+   * what the other layers hold on their own; never weaker otherwise.
+   */
+  landlock?: boolean;
   readyTimeoutMs?: number;
 }
 
@@ -177,6 +182,7 @@ export class WarmWorker {
   static async start(python: string, opts: WarmWorkerOptions = {}): Promise<WarmWorker> {
     const args = [WORKER_SCRIPT, opts.scratchRoot ?? os.tmpdir()];
     if (opts.forkAhead === false) args.push("--no-fork-ahead");
+    if (opts.landlock === false) args.push("--no-landlock");
     const child = spawn(python, args, {
       stdio: ["pipe", "ignore", "pipe", "pipe"],
       // Its own process group, so that killing it takes everything it started.

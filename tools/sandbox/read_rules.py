@@ -85,13 +85,19 @@ class ReadRules:
         ]
         self.files = _existing(SYSTEM_FILES, False)
 
-    def checker(self, scratch):
-        """A function telling whether a path may be read by the child of `scratch`."""
+    def allowed_paths(self, scratch):
+        """For the child of `scratch`: (directory prefixes, exact paths), both immutable, of
+        what it may read; a resolved path is allowed when it is one of the exact paths or
+        starts with a prefix."""
         scratch_root = os.path.realpath(scratch)
         own_proc = f"/proc/{os.getpid()}"
         roots = [*self.dirs, scratch_root, inputs_dir(scratch_root), own_proc]
-        dirs = tuple(path + "/" for path in roots)
-        exact = frozenset([*roots, *self.files, *PROC_FILES])
+        prefixes = tuple(path.rstrip("/") + "/" for path in roots)
+        return prefixes, frozenset([*roots, *self.files, *PROC_FILES])
+
+    def checker(self, scratch):
+        """A function telling whether a path may be read by the child of `scratch`."""
+        prefixes, exact = self.allowed_paths(scratch)
         realpath = os.path.realpath
         fspath = os.fsdecode
 
@@ -99,6 +105,6 @@ class ReadRules:
             if isinstance(path, int):
                 return True  # an open descriptor: it was checked when it was opened
             resolved = realpath(fspath(path))
-            return resolved in exact or resolved.startswith(dirs)
+            return resolved in exact or resolved.startswith(prefixes)
 
         return allowed

@@ -47,9 +47,12 @@ one-shot run lets the code read only its scratch, its own tables and what Python
 
 import ast
 import builtins
+import hashlib
+import hmac
 import io
 import json
 import os
+import pickle
 import signal
 import sys
 
@@ -116,36 +119,98 @@ def load_table(path):
 
 # Tables at least this big get a pickled copy beside them, which pandas loads ~8x faster.
 PICKLE_MIN_BYTES = 4 << 20
+PICKLE_KEY_BYTES = 32
+_MAC_BYTES = 32
+# The key that signs the pickles, once read: {keys directory: key or None}.
+_pickle_keys = {}
 
 
 def _pickle_path(path):
-    return f"{os.path.splitext(path)[0]}.pandas-{pd.__version__}.pkl"
+    return f"{os.path.splitext(path)[0]}.pandas-{pd.__version__}.signed.pkl"
+
+
+def _keys_dir(path):
+    """Where the key lives: `keys/` next to the artifact store, i.e. `$TABLEMINDS_HOME/keys`
+    for `$TABLEMINDS_HOME/artifacts/<sha256>.csv`. Outside the store, so that being able to
+    write the store is not enough to forge a pickle; and outside what children may read."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "keys")
+
+
+def _pickle_key(path):
+    """This machine's key for the pickles of the store of `path`: made once (random, 0600,
+    in a 0700 directory), None when it cannot be made or read safely."""
+    directory = _keys_dir(path)
+    if directory in _pickle_keys:
+        return _pickle_keys[directory]
+    key = None
+    file = os.path.join(directory, "pickle-hmac.key")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        try:
+            fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(PICKLE_KEY_BYTES))
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            # A key others could read or write, or someone else's, signs nothing.
+            if info.st_uid == os.getuid() and not info.st_mode & 0o077:
+                data = handle.read(PICKLE_KEY_BYTES + 1)
+                key = data if len(data) == PICKLE_KEY_BYTES else None
+    except OSError:
+        key = None
+    _pickle_keys[directory] = key
+    return key
+
+
+def _mac(key, name, data):
+    # The file's name is signed too: a valid pickle of one table cannot stand in for another.
+    return hmac.new(key, name.encode("utf-8") + b"\0" + data, hashlib.sha256).digest()
+
+
+def forget_secrets():
+    """In a child, before generated code runs: no pickle key left in reach."""
+    _pickle_keys.clear()
 
 
 def load_table_cached(path):
     """load_table for the trusted worker only, never for a child running generated code: a
     large CSV artifact is read once and pickled next to it (named by its hash and this
-    pandas version), and later workers, in this process or another, load the pickle. Only
-    the worker writes into the artifact store, so the pickles it reads are its own."""
+    pandas version), and later workers, in this process or another, load the pickle.
+    Loading a pickle runs code, and the store may be writable by others than this worker,
+    so each pickle carries an HMAC-SHA256 under a key kept outside the store
+    (`_pickle_key`); one that does not verify is never unpickled: the CSV is read again."""
     if not path.endswith(".csv"):
         return load_table(path)
+    key = _pickle_key(path)
+    if key is None:
+        return load_table(path)  # nothing to verify a pickle with: no pickles at all
     cache = _pickle_path(path)
+    name = os.path.basename(cache)
     try:
-        frame = pd.read_pickle(cache)
-        os.utime(cache)  # used now, for `tableminds prune`
-        return frame
+        with open(cache, "rb") as handle:
+            data = handle.read()
+        if len(data) > _MAC_BYTES and hmac.compare_digest(data[:_MAC_BYTES], _mac(key, name, data[_MAC_BYTES:])):
+            frame = pickle.loads(data[_MAC_BYTES:])
+            if isinstance(frame, pd.DataFrame):
+                os.utime(cache)  # used now, for `tableminds prune`
+                return frame
     except FileNotFoundError:
         pass
     except Exception:
-        try:
-            os.unlink(cache)  # unreadable (cut short, another pandas): made again below
-        except OSError:
-            pass
+        pass  # unreadable, or from another pandas: made again below
     frame = load_table(path)
     try:
         if os.path.getsize(path) >= PICKLE_MIN_BYTES:
+            data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
             partial = f"{cache}.{os.getpid()}.tmp"
-            frame.to_pickle(partial)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_mac(key, name, data))
+                handle.write(data)
             os.replace(partial, cache)
     except OSError:
         pass  # a read-only store only loses the speed-up

@@ -1,7 +1,7 @@
 """Warm pandas worker of the local sandbox.
 
 Started by tools/sandbox/local-worker.ts (one per pool slot) as `worker.py SCRATCH_ROOT
-[--no-fork-ahead]`. Messages arrive as one JSON object per line on stdin; replies
+[--no-fork-ahead] [--no-landlock]` (the latter for tests). Messages arrive as one JSON object per line on stdin; replies
 leave as one JSON object per line on fd 3, a descriptor that the forked children
 close, so nothing the generated code prints can reach the protocol.
 
@@ -81,7 +81,7 @@ _table_cache = OrderedDict()
 
 
 class Worker:
-    def __init__(self, scratch_root, fork_ahead):
+    def __init__(self, scratch_root, fork_ahead, landlock=True):
         self.root = tempfile.mkdtemp(prefix="tableminds-worker-", dir=scratch_root)
         self.fork_ahead = fork_ahead
         self.pid = os.getpid()
@@ -89,7 +89,9 @@ class Worker:
         self.runs = 0
         # The modules next to this file are the project's, not the Python installation's.
         here = os.path.dirname(os.path.abspath(__file__))
-        self.landlock = hardening.Landlock(self.root, ReadRules(excluded=(here, os.getcwd())))
+        self.landlock = hardening.Landlock(self.root, ReadRules(excluded=(here, os.getcwd())), enabled=landlock)
+        # Hard links into the store only where the probe found the children under Landlock.
+        self.link_inputs = False
         self.to_cache = []  # (uri, digest) a child read itself, cached once its reply is out
         # Warming up pays page faults early, with CPU another process may be waiting for.
         self.pressure = CpuPressure(max_stall=0.35)
@@ -154,7 +156,7 @@ class Worker:
             child, lacking = self._child_for(tables)
         except BaseException as exc:
             return runner.failure_from("TableLoadError", exc), None
-        placed, errors = table_files.hand_over(child.scratch, request["tables"])
+        placed, errors = table_files.hand_over(child.scratch, request["tables"], link=self.link_inputs)
         failed = [errors[uri] for uri, _ in lacking if uri in errors]
         if failed:
             child.discard()
@@ -218,7 +220,6 @@ class Worker:
         # Trimmed between requests, never while one needs all of its tables.
         while len(_table_cache) > CACHED_TABLES:
             _table_cache.popitem(last=False)
-        self.prepare_next()
 
     def release(self, scratch):
         path = os.path.realpath(str(scratch))
@@ -271,6 +272,7 @@ class Worker:
         protections["wallClockKill"] = True
         protections["outputCap"] = True
         protections["forkAhead"] = self.fork_ahead
+        self.link_inputs = bool(protections.get("landlock") and protections.get("kernelWriteConfinement"))
         return protections, details
 
 
@@ -311,7 +313,9 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, graveyard.collect)
     scratch_root = sys.argv[1] if len(sys.argv) > 1 else None
-    worker = Worker(scratch_root, fork_ahead="--no-fork-ahead" not in sys.argv[2:])
+    options = sys.argv[2:]
+    # --no-landlock is for tests: what holds on a kernel without Landlock.
+    worker = Worker(scratch_root, fork_ahead="--no-fork-ahead" not in options, landlock="--no-landlock" not in options)
     try:
         protections, details = worker.probe()
         send(
@@ -346,7 +350,13 @@ def main():
                 send({"type": "result", "id": request_id, **reply})
             except OSError:
                 return  # nobody is listening any more
-            worker.finish(child, keep_scratch=bool(reply.get("tables")))
+            keep_scratch = bool(reply.get("tables"))
+            # The next child is forked below: nothing of this request may be left in these
+            # frames, which it inherits (its code and output were another run's).
+            raw = message = reply = None
+            worker.finish(child, keep_scratch)
+            child = None
+            worker.prepare_next()
     finally:
         worker.close()
 

@@ -5,12 +5,14 @@ children it is done with.
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
+import gc
 import json
 import os
 import select
 import signal
 import sys
 import time
+import weakref
 
 import hardening
 import pandas as pd
@@ -163,12 +165,31 @@ def _warm_up(scratch, request_fd, warm):
             return  # only a lost optimisation
 
 
+def keep_own_tables(table_cache, digests):
+    """In the child, once it knows its request: the cached tables it needs (by sha256),
+    after every other one was dropped. The cache is the worker's (a module global of
+    worker.py, so reachable as `sys.modules["__main__"]._table_cache`) and holds the tables
+    of earlier requests, other users' included. Emptying it and collecting garbage leaves
+    no Python object of theirs behind; this child's own tables stay shared with the worker
+    copy-on-write."""
+    own = {digest: table_cache[digest] for digest in digests if digest in table_cache}
+    foreign = [weakref.ref(frame) for digest, frame in table_cache.items() if digest not in own]
+    table_cache.clear()
+    # Reference counting frees them at once. A full collection costs ~20 ms and, touching
+    # every object, copies much of the heap from the worker: only when one is still alive.
+    if any(ref() is not None for ref in foreign):
+        gc.collect()
+    return own
+
+
 def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache):
     """Runs in the forked child; never returns. `table_cache` holds the tables the worker
-    had loaded (by sha256) when it forked this child."""
+    had loaded (by sha256) when it forked this child; all but the request's own are
+    dropped before the code runs."""
     payload = None
     try:
         _, mapped = become_child(worker_pid, scratch, landlock)
+        # Immutable once made (see hardening.py): finding it through frames is harmless.
         hook = hardening.audit_hook(scratch, landlock.read_rules)
         _warm_up(scratch, request_fd, warm)
         raw = read_all(request_fd)
@@ -176,13 +197,18 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
         if not raw:
             os._exit(0)  # thrown away unused
         request = json.loads(raw)
+        raw = None
+        cached = keep_own_tables(table_cache, [digest for _, digest in request["tables"]])
+        table_cache = None
+        runner.forget_secrets()
         hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
         try:
-            own = {digest: runner.load_table(uri) for uri, digest in request.get("load", [])}
+            for uri, digest in request.get("load", []):
+                cached[digest] = runner.load_table(uri)
         except BaseException as exc:
             payload = runner.dumps(runner.failure_from("TableLoadError", exc))
             return
-        named_tables = [(name, own.get(digest, table_cache.get(digest))) for name, digest in request["tables"]]
+        named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
         result = runner.execute(
             request["code"],
             named_tables,
