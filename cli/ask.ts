@@ -12,7 +12,7 @@ import {
 import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
 import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
-import { closeSandboxes } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { askOnTerminal, describeEvent } from "./events.js";
 import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
@@ -195,6 +195,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   let state: TableQAStateValue | undefined;
   let interrupted = false;
   try {
+    // The local sandbox starts now, while the graph loads and the planner's model call is in
+    // flight, not when the executor first needs it; a failed start is tried again there.
+    if (config.sandbox === "local") getSandbox("local").catch(() => {});
     const graph = await loadGraph(options.graph, {
       persistence: { checkpointer: saver, store: options.store ?? ownStore },
     });

@@ -3,24 +3,39 @@ import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { z } from "zod";
 import { listGraphs } from "../graphs/registry.js";
-import { resolveModel } from "../tools/models/config.js";
-import { isKnownEncoding } from "../tools/tables/encoding.js";
-import { TABLE_FORMATS } from "../tools/tables/load.js";
 import { graphOption } from "./args.js";
-import { ask } from "./ask.js";
 import {
   ASK_FLAGS,
   configurationFromFlags,
   withConfigurationFlags,
 } from "./configuration-flags.js";
 import { registerDataCommands } from "./data.js";
-import { doctor } from "./doctor.js";
 import { registerEvalCommands } from "./eval.js";
 import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
 import { JSON_OPTION_HELP } from "./report.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
+
+/*
+ * Start-up: `tableminds --help` loads commander, zod and the flag definitions only. What a
+ * command runs (graphs, LangChain, DuckDB, the sandbox, the local model) is imported inside its
+ * action, so printing help or a usage error never pays for it.
+ */
+
+/**
+ * The table file types `ask` reads, as tools/tables/load.ts's TABLE_FORMATS (which would load
+ * DuckDB just for help; tests/unit/package.test.ts keeps the two equal).
+ */
+export const ASK_TABLE_FORMATS: readonly string[] = [
+  ".csv",
+  ".tsv",
+  ".json",
+  ".xlsx",
+  ".xlsm",
+  ".xls",
+  ".parquet",
+];
 
 const ENVIRONMENT = `
 Environment:
@@ -93,7 +108,7 @@ function splitAskArguments(words: readonly string[]): { tables: string[]; questi
     throw new Error(`missing the question after the table: ${QUOTE_HINT}`);
   }
   const stray = tables.find(
-    (word) => !TABLE_FORMATS.includes(extname(word).toLowerCase()) && !existsSync(word),
+    (word) => !ASK_TABLE_FORMATS.includes(extname(word).toLowerCase()) && !existsSync(word),
   );
   if (stray !== undefined && tables.length > 1) {
     throw new Error(`${JSON.stringify(stray)} is not a table file: ${QUOTE_HINT}`);
@@ -101,11 +116,12 @@ function splitAskArguments(words: readonly string[]): { tables: string[]; questi
   return { tables, question };
 }
 
-/** Before anything is loaded: a question to ask, and an endpoint to ask it of. */
-function checkAsk(question: string, model: string | undefined): void {
+/** Before the graph is loaded: a question to ask, and an endpoint to ask it of. */
+async function checkAsk(question: string, model: string | undefined): Promise<void> {
   if (!question.trim()) {
     throw new Error("the question is empty: ask something about the table, in quotes");
   }
+  const { resolveModel } = await import("../tools/models/config.js");
   resolveModel("planner", { model });
 }
 
@@ -124,7 +140,7 @@ export function buildProgram(): Command {
       .usage("[options] <table...> <question>")
       .argument(
         "<table...>",
-        `table files, then the question in quotes, last: ${TABLE_FORMATS.join(", ")} ` +
+        `table files, then the question in quotes, last: ${ASK_TABLE_FORMATS.join(", ")} ` +
           "(JSON: records or {columns, data}; a workbook gives one table per sheet)",
       )
       .option(
@@ -151,14 +167,16 @@ export function buildProgram(): Command {
       const opts = AskFlagsSchema.parse(flags);
       const { tables, question } = splitAskArguments(words);
       const context = configurationFromFlags(command);
-      checkAsk(question, context.model);
+      await checkAsk(question, context.model);
       if (opts.encoding !== undefined) {
+        const { isKnownEncoding } = await import("../tools/tables/encoding.js");
         if (!isKnownEncoding(opts.encoding)) {
           throw new Error(
             `unknown encoding ${JSON.stringify(opts.encoding)} for --encoding (e.g. utf-8, windows-1252, latin1, shift_jis, gb18030, utf-16le)`,
           );
         }
       }
+      const { ask } = await import("./ask.js");
       await ask({
         tables: [...tables, ...opts.table],
         question,
@@ -176,6 +194,7 @@ export function buildProgram(): Command {
     .command("doctor")
     .description("check the sandbox Python, the local sandbox's protections and the settings")
     .action(async () => {
+      const { doctor } = await import("./doctor.js");
       process.exitCode = await doctor();
     });
 

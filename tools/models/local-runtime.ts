@@ -10,6 +10,7 @@ import {
   LlamaLogLevel,
   type LlamaModel,
 } from "node-llama-cpp";
+import { z } from "zod";
 
 /** A GGUF file that is missing, not GGUF, or that llama.cpp cannot load; names the file. */
 export class LocalModelError extends Error {
@@ -91,9 +92,30 @@ export async function checkGgufFile(file: string): Promise<void> {
 
 const runtimes = new Map<string, Promise<LocalRuntime>>();
 
-/** Threads for generation: the cores there are, up to 4 (more only contend on small models). */
+const ThreadsEnv = z.object({
+  TABLEMINDS_LOCAL_THREADS: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.coerce.number().int().min(1).max(64).optional(),
+  ),
+});
+
+/**
+ * Threads for generation: TABLEMINDS_LOCAL_THREADS, else the cores not already busy (by the
+ * 1-minute load), 1 to 4. llama.cpp's threads wait for each other at every step, so on cores
+ * other processes keep busy, fewer threads are faster than more.
+ */
+export function localThreads(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  cores = os.availableParallelism(),
+  load = os.loadavg()[0] ?? 0,
+): number {
+  const wanted = ThreadsEnv.parse(env).TABLEMINDS_LOCAL_THREADS;
+  if (wanted !== undefined) return wanted;
+  return Math.max(1, Math.min(4, cores - Math.round(load)));
+}
+
 function threads(): number {
-  return Math.max(1, Math.min(4, os.availableParallelism()));
+  return localThreads();
 }
 
 /**

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+/**
+ * Compiles the runtime folders into dist/ for the npm package (`npm run build`, and `prepack`
+ * before `npm pack` / `npm publish`): JavaScript and declarations from tsconfig.build.json,
+ * plus the files the code reads beside itself at run time (the sandbox's Python, the chart
+ * parser, the reward templates) and langgraph.json, which graphs/registry.ts reads from the
+ * folder above graphs/. Plain JavaScript, so it needs nothing but TypeScript to run.
+ *
+ *   node scripts/build.mjs
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const DIST = path.join(ROOT, "dist");
+const CONFIG = path.join(ROOT, "tsconfig.build.json");
+
+/** Files that stay where they are: the TypeScript tsc compiles, and the bin, which is not in dist. */
+const SKIP_FILE = /\.(ts|tsbuildinfo)$|^\.|\.pyc$/;
+const SKIP_DIR = new Set(["__pycache__", "node_modules"]);
+const KEEP_IN_PLACE = new Set(["cli/bin.js"]);
+
+function runtimeFolders() {
+  const config = JSON.parse(readFileSync(CONFIG, "utf8"));
+  return config.include;
+}
+
+function compile() {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  // Everything goes to stderr: `npm pack --json` prints its report on stdout after prepack.
+  const run = spawnSync(process.execPath, [tsc, "-p", CONFIG], {
+    cwd: ROOT,
+    stdio: ["ignore", process.stderr, process.stderr],
+  });
+  if (run.status !== 0) {
+    throw new Error(`tsc -p tsconfig.build.json failed (exit ${run.status}); dist/ is incomplete`);
+  }
+}
+
+/** Every file under `folder` (relative to the root) that the compiler does not emit. */
+function* assets(folder) {
+  for (const entry of readdirSync(path.join(ROOT, folder), { withFileTypes: true })) {
+    const relative = path.posix.join(folder, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIP_DIR.has(entry.name)) yield* assets(relative);
+    } else if (entry.isFile() && !SKIP_FILE.test(entry.name) && !KEEP_IN_PLACE.has(relative)) {
+      yield relative;
+    }
+  }
+}
+
+function copy(relative) {
+  const target = path.join(DIST, relative);
+  mkdirSync(path.dirname(target), { recursive: true });
+  copyFileSync(path.join(ROOT, relative), target);
+}
+
+/** Each graph of langgraph.json must have its compiled module, or the CLI cannot load it. */
+function checkGraphs() {
+  const { graphs } = JSON.parse(readFileSync(path.join(ROOT, "langgraph.json"), "utf8"));
+  for (const [name, spec] of Object.entries(graphs)) {
+    const file = String(spec).split(":")[0] ?? "";
+    const compiled = path.join(DIST, file.replace(/\.([cm]?)ts$/, ".$1js"));
+    if (!existsSync(compiled)) {
+      throw new Error(`graph ${name}: ${path.relative(ROOT, compiled)} was not built`);
+    }
+  }
+}
+
+const started = Date.now();
+rmSync(DIST, { recursive: true, force: true });
+compile();
+let copied = 0;
+for (const folder of runtimeFolders()) {
+  for (const file of assets(folder)) {
+    copy(file);
+    copied += 1;
+  }
+}
+copy("langgraph.json");
+checkGraphs();
+console.error(
+  `built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s (${copied} files copied beside the JavaScript)`,
+);
