@@ -9,7 +9,6 @@ import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
 import { DEFAULT_SEED, type Selection, selectExamples } from "../evals/selection.js";
 import type { ChartRunner, EvalExample } from "../evals/types.js";
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { graphOption, nonNegativeInt, positiveInt } from "./args.js";
 import { configurationFromFlags, withConfigurationFlags } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
@@ -66,15 +65,17 @@ const ScoreFlagsSchema = z.object({
 
 /** The evaluation modules load on use: charts and the runner cost ~0.3 s that `ask` need not pay. */
 async function evals() {
-  const [datasets, metrics, chart, report, runner, predictions, runDirectory] = await Promise.all([
-    import("../evals/datasets/index.js"),
-    import("../evals/metrics/index.js"),
-    import("../evals/metrics/chart.js"),
-    import("../evals/report.js"),
-    import("../evals/runner.js"),
-    import("../evals/predictions.js"),
-    import("../evals/run-directory.js"),
-  ]);
+  const [datasets, metrics, chart, report, runner, predictions, runDirectory, sandboxes] =
+    await Promise.all([
+      import("../evals/datasets/index.js"),
+      import("../evals/metrics/index.js"),
+      import("../evals/metrics/chart.js"),
+      import("../evals/report.js"),
+      import("../evals/runner.js"),
+      import("../evals/predictions.js"),
+      import("../evals/run-directory.js"),
+      import("../tools/sandbox/index.js"),
+    ]);
   return {
     ...datasets,
     ...metrics,
@@ -82,8 +83,9 @@ async function evals() {
     ...runner,
     ...predictions,
     ...runDirectory,
+    closeSandboxes: sandboxes.closeSandboxes,
     localCharts: async (): Promise<ChartRunner> =>
-      chart.sandboxChartRunner(await getSandbox("local")),
+      chart.sandboxChartRunner(await sandboxes.getSandbox("local")),
   };
 }
 
@@ -274,7 +276,7 @@ export function registerEvalCommands(program: Command): void {
         restoreWarnings();
         process.removeListener("SIGINT", onSigint);
         bar.stop();
-        await closeSandboxes();
+        await ev.closeSandboxes();
       }
     });
 
@@ -314,7 +316,7 @@ export function registerEvalCommands(program: Command): void {
             : `${summaryText(report)}\n${out ? `report: ${path.join(out, "report.md")}\n` : ""}`,
         );
       } finally {
-        await closeSandboxes();
+        await ev.closeSandboxes();
       }
     });
 

@@ -1,5 +1,4 @@
-import os from "node:os";
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/duckdb-csv.js";
 import {
@@ -12,6 +11,7 @@ import {
   TOP_VALUES,
 } from "./cell-index.js";
 import { isNumericDtype, NA_VALUES } from "./dtypes.js";
+import { openDuckDb } from "./duckdb-scan.js";
 import { TableLoadError } from "./errors.js";
 
 /** One way a row can match a keyword, with the points it gets. */
@@ -76,15 +76,6 @@ function scoreSql(conditions: readonly RowCondition[], identifiers: readonly str
   return terms.map((term) => `coalesce(${term}, 0)`).join(" + ");
 }
 
-function openInstance(): Promise<DuckDBInstance> {
-  return DuckDBInstance.create(":memory:", {
-    threads: String(Math.min(os.availableParallelism(), 4)),
-    temp_directory: "",
-    autoinstall_known_extensions: "false",
-    autoload_known_extensions: "false",
-  });
-}
-
 function asCount(value: unknown): number {
   return Number(value ?? 0);
 }
@@ -120,7 +111,7 @@ export class DuckDbTable implements RowSearch {
     await verifyArtifact(ref);
     const table = new DuckDbTable(ref);
     try {
-      table.instance = await openInstance();
+      table.instance = await openDuckDb();
       table.connection = await table.instance.connect();
       const index = await table.build(table.connection, maxCells);
       table.touch();
@@ -250,7 +241,7 @@ export class DuckDbTable implements RowSearch {
         this.touch();
       }
     } else {
-      const instance = await openInstance();
+      const instance = await openDuckDb();
       try {
         const connection = await instance.connect();
         try {

@@ -3,16 +3,21 @@ import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { sqlIdentifier, sqlString } from "../sandbox/duckdb-csv.js";
 import { type Dtype, NA_VALUES } from "./dtypes.js";
 
-/** Runs `work` on a fresh in-memory DuckDB that reads only what it is told to. */
-export async function withDuckDb<T>(
-  work: (connection: DuckDBConnection) => Promise<T>,
-): Promise<T> {
-  const instance = await DuckDBInstance.create(":memory:", {
+/** A fresh in-memory DuckDB that spills nothing to disk and loads no extension by itself. */
+export function openDuckDb(): Promise<DuckDBInstance> {
+  return DuckDBInstance.create(":memory:", {
     threads: String(Math.min(os.availableParallelism(), 4)),
     temp_directory: "",
     autoinstall_known_extensions: "false",
     autoload_known_extensions: "false",
   });
+}
+
+/** Runs `work` on a fresh in-memory DuckDB (openDuckDb), closed afterwards. */
+export async function withDuckDb<T>(
+  work: (connection: DuckDBConnection) => Promise<T>,
+): Promise<T> {
+  const instance = await openDuckDb();
   try {
     const connection = await instance.connect();
     try {

@@ -1,11 +1,11 @@
 import { stat } from "node:fs/promises";
-import os from "node:os";
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/duckdb-csv.js";
 import { readDerived, writeDerived } from "./derived-cache.js";
 import { isMissing, isNumericDtype, NA_VALUES } from "./dtypes.js";
+import { withDuckDb } from "./duckdb-scan.js";
 import { TableLoadError } from "./errors.js";
 import type { ColumnSummary, TableSummary, ValueSummary } from "./profile.js";
 
@@ -201,24 +201,11 @@ async function summarizeUncached(
   opts: { sampleRows: number; examples: number },
 ): Promise<TableSummary> {
   await verifyArtifact(ref);
-  const instance = await DuckDBInstance.create(":memory:", {
-    threads: String(Math.min(os.availableParallelism(), 4)),
-    temp_directory: "",
-    autoinstall_known_extensions: "false",
-    autoload_known_extensions: "false",
-  });
   try {
-    const connection = await instance.connect();
-    try {
-      return await summarize(connection, ref, opts);
-    } finally {
-      connection.closeSync();
-    }
+    return await withDuckDb((connection) => summarize(connection, ref, opts));
   } catch (error) {
     if (error instanceof TableLoadError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new TableLoadError(ref.uri, `DuckDB could not profile it: ${message}`, { cause: error });
-  } finally {
-    instance.closeSync();
   }
 }
