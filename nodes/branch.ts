@@ -91,7 +91,7 @@ export function branchNode(solve: SolveRunnable) {
           startAt: START_AFTER[parent?.stage ?? "none"],
           stopAfter: STOP_AFTER[stage],
         },
-        { ...runtime, context },
+        { ...runtime, context, metadata: { ...runtime?.metadata, branch: id } },
       );
       const answer = stage === "answer" ? solved.answer : null;
       const verdict =

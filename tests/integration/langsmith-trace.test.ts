@@ -83,3 +83,41 @@ describe("a traced table_qa run, as LangSmith receives it", () => {
     expect(outputs?.answer?.evidence).toContain("a1:out2");
   });
 });
+
+describe("a traced mom run", () => {
+  it("gives each branch's model calls the branch's id as metadata", async () => {
+    useTempHome();
+    const capture = await startLangSmithCapture();
+    const stub = await startStubOpenAI({ respond: medalsTeam() });
+    try {
+      useStubEndpoint(stub.url);
+      const { graph: mom } = await import("../../graphs/mom.js");
+      const client = new Client({ apiUrl: capture.url, apiKey: "test", autoBatchTracing: false });
+      const tracer = new LangChainTracer({ client, projectName: "tableminds-test" });
+      await mom.invoke(MEDALS_INPUT, {
+        context: { plans: 2, maxCodeAttempts: 2 },
+        callbacks: [tracer],
+        ...traceOf("mom", { id: "medals-1", dataset: "examples" }),
+      } as never);
+      await awaitAllCallbacks();
+      const models = capture.requests
+        .filter((r) => r.method === "POST" && r.path === "/runs")
+        .map((r) => r.body as TracedRun)
+        .filter((r) => r.run_type === "llm");
+      const branchesOf = (role: string) =>
+        models
+          .filter((r) => r.name === role)
+          .map((r) => r.extra?.metadata?.branch)
+          .sort();
+      // A stage's calls carry the id of the branch that stage grows.
+      expect(branchesOf("planner")).toEqual(["p1", "p2"]);
+      expect(branchesOf("coder")).toEqual(["p1.c1", "p2.c1"]);
+      expect(branchesOf("answerer")).toEqual(["p1.c1.a1", "p2.c1.a1"]);
+      expect(models.every((r) => r.extra?.metadata?.graph === "mom")).toBe(true);
+    } finally {
+      await closeSandboxes();
+      await stub.close();
+      await capture.close();
+    }
+  }, 60_000);
+});
