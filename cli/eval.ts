@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { z } from "zod";
-import { DATASETS } from "../evals/datasets/index.js";
+import { DATASETS } from "../evals/datasets/names.js";
 import { DEFAULT_MAX_ENDPOINT_FAILURES, stopMessage } from "../evals/endpoint-failures.js";
 import { currentQuestion } from "../evals/question-scope.js";
 import type { Report } from "../evals/report.js";

@@ -11,9 +11,9 @@ import {
 } from "./configuration-flags.js";
 import { registerDataCommands } from "./data.js";
 import { registerEvalCommands } from "./eval.js";
+import { JSON_OPTION_HELP } from "./json-fields.js";
 import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
-import { JSON_OPTION_HELP } from "./report.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
 

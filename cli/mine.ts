@@ -1,7 +1,7 @@
 import path from "node:path";
 import { type Command, Option } from "commander";
 import { z } from "zod";
-import { DATASETS } from "../evals/datasets/index.js";
+import { DATASETS } from "../evals/datasets/names.js";
 import type { Selection } from "../evals/selection.js";
 import { MINE_STAGES } from "../training/mining/records.js";
 import { nonNegativeInt, positiveInt } from "./args.js";

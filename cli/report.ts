@@ -9,6 +9,7 @@ import type { TableQAStateValue } from "../blackboard/state.js";
 import { numberLines } from "../nodes/prompts.js";
 import { renderTable } from "../tools/tables/profile.js";
 import { readTable } from "../tools/tables/read.js";
+import { JSON_FIELDS } from "./json-fields.js";
 
 function indent(text: string, by = "    "): string {
   return text
@@ -84,21 +85,6 @@ function describeVerdict(verdict: Verdict): string {
   const head = `Check: ${verdict.pass ? "passed" : "FAILED"} (${scores}; by ${verdict.by})`;
   return [head, ...verdict.issues.map((issue) => `  - ${issue}`)].join("\n");
 }
-
-/** The fields `--json` prints, in order. */
-export const JSON_FIELDS = [
-  "answer",
-  "evidence",
-  "plan",
-  "attempts",
-  "verdict",
-  "reflections",
-  "memories",
-  "budget",
-] as const satisfies readonly (keyof TableQAStateValue)[];
-
-/** The help of `ask --json`, naming every field it prints. */
-export const JSON_OPTION_HELP = `print {${JSON_FIELDS.join(", ")}} as JSON instead of text`;
 
 /** The `--json` shape. */
 export function jsonResult(state: TableQAStateValue): Record<string, unknown> {

@@ -4,18 +4,14 @@ import { fileURLToPath } from "node:url";
 import { tablemindsHome } from "../../tools/artifacts.js";
 import type { EvalExample } from "../types.js";
 import { loadFinQA } from "./finqa.js";
+import { DATASETS, type DatasetName, isDataset } from "./names.js";
 import { loadTabFact } from "./tabfact.js";
 import { loadTableBench } from "./tablebench.js";
 import { loadWikiTQ } from "./wikitq.js";
 
 export { DatasetFormatError } from "./format.js";
 
-export const DATASETS = ["tablebench", "wikitq", "tabfact", "finqa"] as const;
-export type DatasetName = (typeof DATASETS)[number];
-
-export function isDataset(name: string): name is DatasetName {
-  return (DATASETS as readonly string[]).includes(name);
-}
+export { DATASETS, type DatasetName, isDataset } from "./names.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** Where CI keeps TableBench: the shared folder beside the repository. */
