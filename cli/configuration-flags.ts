@@ -20,6 +20,7 @@ const SPELLED: Record<string, Key> = {
   "--replay-cache <file>": "replayCache",
   "--run-timeout <ms>": "runTimeoutMs",
   "--sampling-seed <n>": "seed",
+  "--workers-dir <dir>": "workersDir",
 };
 
 /** The configuration `ask` and `eval run` take as flags. */
