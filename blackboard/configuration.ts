@@ -193,7 +193,9 @@ export const ConfigurationSchema = z.object({
     .min(1)
     .max(64)
     .default(8)
-    .describe("Branches of mom or mcts that run at once"),
+    .describe(
+      "Branches of mom or mcts (or orchestrator workers) that run at once; LangGraph is given at least 2",
+    ),
   searchBudget: z
     .number()
     .int()

@@ -139,6 +139,16 @@ export interface RunLimits {
   maxConcurrency: number;
 }
 
+/**
+ * The concurrency LangGraph is given: at least 2. LangGraph.js 1.7 runs only the first task of a
+ * step when it is given 1, and drops the rest of a `Send` fan-out without an error
+ * (langgraphjs#2656), so mom and the orchestrator lost branches and workers. mcts still grows
+ * one branch a round with 1, since it chooses its own number of expansions.
+ */
+export function pregelConcurrency(config: Pick<Configuration, "maxConcurrency">): number {
+  return Math.max(config.maxConcurrency, 2);
+}
+
 /** The step limit and concurrency one run of a graph needs with this configuration. */
 export async function runLimits(
   name: string,
@@ -153,5 +163,5 @@ export async function runLimits(
       : RecursionLimitSchema.parse(module.RECURSION_LIMIT);
   const recursionLimit = RecursionLimitSchema.safeParse(limit);
   if (!recursionLimit.success) throw new Error(`${where}: stepBound gave no step limit`);
-  return { recursionLimit: recursionLimit.data, maxConcurrency: config.maxConcurrency };
+  return { recursionLimit: recursionLimit.data, maxConcurrency: pregelConcurrency(config) };
 }

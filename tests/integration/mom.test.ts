@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
+import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
 import type { MomStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/mom.js";
+import { runLimits } from "../../graphs/registry.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
 import { branchOf, branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
@@ -172,5 +173,16 @@ describe("mom against the stub model", () => {
     }
     expect(stub?.inFlight().now).toBe(0);
     expect(stub?.requests.filter((r) => r.role !== "planner")).toEqual([]);
+  });
+  it("runs every branch when asked to run one at a time (LangGraph drops a fan-out at 1)", async () => {
+    const context = { ...fast, plans: 3, maxConcurrency: 1 };
+    const limits = await runLimits("mom", ensureConfiguration(context));
+    expect(limits.maxConcurrency).toBe(2);
+    stub = await startStubOpenAI({ respond: branchTeam([203, 203, 150]) });
+    useStubEndpoint(stub.url);
+    const state = (await graph.invoke(input, { context, ...limits })) as MomStateValue;
+    expect(state.branches.filter((b) => b.stage === "answer")).toHaveLength(3);
+    expect(state.answer?.final).toBe("203");
+    expect(stub.inFlight().most).toBeLessThanOrEqual(2);
   });
 });
