@@ -3,20 +3,13 @@ import type { Attempt, ExecResult } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
 import { evidenceFromExecution } from "../grounding/evidence.js";
 import { getSandbox } from "../tools/sandbox/index.js";
+import { failedResult } from "../tools/sandbox/results.js";
 import { emit } from "./events.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 function unparsedResult(attempt: Attempt): ExecResult {
-  return {
-    ok: false,
-    stdout: "",
-    stderr: "",
-    error: { type: "NoCode", message: attempt.parseError ?? "no code to run", line: null },
-    tables: [],
-    spans: [],
-    truncated: false,
-    durationMs: 0,
-  };
+  const message = attempt.parseError ?? "no code to run";
+  return failedResult({ type: "NoCode", message, line: null }, 0);
 }
 
 /** An error as one line: its type and message. */

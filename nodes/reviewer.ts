@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, ExecResult } from "../blackboard/schemas.js";
 import type { Review, SolveGraphState, SolveGraphStateValue } from "../blackboard/state.js";
+import { failedResult } from "../tools/sandbox/results.js";
 import { type EventSink, emit } from "./events.js";
 import type { NodeContext } from "./runtime.js";
 
@@ -74,16 +75,7 @@ function rejectedRun(reason: string): ExecResult {
   const message = reason
     ? `a reviewer rejected this code: ${reason}`
     : "a reviewer rejected this code";
-  return {
-    ok: false,
-    stdout: "",
-    stderr: "",
-    error: { type: "Rejected", message, line: null },
-    tables: [],
-    spans: [],
-    truncated: false,
-    durationMs: 0,
-  };
+  return failedResult({ type: "Rejected", message, line: null }, 0);
 }
 
 function reviewCode(state: SolveGraphStateValue, attempt: Attempt, runtime: EventSink | undefined) {

@@ -32,3 +32,19 @@ export class BoundedCache<V> {
     this.entries.clear();
   }
 }
+
+/**
+ * A BoundedCache of work that settles later (a load, a profile, a run): each key's work starts
+ * once and callers that ask meanwhile share it; work that fails is dropped, so the next caller
+ * tries again.
+ */
+export class WorkCache<T> extends BoundedCache<Promise<T>> {
+  obtain(key: string, work: () => Promise<T>): Promise<T> {
+    const kept = this.get(key);
+    if (kept) return kept;
+    const started = work();
+    this.set(key, started);
+    started.catch(() => this.delete(key));
+    return started;
+  }
+}

@@ -2,6 +2,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Configuration } from "../../blackboard/configuration.js";
+import { WorkCache } from "../../tools/bounded-cache.js";
 import { type Worker, WorkerDeclarationSchema } from "./worker.js";
 
 /*
@@ -67,18 +68,11 @@ async function workerOf(file: string): Promise<Worker> {
   return declared as Worker;
 }
 
-const registries = new Map<string, Promise<ReadonlyMap<string, Worker>>>();
+const registries = new WorkCache<ReadonlyMap<string, Worker>>(Number.POSITIVE_INFINITY);
 
 /** The workers in `dirs`, by name; a name declared twice is an error naming both files. */
 export function loadWorkers(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {
-  const key = dirs.join("\0");
-  let registry = registries.get(key);
-  if (!registry) {
-    registry = collect(dirs);
-    registries.set(key, registry);
-    registry.catch(() => registries.delete(key));
-  }
-  return registry;
+  return registries.obtain(dirs.join("\0"), () => collect(dirs));
 }
 
 async function collect(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {

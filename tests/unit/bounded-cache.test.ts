@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BoundedCache } from "../../tools/bounded-cache.js";
+import { BoundedCache, WorkCache } from "../../tools/bounded-cache.js";
 
 describe("BoundedCache", () => {
   it("drops the least recently used entry past its limit", () => {
@@ -21,5 +21,23 @@ describe("BoundedCache", () => {
     expect(cache.get("a")).toBeUndefined();
     cache.clear();
     expect(cache.get("b")).toBeUndefined();
+  });
+});
+
+describe("WorkCache", () => {
+  it("starts a key's work once, shares it with callers meanwhile, and forgets work that failed", async () => {
+    const cache = new WorkCache<number>(4);
+    let started = 0;
+    const work = (fail: boolean) => () => {
+      started += 1;
+      return fail ? Promise.reject(new Error("no")) : Promise.resolve(started);
+    };
+    const [a, b] = [cache.obtain("k", work(false)), cache.obtain("k", work(false))];
+    expect(a).toBe(b);
+    expect(await a).toBe(1);
+    await expect(cache.obtain("bad", work(true))).rejects.toThrow("no");
+    await Promise.resolve();
+    expect(await cache.obtain("bad", work(false))).toBe(3);
+    expect(started).toBe(3);
   });
 });

@@ -7,6 +7,7 @@ import {
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { ChatHistoryItem, LlamaGrammar } from "node-llama-cpp";
+import { WorkCache } from "../bounded-cache.js";
 import { grammarFor } from "./local-grammar.js";
 import { fitHistory, textOf, toChatHistory } from "./local-prompt.js";
 import { type LocalRuntime, loadLocalModel } from "./local-runtime.js";
@@ -160,16 +161,8 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
 }
 
 /** Compiled grammars by GBNF text; answerer grammars differ by the ids they allow, so bounded. */
-const grammars = new Map<string, Promise<LlamaGrammar>>();
-const MAX_GRAMMARS = 64;
+const grammars = new WorkCache<LlamaGrammar>(64);
 
 function grammarOf(runtime: LocalRuntime, gbnf: string): Promise<LlamaGrammar> {
-  let grammar = grammars.get(gbnf);
-  if (!grammar) {
-    if (grammars.size >= MAX_GRAMMARS) grammars.clear();
-    grammar = runtime.model.llama.createGrammar({ grammar: gbnf });
-    grammars.set(gbnf, grammar);
-    grammar.catch(() => grammars.delete(gbnf));
-  }
-  return grammar;
+  return grammars.obtain(gbnf, () => runtime.model.llama.createGrammar({ grammar: gbnf }));
 }

@@ -11,6 +11,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { z } from "zod";
+import { WorkCache } from "../bounded-cache.js";
 
 /** A GGUF file that is missing, not GGUF, or that llama.cpp cannot load; names the file. */
 export class LocalModelError extends Error {
@@ -90,7 +91,7 @@ export async function checkGgufFile(file: string): Promise<void> {
   }
 }
 
-const runtimes = new Map<string, Promise<LocalRuntime>>();
+const runtimes = new WorkCache<LocalRuntime>(Number.POSITIVE_INFINITY);
 
 const ThreadsEnv = z.object({
   TABLEMINDS_LOCAL_THREADS: z.preprocess(
@@ -124,13 +125,7 @@ function threads(): number {
  */
 export function loadLocalModel(file: string, contextSize: number): Promise<LocalRuntime> {
   const key = `${path.resolve(file)}\0${contextSize}`;
-  let runtime = runtimes.get(key);
-  if (!runtime) {
-    runtime = load(path.resolve(file), contextSize);
-    runtimes.set(key, runtime);
-    runtime.catch(() => runtimes.delete(key));
-  }
-  return runtime;
+  return runtimes.obtain(key, () => load(path.resolve(file), contextSize));
 }
 
 async function load(file: string, wanted: number): Promise<LocalRuntime> {

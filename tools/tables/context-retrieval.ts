@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { BoundedCache } from "../bounded-cache.js";
+import { WorkCache } from "../bounded-cache.js";
 import {
   buildIndexInNode,
   DEFAULT_MAX_CELLS,
@@ -66,7 +66,7 @@ export interface IndexedTable {
   large: boolean;
 }
 
-const indexes = new BoundedCache<Promise<IndexedTable>>(8);
+const indexes = new WorkCache<IndexedTable>(8);
 /** Bump when the index of the same table would come out otherwise. */
 const CELL_INDEX = "cells-1";
 
@@ -80,12 +80,7 @@ export function indexedTable(
 ): Promise<IndexedTable> {
   const maxCells = opts.maxCells ?? DEFAULT_MAX_CELLS;
   const key = JSON.stringify([ref.sha256, ref.columns, maxCells, opts.large ?? null]);
-  const kept = indexes.get(key);
-  if (kept) return kept;
-  const made = buildIndexed(ref, maxCells, opts.large);
-  indexes.set(key, made);
-  made.catch(() => indexes.delete(key));
-  return made;
+  return indexes.obtain(key, () => buildIndexed(ref, maxCells, opts.large));
 }
 
 async function buildIndexed(

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { BoundedCache } from "../bounded-cache.js";
+import { WorkCache } from "../bounded-cache.js";
 import type { ColumnStats } from "./cell-index.js";
 import { DEFAULT_MAX_CELLS } from "./cell-index.js";
 import { packSections, type Section } from "./context-budget.js";
@@ -71,7 +71,7 @@ function tableHeader(ref: TableRef, rowCount: number, columnCount: number): stri
   );
 }
 
-const wholeViews = new BoundedCache<Promise<{ text: string; tokens: number } | null>>(32);
+const wholeViews = new WorkCache<{ text: string; tokens: number } | null>(32);
 
 /** The whole table as the prompt shows it, or null when it cannot fit `budget` tokens. */
 function wholeView(
@@ -82,10 +82,7 @@ function wholeView(
 ): Promise<{ text: string; tokens: number } | null> {
   // Every row is a line of at least one token: a longer table cannot fit.
   if (ref.rows > budget || large) return Promise.resolve(null);
-  const key = JSON.stringify(ref);
-  const kept = wholeViews.get(key);
-  if (kept) return kept;
-  const made = (async () => {
+  return wholeViews.obtain(JSON.stringify(ref), async () => {
     if (large === undefined && (await isLargeTable(ref))) return null;
     const summary = await summarizeInNode(ref, ref.rows);
     const lines = [formatProfile(ref, summary, { sampleRows: 0 })];
@@ -102,10 +99,7 @@ function wholeView(
     }
     const text = lines.join("\n");
     return { text, tokens: tokenizer.count(text) };
-  })();
-  wholeViews.set(key, made);
-  made.catch(() => wholeViews.delete(key));
-  return made;
+  });
 }
 
 /** What a column holds: range, true/false counts, or its most frequent values. */
@@ -325,7 +319,7 @@ async function computeContext(
   return retrievedView(ref, question, budget, opts, tokenizer);
 }
 
-const contexts = new BoundedCache<Promise<TableContext>>(64);
+const contexts = new WorkCache<TableContext>(64);
 
 /**
  * One table's context for a prompt within `budgetTokens` tokens: the whole table when its
@@ -339,13 +333,9 @@ export function tableContext(
   options: ContextOptions,
 ): Promise<TableContext> {
   const opts = ContextOptionsSchema.parse(options);
-  const key = JSON.stringify([ref, question, opts]);
-  const kept = contexts.get(key);
-  if (kept) return kept;
-  const made = computeContext(ref, question, opts);
-  contexts.set(key, made);
-  made.catch(() => contexts.delete(key));
-  return made;
+  return contexts.obtain(JSON.stringify([ref, question, opts]), () =>
+    computeContext(ref, question, opts),
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { BoundedCache } from "../bounded-cache.js";
+import { WorkCache } from "../bounded-cache.js";
 import { inferDtype, isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import { readTable } from "./read.js";
 import { renderTable } from "./render.js";
@@ -164,7 +164,7 @@ export async function isLargeTable(ref: TableRef): Promise<boolean> {
   }
 }
 
-const profiles = new BoundedCache<Promise<string>>(64);
+const profiles = new WorkCache<string>(64);
 
 /**
  * A compact description of a table for prompts: name, size, each column with its
@@ -179,12 +179,7 @@ export function profileTable(
   opts: { sampleRows?: number; maxWidth?: number } = {},
 ): Promise<string> {
   const key = JSON.stringify([ref, opts.sampleRows ?? null, opts.maxWidth ?? null]);
-  const kept = profiles.get(key);
-  if (kept) return kept;
-  const made = computeProfile(ref, opts);
-  profiles.set(key, made);
-  made.catch(() => profiles.delete(key));
-  return made;
+  return profiles.obtain(key, () => computeProfile(ref, opts));
 }
 
 async function computeProfile(

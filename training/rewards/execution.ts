@@ -1,5 +1,5 @@
 import type { ExecResult, TableRef } from "../../blackboard/schemas.js";
-import { BoundedCache } from "../../tools/bounded-cache.js";
+import { WorkCache } from "../../tools/bounded-cache.js";
 import type { Sandbox } from "../../tools/sandbox/index.js";
 
 /** What a run printed, and its error as `Type: message` after it when it failed. */
@@ -18,7 +18,7 @@ export function run(code: string, tables: TableRef[], sandbox: Sandbox): Promise
   return sandbox.execute({ code, tables });
 }
 
-const referenceRuns = new BoundedCache<Promise<ExecResult>>(512);
+const referenceRuns = new WorkCache<ExecResult>(512);
 
 /** Like run, cached per code and tables: for the pseudo-gold code, scored against many times. */
 export function runReference(
@@ -27,10 +27,5 @@ export function runReference(
   sandbox: Sandbox,
 ): Promise<ExecResult> {
   const key = JSON.stringify([code, tables.map((t) => [t.name, t.sha256])]);
-  const hit = referenceRuns.get(key);
-  if (hit) return hit;
-  const pending = run(code, tables, sandbox);
-  referenceRuns.set(key, pending);
-  pending.catch(() => referenceRuns.delete(key));
-  return pending;
+  return referenceRuns.obtain(key, () => run(code, tables, sandbox));
 }

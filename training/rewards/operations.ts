@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { BoundedCache } from "../../tools/bounded-cache.js";
+import { WorkCache } from "../../tools/bounded-cache.js";
 import type { Sandbox } from "../../tools/sandbox/index.js";
 
 /*
@@ -53,7 +53,7 @@ export type OperationLabel = (typeof OPERATION_LABELS)[number];
 const LabelsSchema = z.array(z.enum(OPERATION_LABELS));
 
 let extractor: string | undefined;
-const cache = new BoundedCache<Promise<OperationLabel[]>>(2048);
+const cache = new WorkCache<OperationLabel[]>(2048);
 
 async function extract(code: string, sandbox: Sandbox): Promise<OperationLabel[]> {
   extractor ??= readFileSync(new URL("./operations.py", import.meta.url), "utf8");
@@ -71,12 +71,7 @@ async function extract(code: string, sandbox: Sandbox): Promise<OperationLabel[]
 
 /** The sorted operation labels of `code`; cached per code string (failures are not kept). */
 export function operationLabels(code: string, sandbox: Sandbox): Promise<OperationLabel[]> {
-  const hit = cache.get(code);
-  if (hit) return hit;
-  const pending = extract(code, sandbox);
-  cache.set(code, pending);
-  pending.catch(() => cache.delete(code));
-  return pending;
+  return cache.obtain(code, () => extract(code, sandbox));
 }
 
 /** F1 of two label sets; 0 when they share nothing (so also when both are empty). */
