@@ -9,6 +9,17 @@ export function packetId(subtask: string, worker: string): string {
   return `${subtask}.${worker}`;
 }
 
+/** The packet of a worker that gave no answer, and why (with what it cost before failing). */
+export function unanswered(
+  subtask: string,
+  worker: string,
+  error: string,
+  cost: Packet["cost"] = { llmCalls: 0, ms: 0 },
+): Packet {
+  const id = packetId(subtask, worker);
+  return { id, subtask, worker, answer: null, evidence: [], trajectory: [], score: 0, cost, error };
+}
+
 /** The answer a subtask settled on so far: its first worker's that answered. */
 export function answerOf(subtask: Subtask, packets: Packet[]): string | null {
   for (const worker of subtask.workers) {

@@ -1,7 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { Packet, Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState } from "../blackboard/state.js";
-import { inputsOf, packetId, readySubtasks } from "../blackboard/subtasks.js";
+import { inputsOf, readySubtasks, unanswered } from "../blackboard/subtasks.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /*
@@ -12,17 +12,7 @@ import { configurationOf, type NodeContext } from "./runtime.js";
  */
 
 function unrun(subtask: Subtask, why: string): Packet[] {
-  return subtask.workers.map((worker) => ({
-    id: packetId(subtask.id, worker),
-    subtask: subtask.id,
-    worker,
-    answer: null,
-    evidence: [],
-    trajectory: [],
-    score: 0,
-    cost: { llmCalls: 0, ms: 0 },
-    error: why,
-  }));
+  return subtask.workers.map((worker) => unanswered(subtask.id, worker, why));
 }
 
 export const dispatcher = (async (state, runtime) => {

@@ -1,7 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { Packet } from "../blackboard/schemas.js";
 import type { WorkerOutput, WorkerTask, WorkerTaskValue } from "../blackboard/state.js";
-import { packetId } from "../blackboard/subtasks.js";
+import { packetId, unanswered } from "../blackboard/subtasks.js";
 import { ModelCallError } from "../tools/models/errors.js";
 import type { SolveRunnable } from "./branch.js";
 import { ConfigurationError, configurationOf, type NodeContext } from "./runtime.js";
@@ -29,16 +29,8 @@ export function workerNode(solve: SolveRunnable) {
     const config = configurationOf(runtime);
     const id = packetId(task.subtask.id, task.worker);
     const base = { id, subtask: task.subtask.id, worker: task.worker };
-    const failed = (error: string, extra: Partial<Packet> = {}): Packet => ({
-      ...base,
-      answer: null,
-      evidence: [],
-      trajectory: [],
-      score: 0,
-      cost: { llmCalls: 0, ms: 0 },
-      error,
-      ...extra,
-    });
+    const failed = (error: string, cost?: Packet["cost"]) =>
+      unanswered(task.subtask.id, task.worker, error, cost);
     const registry = await loadWorkers(workerDirs(config));
     const worker = registry.get(task.worker);
     if (!worker) {
@@ -83,7 +75,7 @@ export function workerNode(solve: SolveRunnable) {
     } catch (error) {
       if (mustStop(error, runtime?.signal)) throw error;
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      return { packets: [failed(message, { cost: cost() })], budget: spent() };
+      return { packets: [failed(message, cost())], budget: spent() };
     } finally {
       await close();
     }
