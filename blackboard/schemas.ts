@@ -106,13 +106,57 @@ export const OutputSpanSchema = z.object({
 });
 export type OutputSpan = z.infer<typeof OutputSpanSchema>;
 
+export type ProducedTable = z.infer<typeof ProducedTableSchema>;
+
+/** A source table's rows and columns that a result comes from; null where lineage is unknown. */
+export const LineageSchema = z.object({
+  /** The source table's name (as the code sees it). */
+  table: z.string(),
+  /** Source row ids (0-based positions in the table as ingested); null: not traced. */
+  rows: z.array(z.number().int().nonnegative()).nullable(),
+  /** Source columns read; null: not traced. */
+  columns: z.array(z.string()).nullable(),
+});
+export type Lineage = z.infer<typeof LineageSchema>;
+
 /** A DataFrame that the code left behind, with the line that last assigned it. */
 export const ProducedTableSchema = z.object({
   variable: z.string(),
   line: z.number().int().nullable(),
   table: TableRefSchema,
+  /** Which source rows and columns it comes from, where pandas kept the link. */
+  lineage: z.array(LineageSchema).default([]),
 });
-export type ProducedTable = z.infer<typeof ProducedTableSchema>;
+
+/** A scalar as a result holds it. */
+export const ResultScalarSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export type ResultScalar = z.infer<typeof ResultScalarSchema>;
+
+/**
+ * What the code computed, as a typed value: the value it assigned to \`result\`, else the last
+ * value it printed. \`derived\` says whether it depends on the tables: "yes" when a re-run on
+ * perturbed copies of the tables changed it, "no" when it did not (a literal, or code that
+ * reads only metadata) or the code is not deterministic, "unknown" when that could not be
+ * tried (no table, out of time, the run failed).
+ */
+export const CodeResultSchema = z.object({
+  from: z.enum(["declared", "printed"]),
+  kind: z.enum(["scalar", "list", "series", "frame"]),
+  /** Scalar: one element. List/series: the values in order. Frame: its cells row by row. */
+  values: z.array(ResultScalarSchema),
+  /** A series' index labels (or a frame's), when they are not positions; else empty. */
+  labels: z.array(ResultScalarSchema),
+  /** A short text form, for prompts and reports. */
+  text: z.string(),
+  /** Line of the code that assigned (or printed) it; null when unknown. */
+  line: z.number().int().nullable(),
+  derived: z.enum(["yes", "no", "unknown"]),
+  /** Why derived is what it is, in words. */
+  derivation: z.string(),
+  /** Per source table: which rows and columns the result depends on. */
+  lineage: z.array(LineageSchema),
+});
+export type CodeResult = z.infer<typeof CodeResultSchema>;
 
 export const ExecResultSchema = z.object({
   ok: z.boolean(),
@@ -125,6 +169,8 @@ export const ExecResultSchema = z.object({
   spans: z.array(OutputSpanSchema),
   truncated: z.boolean(),
   durationMs: z.number().nonnegative(),
+  /** What the code computed, with its lineage; null when the run failed or produced nothing. */
+  result: CodeResultSchema.nullable().default(null),
 });
 export type ExecResult = z.infer<typeof ExecResultSchema>;
 
@@ -150,6 +196,10 @@ export type Answer = z.infer<typeof AnswerSchema>;
 export const AnswerTypeSchema = z.enum(["number", "list", "yesno", "date", "entity", "text"]);
 export type AnswerType = z.infer<typeof AnswerTypeSchema>;
 
+/** How an answer's item rests on the evidence (see Verdict.support). */
+export const SupportKindSchema = z.enum(["derived", "looked-up", "coincidental", "none"]);
+export type SupportKind = z.infer<typeof SupportKindSchema>;
+
 /** A 0-2 score, as MAPLE's checker gives them: 0 wrong, 1 doubtful, 2 right. */
 const Score = z.number().int().min(0).max(2);
 
@@ -166,6 +216,16 @@ export const VerdictSchema = z.object({
   by: z.enum(["rules", "rules+llm"]),
   /** Claims made from the answer (ids into `claims`). */
   claims: z.array(z.string()),
+  /**
+   * The weakest support of the answer's items: derived from the code's result, looked up in
+   * a source cell the question identifies, or coincidental (the value merely occurs somewhere,
+   * never support); none when an item has nothing at all or is contradicted.
+   */
+  support: SupportKindSchema.default("none"),
+  /** How likely the answer is right, 0-1, from what is known (support, retries, votes). */
+  confidence: z.number().min(0).max(1).default(0),
+  /** False when the confidence is below the run's threshold: the run says it is not sure. */
+  sure: z.boolean().default(false),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 

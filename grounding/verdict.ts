@@ -129,6 +129,9 @@ export async function ruleVerdict(
         pass: false,
         by: "rules",
         claims: [],
+        support: "none",
+        confidence: 0,
+        sure: false,
       },
       grounding: { checks: [], cells: [] },
     };
@@ -166,6 +169,9 @@ export async function ruleVerdict(
       pass: passes(scores),
       by: "rules",
       claims: [],
+      support: "none",
+      confidence: 0,
+      sure: false,
     },
     grounding,
   };

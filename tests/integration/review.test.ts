@@ -18,7 +18,7 @@ const runtime = (review: string, extra: object = {}) =>
 describe("review routers", () => {
   const ran = { id: "a1", code: "x", raw: "", parseError: null };
   const result = { ok: false, stdout: "", stderr: "", error: null, tables: [], spans: [] };
-  const failed = { ...ran, result: { ...result, truncated: false, durationMs: 0 } };
+  const failed = { ...ran, result: { ...result, truncated: false, durationMs: 0, result: null } };
 
   it("send code to the reviewer only when code is reviewed, outside a search, and there is code", () => {
     const pending = { attempts: [{ ...ran, result: null }] };

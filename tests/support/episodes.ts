@@ -34,6 +34,7 @@ export function attempt(id: string, code: string, error?: string): Attempt {
       spans: [],
       truncated: false,
       durationMs: 5,
+      result: null,
     },
     parseError: null,
   };

@@ -37,6 +37,7 @@ export function ranAttempt(
     spans,
     truncated: false,
     durationMs: 5,
+    result: null,
   };
   const attempt: Attempt = { id, code, raw: code, result, parseError: null };
   return {

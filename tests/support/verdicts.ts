@@ -15,6 +15,9 @@ export function verdict(
     pass: full.type === 2 && full.format === 2 && full.grounding === 2,
     by: "rules",
     claims: [],
+    support: full.grounding === 2 ? "derived" : "none",
+    confidence: full.grounding === 2 ? 0.9 : 0.3,
+    sure: full.grounding === 2,
   };
 }
 

@@ -28,7 +28,7 @@ describe("evidence from an execution", () => {
     stdout,
     stderr: "",
     error: null,
-    tables: [{ variable: "by_nation", line: 2, table }],
+    tables: [{ variable: "by_nation", line: 2, table, lineage: [] }],
     spans: [
       { line: 3, start: 0, end: 8 },
       { line: 3, start: 8, end: 9 },

@@ -32,6 +32,7 @@ function result(ok: boolean): ExecResult {
     spans: [],
     truncated: false,
     durationMs: 1,
+    result: null,
   };
 }
 

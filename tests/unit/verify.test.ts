@@ -243,7 +243,7 @@ describe("tracing to tables", () => {
       { name: "avg", dtype: "float64" },
     ]);
     const { attempt, evidence } = ranAttempt("a1", "by_nation = f(df)\nprint('done')", "done\n", [
-      { variable: "by_nation", line: 1, table: averages },
+      { variable: "by_nation", line: 1, table: averages, lineage: [] },
     ]);
     const { checks } = await verifyGrounding({ answer: "19.33", evidence, attempts: [attempt] });
     expect(checks.map((c) => [c.status, c.supports])).toEqual([["supported", ["a1:by_nation"]]]);

@@ -14,7 +14,7 @@ import { putArtifact } from "../artifacts.js";
  * A DataFrame the code left behind, as runner.py reports it: saved as a CSV file in the
  * run's scratch directory, not yet in the artifact store.
  */
-export const RunnerTableSchema = ProducedTableSchema.pick({ variable: true, line: true }).extend({
+export const RunnerTableSchema = ProducedTableSchema.pick({ variable: true, line: true, lineage: true }).extend({
   /** A plain file name inside the scratch directory. */
   file: z.string(),
   ...TableRefSchema.pick({ rows: true, columns: true }).shape,
@@ -45,6 +45,7 @@ export function failedResult(error: ExecError, durationMs: number): ExecResult {
     spans: [],
     truncated: false,
     durationMs,
+    result: null,
   };
 }
 
@@ -91,6 +92,7 @@ async function storeProducedTables(
           rows: produced.rows,
           columns: produced.columns,
         },
+        lineage: produced.lineage,
       });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
