@@ -1,5 +1,8 @@
 import { z } from "zod";
 
+/** The confidence below which a run says it is not sure (see `minConfidence`). */
+export const DEFAULT_MIN_CONFIDENCE = 0.5;
+
 /**
  * The run configuration of every graph. Studio renders it as a form; the CLI
  * fills it from flags. Each field has a default so an empty object is valid.
@@ -109,6 +112,14 @@ export const ConfigurationSchema = z.object({
     .boolean()
     .default(false)
     .describe("Also ask a model to score answer type, format and grounding 0-2 each"),
+  minConfidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_MIN_CONFIDENCE)
+    .describe(
+      "Below this confidence (0-1) the run says it is not sure, with its reasons and best candidate, instead of asserting the answer",
+    ),
   maxReflections: z
     .number()
     .int()
@@ -132,6 +143,22 @@ export const ConfigurationSchema = z.object({
     .max(1)
     .default(0.85)
     .describe("Similarity above which a new episode merges into its neighbour instead"),
+  memoryRecallSimilarity: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe(
+      "Question similarity (cosine of the questions with their values masked) a past episode needs to be recalled; below it, lessons are about something else",
+    ),
+  memorySchemaSimilarity: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe(
+      "Table similarity (Jaccard of the normalized column names; a name whose type differs counts half) a past episode needs to be recalled or merged with",
+    ),
   llmArchiver: z
     .boolean()
     .default(false)

@@ -64,7 +64,18 @@ const AskFlagsSchema = z.object({
   graph: z.string(),
   thread: z.string().optional(),
   memory: z.boolean(),
+  exitZero: z.boolean(),
 });
+
+const ASK_EXIT_STATUS = `
+Exit status:
+  0    the answer passed the check (or checking is off)
+  1    an error: a bad table, an endpoint that is down, a bad option
+  3    the answer did not pass the check, or the run is not sure of it (--exit-zero: 0)
+  130  interrupted (Ctrl-C)`;
+
+/** `ask`'s exit status when the answer did not pass the check (or the run is not sure of it). */
+export const EXIT_NOT_PASSED = 3;
 
 /** Commander's own errors are thrown, not printed, so `main` says each in one line. */
 function quietErrors(program: Command): Command {
@@ -155,6 +166,11 @@ export function buildProgram(): Command {
       )
       .option("--json", JSON_OPTION_HELP, false)
       .option("-q, --quiet", "no progress on stderr", false)
+      .option(
+        "--exit-zero",
+        `exit 0 even when the answer did not pass the check (else ${EXIT_NOT_PASSED})`,
+        false,
+      )
       .addOption(graphOption("graph of langgraph.json to run")),
     ASK_FLAGS,
   )
@@ -162,6 +178,7 @@ export function buildProgram(): Command {
       "--thread <id>",
       "save each step under this id; the same command again resumes an interrupted run",
     )
+    .addHelpText("after", ASK_EXIT_STATUS)
     .addHelpText("after", ENVIRONMENT)
     .action(async (words: string[], flags: unknown, command: Command) => {
       const opts = AskFlagsSchema.parse(flags);
@@ -177,7 +194,7 @@ export function buildProgram(): Command {
         }
       }
       const { ask } = await import("./ask.js");
-      await ask({
+      const state = await ask({
         tables: [...tables, ...opts.table],
         question,
         graph: opts.graph,
@@ -188,6 +205,10 @@ export function buildProgram(): Command {
         memory: opts.memory,
         encoding: opts.encoding,
       });
+      const verdict = state?.verdict;
+      if (verdict && !(verdict.pass && verdict.sure) && !opts.exitZero) {
+        process.exitCode = EXIT_NOT_PASSED;
+      }
     });
 
   program

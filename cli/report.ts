@@ -52,7 +52,7 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
   if (!answer) return "No answer was produced.";
   const byId = new Map(state.evidence.map((e) => [e.id, e]));
   const cited = answer.evidence.flatMap((id) => byId.get(id) ?? []);
-  const parts = [`Answer: ${answer.final}`, ""];
+  const parts = [answerLine(answer.final, state.verdict), ""];
   if (state.verdict) parts.push(describeVerdict(state.verdict), "");
   const disputes = conflictsOf(state);
   if (disputes) parts.push(disputes, "");
@@ -79,11 +79,25 @@ function conflictsOf(state: object): string | null {
   return ["Workers disagreed:", ...lines].join("\n");
 }
 
+/** The answer, or, when the run is not sure of it, its best candidate said as such. */
+function answerLine(final: string, verdict: Verdict | null): string {
+  if (!verdict || verdict.sure) return `Answer: ${final}`;
+  return `Not sure. Best candidate: ${final} (confidence ${verdict.confidence.toFixed(2)})`;
+}
+
+const SUPPORT_WORDS: Record<Verdict["support"], string> = {
+  derived: "derived from the code's result",
+  "looked-up": "looked up in the cells the question names",
+  coincidental: "the value only occurs in the table or output (no support)",
+  none: "nothing supports it",
+};
+
 function describeVerdict(verdict: Verdict): string {
   const { type, format, grounding } = verdict.scores;
   const scores = `type ${type}/2, format ${format}/2, grounding ${grounding}/2`;
   const head = `Check: ${verdict.pass ? "passed" : "FAILED"} (${scores}; by ${verdict.by})`;
-  return [head, ...verdict.issues.map((issue) => `  - ${issue}`)].join("\n");
+  const support = `Support: ${SUPPORT_WORDS[verdict.support]}; confidence ${verdict.confidence.toFixed(2)}`;
+  return [head, ...verdict.issues.map((issue) => `  - ${issue}`), support].join("\n");
 }
 
 /** The `--json` shape. */

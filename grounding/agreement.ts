@@ -17,17 +17,18 @@ export function sameAnswer(a: string, b: string): boolean {
 /** What an answer is worth to the search: how it stands against gold, or else the evidence and its peers. */
 export interface RewardInput {
   answer: string;
-  /** The checker's three 0-2 scores added (0-6), when it judged. */
-  checkScore: number | null;
+  /** The checker's confidence in the answer (0-1), when it judged. */
+  confidence: number | null;
   /** The other answers found so far. */
   peers: string[];
   gold: string | null;
 }
 
 /**
- * 1 or 0 by the gold answer when there is one. Otherwise half for the checker's scores (out of
- * 6) and half for agreement: the share of the other answers that say the same (an answer alone
- * agrees with itself). Without a check, agreement alone.
+ * 1 or 0 by the gold answer when there is one. Otherwise half for the checker's confidence
+ * (which only derivation from the table raises high) and half for agreement: the share of the
+ * other answers that say the same (an answer alone agrees with itself). Without a check,
+ * agreement alone.
  */
 export function searchReward(input: RewardInput): number {
   if (input.gold !== null) return sameAnswer(input.answer, input.gold) ? 1 : 0;
@@ -35,6 +36,6 @@ export function searchReward(input: RewardInput): number {
     input.peers.length === 0
       ? 1
       : input.peers.filter((peer) => sameAnswer(peer, input.answer)).length / input.peers.length;
-  if (input.checkScore === null) return agreement;
-  return 0.5 * (input.checkScore / 6) + 0.5 * agreement;
+  if (input.confidence === null) return agreement;
+  return 0.5 * input.confidence + 0.5 * agreement;
 }

@@ -18,7 +18,7 @@ export interface FinalLine {
 const BOOLEAN_WORD = /^(?:true|false|yes|no)$/i;
 
 /** The value part of a printed line: "total: 203" gives "203"; pandas footers give nothing. */
-function printedValue(text: string): string | null {
+export function printedValue(text: string): string | null {
   if (/\bdtype\b|^\[\d+ rows x \d+ columns\]$/.test(text)) return null;
   const labelled = /^[^:=]*[A-Za-z][^:=]{0,60}[:=]\s*(.+)$/.exec(text);
   const value = (labelled?.[1] ?? text).trim().replace(/^['"]|['"]$/g, "");

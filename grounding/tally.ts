@@ -5,8 +5,8 @@ import { normalizeAnswer } from "./normalize.js";
  * Self-consistency over branches' answers, as Mixture-of-Minds votes: the majority of
  * normalized answers wins, ties go to the answer seen first, and the first branch that gave the
  * winner is the one whose trajectory is returned. Where the checker judged, a branch's vote
- * weighs its verdict: the sum of its three 0-2 scores (6 for a perfect answer, less for a
- * doubtful one); an unchecked branch counts 6. Whole numbers, so that ties are exact.
+ * weighs its verdict (see voteWeight); an unchecked branch counts 6. Whole numbers, so that
+ * ties are exact.
  */
 
 /** Branch ids in the order branches were made: p2 before p10, p1.c2 before p2.c1. */
@@ -21,11 +21,14 @@ export function branchOrder(a: string, b: string): number {
   return 0;
 }
 
-/** What one branch's answer counts for: its verdict's three scores added, 6 when unchecked. */
+/**
+ * What one branch's answer counts for: 6 when it passed the check (or was not checked), 5 when
+ * it is grounded but worded badly, 3 when only partly grounded, 1 when nothing derives it or
+ * its own result contradicts it: a value that merely occurs somewhere barely votes.
+ */
 export function voteWeight(verdict: Verdict | null): number {
   if (!verdict) return 6;
-  const { type, format, grounding } = verdict.scores;
-  return type + format + grounding;
+  return 1 + 2 * verdict.scores.grounding + (verdict.pass ? 1 : 0);
 }
 
 /** The weighted majority over the answered branches; the ballot of a vote with no answer when none answered. */

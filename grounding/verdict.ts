@@ -8,6 +8,8 @@ import type {
 } from "../blackboard/schemas.js";
 import { expectedAnswerType, judgeType } from "./answer-type.js";
 import { isProse } from "./items.js";
+import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
+import { confidenceOf, scoreFactor, supportOf } from "./confidence.js";
 import { type Grounding, groundingScore, type ItemCheck, verifyGrounding } from "./verify.js";
 
 /** What the rules look at. */
@@ -17,6 +19,10 @@ export interface VerdictInput {
   evidence: Evidence[];
   attempts: Attempt[];
   tables: TableRef[];
+  /** Reflections the run went through before this answer (they lower the confidence). */
+  reflected?: number;
+  /** Below this confidence the run is not sure of its answer (configuration `minConfidence`). */
+  minConfidence?: number;
 }
 
 /*
@@ -27,14 +33,18 @@ export interface VerdictInput {
  * - format: 2 a bare answer (for a question that wants an explanation, prose of reasonable
  *   length); 1 usable but wrapped in markdown or quotes, or carrying an explanation; 0 empty,
  *   a refusal ("I cannot ...", "unknown"), or a leftover "Final Answer" marker.
- * - grounding (verify.ts): 2 every item of the answer is traced to evidence; 1 some
- *   items are untraced but none is contradicted (also a sentence with no value to trace);
- *   0 any item contradicted by the evidence, or no item traced at all.
- * Pass rule: no score is 0 and the three add up to at least 5, so at most one may be 1.
+ * - grounding (verify.ts): 2 every item of the answer is derived from the code's result or
+ *   looked up in a source cell the question identifies; 1 some items are untraced but none is
+ *   contradicted (also a sentence with no value to trace); 0 any item contradicted by the
+ *   code's result, or no item supported at all. A value that merely occurs somewhere is no
+ *   support.
+ * Pass rule: grounding is 2, no score is 0 and the three add up to at least 5.
  *
- * With `llmChecker`, a model scores the same three things. Its scores replace the rules'
- * except where the rules gave 0: a contradiction, an empty or refused answer or a misfit type
- * found by the rules stands whatever the model says. The model may lower any other score.
+ * With `llmChecker`, a model scores the same three things. It can lower a score, never raise
+ * one, and a grounding score below 2 from it keeps the answer from passing.
+ *
+ * The verdict also carries a confidence (confidence.ts) and whether the run is sure of its
+ * answer (the confidence reaches the run's `minConfidence`).
  */
 export const PASS_TOTAL = 5;
 
@@ -85,33 +95,15 @@ function named(type: AnswerType): string {
 
 export function passes(scores: Verdict["scores"]): boolean {
   const { type, format, grounding } = scores;
-  return Math.min(type, format, grounding) > 0 && type + format + grounding >= PASS_TOTAL;
+  return grounding === 2 && Math.min(type, format) > 0 && type + format + grounding >= PASS_TOTAL;
 }
 
-function groundingIssues(checks: ItemCheck[], ranCode: boolean): string[] {
-  return checks.flatMap((check) => {
-    const item = JSON.stringify(check.item);
-    if (check.status === "conflicted") {
-      return [check.note ?? `${item} is contradicted by ${check.conflicts.join(", ")}`];
-    }
-    if (check.status === "supported") return [];
-    if (check.kind === "prose") {
-      return ["the answer is a sentence with no value in it to trace to the evidence"];
-    }
-    if (check.kind === "yesno") {
-      const mixed = check.supports.length > 0 && check.conflicts.length > 0;
-      return [
-        mixed
-          ? `the printed truth values disagree about ${item}: ${check.supports.join(", ")} support it, ${check.conflicts.join(", ")} do not`
-          : `nothing printed says whether ${item} holds; print the truth value of the comparison`,
-      ];
-    }
-    return [
-      ranCode
-        ? `nothing the code printed, no table it produced and no source cell carries ${item}`
-        : `${item} has no evidence: no code attempt succeeded and no source cell holds it`,
-    ];
-  });
+function groundingIssues(checks: ItemCheck[]): string[] {
+  return checks.flatMap((check) =>
+    check.status === "supported"
+      ? []
+      : [check.note ?? `${JSON.stringify(check.item)} has no support in the evidence`],
+  );
 }
 
 /** The deterministic verdict: format, type against the question, grounding in the evidence. */
@@ -155,11 +147,19 @@ export async function ruleVerdict(
           `the question asks for ${named(expectedType)}, the answer ${JSON.stringify(final)} is ${named(actual)}`,
         ]
       : []),
-    ...groundingIssues(
-      grounding.checks,
-      state.attempts.some((a) => a.result?.ok),
-    ),
+    ...groundingIssues(grounding.checks),
   ];
+  const answered = state.attempts.findLastIndex((a) => a.result?.ok);
+  const failedAttempts = state.attempts
+    .slice(0, answered < 0 ? state.attempts.length : answered)
+    .filter((a) => !a.result?.ok).length;
+  const confidence = confidenceOf({
+    checks: grounding.checks,
+    scores,
+    failedAttempts,
+    reflections: state.reflected ?? 0,
+  });
+  const threshold = state.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
   return {
     verdict: {
       answer: final,
@@ -169,9 +169,9 @@ export async function ruleVerdict(
       pass: passes(scores),
       by: "rules",
       claims: [],
-      support: "none",
-      confidence: 0,
-      sure: false,
+      support: supportOf(grounding.checks),
+      confidence,
+      sure: confidence >= threshold,
     },
     grounding,
   };
@@ -182,10 +182,29 @@ export interface ModelScores {
   issues: string[];
 }
 
-/** The model refines the rules but cannot overrule a hard finding: a 0 from the rules stands. */
-export function combine(rules: Verdict, model: ModelScores): Verdict {
-  const pick = (key: keyof Verdict["scores"]) => (rules.scores[key] === 0 ? 0 : model.scores[key]);
+/**
+ * The model refines the rules: it can lower a score, never raise one, and any grounding concern
+ * it raises (a grounding score below 2) keeps the answer from passing. The confidence follows
+ * the lowered scores.
+ */
+export function combine(rules: Verdict, model: ModelScores, minConfidence?: number): Verdict {
+  const pick = (key: keyof Verdict["scores"]) =>
+    Math.min(rules.scores[key], model.scores[key]) as 0 | 1 | 2;
   const scores = { type: pick("type"), format: pick("format"), grounding: pick("grounding") };
   const issues = [...new Set([...rules.issues, ...model.issues.map((i) => `checker: ${i}`)])];
-  return { ...rules, scores, issues, pass: passes(scores), by: "rules+llm" };
+  const lowered = (["type", "format", "grounding"] as const).reduce(
+    (factor, key) => (factor * scoreFactor(scores[key])) / scoreFactor(rules.scores[key]),
+    1,
+  );
+  const confidence = Math.round(rules.confidence * lowered * 1000) / 1000;
+  const threshold = minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+  return {
+    ...rules,
+    scores,
+    issues,
+    pass: passes(scores),
+    by: "rules+llm",
+    confidence,
+    sure: confidence >= threshold,
+  };
 }

@@ -1,23 +1,37 @@
 import { createHash } from "node:crypto";
-import type { Attempt, Claim, Edge, Evidence, TableRef } from "../blackboard/schemas.js";
+import type {
+  Attempt,
+  Claim,
+  CodeResult,
+  Edge,
+  Evidence,
+  SupportKind,
+  TableRef,
+} from "../blackboard/schemas.js";
+import {
+  comparable,
+  matchResult,
+  needsDerivation,
+  resultElements,
+  resultOf,
+} from "./derivation.js";
 import { cellEvidence } from "./evidence.js";
-import { claimItems, type ItemKind } from "./items.js";
-import { type Claimed, carriedBy, claimed, normalizeText } from "./matching.js";
-import type { CarryOptions } from "./numbers.js";
-import { type FinalLine, finalLine, printedBooleans } from "./printed.js";
-import { loadTables, type PreparedCell, tableHits } from "./table-search.js";
+import { claimItems, type ItemKind, isProse } from "./items.js";
+import { type Claimed, carriedBy, claimed, containsWords, normalizeText } from "./matching.js";
+import { loadTables, type PreparedCell, type PreparedTable, tableHits } from "./table-search.js";
 
 /*
  * The deterministic grounding verifier. An answer is cut into items (list entries, "and"
- * parts, the numbers of a sentence) and each item is traced to evidence:
- *   - a line printed by a successful attempt (code evidence), rounding allowed;
- *   - a cell of an intermediate table a successful attempt produced, rounding allowed;
- *   - a source cell, already posted as evidence or found in the run's tables, exactly.
- * An item is `conflicted` when the evidence says otherwise: the last value the last successful
- * attempt printed is a different value of the same kind (and nothing else that attempt printed
- * carries the item), the printed truth value is the opposite of a yes/no answer, or the items
- * come in another order than printed when the question asks for an order. Otherwise it is
- * `supported` when traced, else `unsupported`.
+ * parts, the numbers of a sentence) and each item gets a kind of support:
+ *   - derived: it equals the code's result (the value the code assigned to `result`, else the
+ *     last value it printed) of the last successful attempt, and that result depends on the
+ *     tables (the sandbox re-ran the code on perturbed tables and the result changed);
+ *   - looked up: for a question that needs no computation, it is a source cell in a column the
+ *     question names or the code selected, in a row the question identifies;
+ *   - coincidental: the value merely occurs in a cell or a printed line. Never support.
+ * An item is `conflicted` when the result says otherwise: a different value of the same kind,
+ * a different truth value, or another order when the question asks for one. Superlatives,
+ * aggregates, counts, comparisons and arithmetic can only be supported by derivation.
  */
 
 export type { ItemKind };
@@ -27,11 +41,13 @@ export interface ItemCheck {
   item: string;
   kind: ItemKind;
   status: Claim["status"];
-  /** Evidence that carries the item. */
+  /** What holds it up: derived, looked up; coincidental or none when nothing does. */
+  support: SupportKind;
+  /** Evidence that supports the item. */
   supports: string[];
   /** Evidence that says otherwise. */
   conflicts: string[];
-  /** Why it conflicts, in words a reflector can act on, when it does. */
+  /** Why it is not supported, in words a reflector can act on, when it is not. */
   note?: string;
 }
 
@@ -42,7 +58,7 @@ export interface GroundingInput {
   attempts: Attempt[];
   /** The run's source tables, searched cell by cell. */
   tables?: TableRef[];
-  /** The question: whether it asks for a percentage or an order. */
+  /** The question: whether it asks for a computation, a percentage, an order, which rows. */
   question?: string;
   /** Overrides what the question says about order. */
   ordered?: boolean;
@@ -68,52 +84,57 @@ export function asksForOrder(question: string): boolean {
   );
 }
 
-/** A scalar value that can carry an item: a printed line or a posted cell. */
-interface Scalar {
-  id: string;
-  value: string | number | boolean;
-  /** Printed by an attempt (rounding allowed), rather than read from a source cell. */
-  computed: boolean;
-  attempt: string;
+/** Columns the code names: as a quoted string or an attribute. */
+function columnsNamed(code: string, columns: string[]): string[] {
+  return columns.filter((column) => {
+    const quoted = code.includes(`'${column}'`) || code.includes(`"${column}"`);
+    const attribute = /^[A-Za-z_]\w*$/.test(column) && new RegExp(`\\.${column}\\b`).test(code);
+    return quoted || attribute;
+  });
+}
+
+/** The rows of a table the question identifies: a cell of the row is named in the question. */
+function rowsNamed(table: PreparedTable, question: string): Set<number> {
+  const hay = normalizeText(question);
+  const rows = new Set<number>();
+  for (const cell of table.cells) {
+    if (cell.norm.length >= 2 && containsWords(hay, cell.norm)) rows.add(cell.row);
+  }
+  return rows;
 }
 
 /**
  * Traces each item of an answer to the evidence (see the comment at the top of this file),
- * and lists the source cells it found that were not evidence yet.
+ * and lists the source cells it looked up that were not evidence yet.
  */
 export async function verifyGrounding(input: GroundingInput): Promise<Grounding> {
   const now = input.now ?? new Date().toISOString();
-  const goodAttempts = input.attempts.filter((a) => a.result?.ok);
-  const good = new Set(goodAttempts.map((a) => a.id));
-  const percentQuestion = /\b(?:percent|percentage)\b|%/i.test(input.question ?? "");
-  const computed: CarryOptions = { rounding: true, percentQuestion };
-  const exact: CarryOptions = { rounding: false, percentQuestion };
-
-  const scalars = input.evidence.flatMap((e): Scalar[] => {
-    if (e.value === null || typeof e.value === "object" || e.modality === "memory") return [];
-    const fromCode = e.anchor.kind === "code";
-    // Lines printed by a failed attempt show nothing the answer may rest on.
-    if (fromCode && !good.has(e.provenance.attempt)) return [];
-    return [{ id: e.id, value: e.value, computed: fromCode, attempt: e.provenance.attempt }];
-  });
-  const tables = await loadTables([
-    ...input.evidence.flatMap((e) =>
-      e.value !== null && typeof e.value === "object" && good.has(e.provenance.attempt)
-        ? [{ evidenceId: e.id, ref: e.value }]
-        : [],
-    ),
-    ...(input.tables ?? []).map((ref) => ({ evidenceId: null, ref })),
-  ]);
-  const lastGood = goodAttempts.at(-1);
-  const final = lastGood ? finalLine(lastGood, input.evidence) : undefined;
+  const question = input.question ?? "";
+  const percentQuestion = /\b(?:percent|percentage)\b|%/i.test(question);
+  const computed = needsDerivation(question);
+  const good = new Set(input.attempts.filter((a) => a.result?.ok).map((a) => a.id));
+  const ran = resultOf(input.attempts);
+  const elements = ran ? resultElements(ran.result) : null;
+  const resultId = ran ? `${ran.attempt.id}:result` : null;
   const known = new Set(input.evidence.map((e) => e.id));
   const posted = new Map<string, Evidence>();
+  const sources = await loadTables((input.tables ?? []).map((ref) => ({ evidenceId: null, ref })));
+  const selected = new Set<string>([
+    ...(ran?.result.lineage.flatMap((l) => l.columns ?? []) ?? []),
+    ...(ran
+      ? columnsNamed(
+          ran.attempt.code,
+          sources.flatMap((t) => t.ref.columns.map((c) => c.name)),
+        )
+      : []),
+  ]);
+  const questionNorm = normalizeText(question);
 
-  const cellPacket = (table: TableRef, cell: PreparedCell | null, column: string): string => {
+  const cellPacket = (table: TableRef, cell: PreparedCell): string => {
     const packet = cellEvidence(
       table.name,
-      cell && { row: cell.row, value: cell.raw },
-      column,
+      { row: cell.row, value: cell.raw },
+      cell.column,
       input.source ?? "checker",
       now,
     );
@@ -121,133 +142,165 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     return packet.id;
   };
 
-  const find = (item: Claimed): string[] => {
-    const ids = scalars
-      .filter((s) => carriedBy(item, s.value, s.computed ? computed : exact))
-      .map((s) => s.id);
-    for (const loaded of tables) {
-      const hits = tableHits(item, loaded.table, loaded.evidenceId ? computed : exact);
-      if (loaded.evidenceId) {
-        if (hits.cells.length > 0 || hits.column) ids.push(loaded.evidenceId);
-        continue;
-      }
-      if (hits.column) ids.push(cellPacket(loaded.ref, null, hits.column));
-      for (const cell of hits.cells.slice(0, MAX_CELL_HITS)) {
-        ids.push(cellPacket(loaded.ref, cell, cell.column));
-      }
+  /** Source cells that carry the item exactly, in a named column and a named row. */
+  const lookedUp = (item: Claimed): string[] => {
+    const ids: string[] = [];
+    for (const loaded of sources) {
+      const rows = rowsNamed(loaded.table, question);
+      const hits = tableHits(item, loaded.table, { rounding: false, percentQuestion }).cells.filter(
+        (cell) =>
+          rows.has(cell.row) &&
+          !containsWords(questionNorm, cell.norm) &&
+          (selected.has(cell.column) || containsWords(questionNorm, normalizeText(cell.column))),
+      );
+      for (const cell of hits.slice(0, MAX_CELL_HITS)) ids.push(cellPacket(loaded.ref, cell));
     }
-    return [...new Set(ids)];
+    return ids;
   };
 
-  const items = claimItems(input.answer, (text) => find(claimed(text)).length > 0);
-  const checks = items.map(({ item, kind }): ItemCheck => {
-    if (kind === "yesno") return checkYesNo(item, scalars, goodAttempts, input.evidence);
-    if (kind === "prose") return { item, kind, status: "unsupported", supports: [], conflicts: [] };
-    const claim = claimed(item);
-    const supports = find(claim);
-    const conflict =
-      items.length === 1 ? finalConflict(claim, kind, supports, final, scalars) : null;
-    if (conflict) return { item, kind, status: "conflicted", supports, ...conflict };
-    const status = supports.length > 0 ? "supported" : "unsupported";
-    return { item, kind, status, supports, conflicts: [] };
-  });
-  if (input.ordered ?? asksForOrder(input.question ?? "")) {
-    markOrder(
-      checks,
-      scalars.filter((s) => s.attempt === lastGood?.id),
+  /** Where the item merely occurs: a printed line of a good attempt or any source cell. */
+  const occurrences = (item: Claimed): string[] => {
+    const printed = input.evidence
+      .filter(
+        (e) =>
+          e.anchor.kind === "code" &&
+          good.has(e.provenance.attempt) &&
+          e.value !== null &&
+          typeof e.value !== "object" &&
+          carriedBy(item, e.value, { rounding: true, percentQuestion }),
+      )
+      .map((e) => e.id);
+    const cells = sources.flatMap((loaded) =>
+      tableHits(item, loaded.table, { rounding: false, percentQuestion })
+        .cells.slice(0, 1)
+        .map((cell) => `${loaded.ref.name}:r${cell.row}:${cell.column}`),
     );
-  }
+    return [...printed, ...cells];
+  };
+
+  const items = claimItems(input.answer, (text) => {
+    const whole = claimed(text);
+    return (
+      (elements !== null && matchResult(whole, elements, { percentQuestion, yesno: false })) ||
+      occurrences(whole).length > 0
+    );
+  });
+  const prose = items.some((i) => i.kind === "prose") || isProse(input.answer);
+  const checks = items.map(({ item, kind }): ItemCheck => {
+    const base = { item, kind };
+    if (kind === "prose") {
+      return {
+        ...base,
+        status: "unsupported",
+        support: "none",
+        supports: [],
+        conflicts: [],
+        note: "the answer is a sentence with no value in it to trace to the evidence",
+      };
+    }
+    const claim = claimed(item);
+    const yesno = kind === "yesno";
+    if (ran && elements && resultId) {
+      const matches = matchResult(claim, elements, { percentQuestion, yesno });
+      // A list answer must name the result's values, not pick one of several.
+      const named = ran.result.kind === "frame" || elements.size === items.length;
+      const singled = prose || yesno || elements.size <= 1 || (items.length > 1 && named);
+      if (matches && singled) {
+        if (ran.result.derived === "yes") {
+          return {
+            ...base,
+            status: "supported",
+            support: "derived",
+            supports: [resultId],
+            conflicts: [],
+          };
+        }
+        return {
+          ...base,
+          status: "unsupported",
+          support: "coincidental",
+          supports: [],
+          conflicts: [],
+          note: `${JSON.stringify(item)} equals ${resultId}, but that result is not derived from the table: ${ran.result.derivation}`,
+        };
+      }
+      if (!matches && comparable(claim, elements, yesno) && !prose) {
+        return {
+          ...base,
+          status: "conflicted",
+          support: "none",
+          supports: [],
+          conflicts: [resultId],
+          note: `the answer ${JSON.stringify(item)} differs from ${resultId}, the code's ${ran.result.from === "declared" ? "declared result" : "last printed value"}: ${ran.result.text}`,
+        };
+      }
+      if (matches) {
+        return {
+          ...base,
+          status: "unsupported",
+          support: "coincidental",
+          supports: [],
+          conflicts: [],
+          note: `${resultId} holds ${elements.size} values and ${JSON.stringify(item)} is only one of them; make the code's result the answer itself`,
+        };
+      }
+    }
+    if (!computed && !yesno) {
+      const cells = lookedUp(claim);
+      if (cells.length > 0) {
+        return {
+          ...base,
+          status: "supported",
+          support: "looked-up",
+          supports: cells,
+          conflicts: [],
+        };
+      }
+    }
+    const seen = occurrences(claim);
+    const why = computed
+      ? "the question asks for a computation, so only the code's result can support it"
+      : "no source cell in a column and row the question identifies holds it";
+    if (seen.length > 0) {
+      return {
+        ...base,
+        status: "unsupported",
+        support: "coincidental",
+        supports: [],
+        conflicts: [],
+        note: `${JSON.stringify(item)} merely occurs in ${seen.slice(0, 3).join(", ")}: ${why}`,
+      };
+    }
+    return {
+      ...base,
+      status: "unsupported",
+      support: "none",
+      supports: [],
+      conflicts: [],
+      note: ran
+        ? `nothing the code computed and no source cell carries ${JSON.stringify(item)}`
+        : `${JSON.stringify(item)} has no evidence: no code attempt succeeded and ${why}`,
+    };
+  });
+  if (ran && elements && (input.ordered ?? asksForOrder(question)))
+    markOrder(checks, ran.result, resultId ?? "");
   const used = new Set(checks.flatMap((c) => c.supports));
   return { checks, cells: [...posted.values()].filter((cell) => used.has(cell.id)) };
 }
 
-/**
- * A single-item answer that the code's final printed value contradicts: a different value of
- * the same kind, and nothing else the last attempt printed carries the answer.
- */
-function finalConflict(
-  item: Claimed,
-  kind: ItemKind,
-  supports: string[],
-  final: FinalLine | undefined,
-  scalars: Scalar[],
-): { conflicts: string[]; note: string } | null {
-  if (!final?.value || supports.includes(final.packet.id)) return null;
-  const sameKind =
-    (kind === "number" && final.value.kind === "number") ||
-    (kind === "text" && final.value.kind === "text" && !/\d/.test(item.text));
-  if (!sameKind) return null;
-  const lastAttempt = final.packet.provenance.attempt;
-  if (scalars.some((s) => s.attempt === lastAttempt && supports.includes(s.id))) return null;
-  return {
-    conflicts: [final.packet.id],
-    note: `the answer ${JSON.stringify(item.text)} differs from ${final.packet.id}, the last value the code printed: ${JSON.stringify(final.printed)}`,
-  };
-}
-
-function checkYesNo(
-  item: string,
-  scalars: Scalar[],
-  goodAttempts: Attempt[],
-  evidence: Evidence[],
-): ItemCheck {
-  const claimedYes = /^(?:yes|true)$/i.test(item);
-  const base = { item, kind: "yesno" as const };
-  // The newest successful attempt that printed a truth value decides.
-  for (const attempt of [...goodAttempts].reverse()) {
-    const lines = scalars
-      .filter((s) => s.attempt === attempt.id && s.computed)
-      .map((s) => ({ id: s.id, values: printedBooleans(s.value) }))
-      .filter((line) => line.values.length > 0);
-    if (lines.length === 0) continue;
-    const final = finalLine(attempt, evidence);
-    const stated = final ? printedBooleans(final.packet.value as string | number | boolean) : [];
-    if (final && stated.length === 1) {
-      const said = stated[0] === true;
-      if (said === claimedYes) {
-        return { ...base, status: "supported", supports: [final.packet.id], conflicts: [] };
-      }
-      return {
-        ...base,
-        status: "conflicted",
-        supports: [],
-        conflicts: [final.packet.id],
-        note: `the answer ${item} contradicts ${final.packet.id}, which printed ${JSON.stringify(final.printed)} (${said ? "yes" : "no"})`,
-      };
-    }
-    const agree = lines.filter((l) => l.values.every((v) => v === claimedYes)).map((l) => l.id);
-    const disagree = lines.filter((l) => l.values.every((v) => v !== claimedYes)).map((l) => l.id);
-    if (agree.length > 0 && disagree.length === 0) {
-      return { ...base, status: "supported", supports: agree, conflicts: [] };
-    }
-    if (disagree.length > 0 && agree.length === 0) {
-      return {
-        ...base,
-        status: "conflicted",
-        supports: [],
-        conflicts: disagree,
-        note: `the answer ${item} contradicts ${disagree.join(", ")}, which printed ${claimedYes ? "False" : "True"}`,
-      };
-    }
-    return { ...base, status: "unsupported", supports: agree, conflicts: disagree };
-  }
-  return { ...base, status: "unsupported", supports: [], conflicts: [] };
-}
-
-/** For ordered questions: items printed together in another order than the answer's conflict. */
-function markOrder(checks: ItemCheck[], printed: Scalar[]): void {
-  if (checks.length < 2) return;
-  for (const line of [...printed].reverse()) {
-    const hay = ` ${normalizeText(String(line.value))} `;
-    const positions = checks.map((c) => hay.indexOf(` ${normalizeText(c.item)} `));
-    if (positions.some((p) => p < 0)) continue;
-    if (positions.every((p, i) => i === 0 || p > (positions[i - 1] ?? -1))) return;
-    for (const check of checks) {
-      check.status = "conflicted";
-      check.conflicts = [...new Set([...check.conflicts, line.id])];
-      check.note = `the question asks for an order and ${line.id} printed the items in another order: ${JSON.stringify(String(line.value))}`;
-    }
-    return;
+/** For ordered questions: derived items in another order than the result's conflict. */
+function markOrder(checks: ItemCheck[], result: CodeResult, resultId: string): void {
+  if (checks.length < 2 || checks.some((c) => c.support !== "derived")) return;
+  const order = [...result.values, ...result.labels].map((v) => normalizeText(String(v)));
+  const positions = checks.map((c) => order.indexOf(normalizeText(c.item)));
+  if (positions.some((p) => p < 0)) return;
+  if (positions.every((p, i) => i === 0 || p > (positions[i - 1] ?? -1))) return;
+  for (const check of checks) {
+    check.status = "conflicted";
+    check.support = "none";
+    check.supports = [];
+    check.conflicts = [resultId];
+    check.note = `the question asks for an order and ${resultId} holds the items in another order: ${result.text}`;
   }
 }
 

@@ -11,7 +11,9 @@ export { type ParsedAnswer, parseAnswer } from "./final-answer.js";
 
 export const ANSWERER_SYSTEM = `# tableminds answerer
 You state the answer to a question about tables from the results of code that was run
-over them. Each result has an id in square brackets.
+over them. Each result has an id in square brackets. When the code computed a result (the
+one marked "the code's result"), the answer is that result, written as the question wants it;
+do not pick a different value from the output or the table.
 
 Reply with two lines:
 Final Answer: <the answer>
@@ -31,6 +33,11 @@ export function answererPrompt(
   if (good?.result) {
     sections.push(`Code (${good.id}):\n\`\`\`python\n${numberLines(good.code)}\n\`\`\``);
     sections.push(`Output:\n${good.result.stdout.trim() || "(nothing printed)"}`);
+    const result = good.result.result;
+    if (result) {
+      const how = result.from === "declared" ? "assigned to `result`" : "the last value printed";
+      sections.push(`The code's result [${good.id}:result] (${how}):\n${result.text}`);
+    }
     const own = state.evidence.filter((e) => e.provenance.attempt === good.id);
     if (own.length > 0) sections.push(`Results:\n${renderEvidenceList(own)}`);
   } else {

@@ -3,7 +3,6 @@ import type { Branch } from "../blackboard/schemas.js";
 import type { MctsState, MctsStateValue } from "../blackboard/state.js";
 import { backup as backedUp, ROOT } from "../blackboard/tree.js";
 import { searchReward } from "../grounding/agreement.js";
-import { voteWeight } from "../grounding/tally.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /** The reward of one answer branch among all answers of the search. */
@@ -12,7 +11,7 @@ export function rewardIn(state: Pick<MctsStateValue, "branches" | "gold">) {
   return (branch: Branch): number =>
     searchReward({
       answer: branch.answer?.final ?? "",
-      checkScore: branch.verdict ? voteWeight(branch.verdict) : null,
+      confidence: branch.verdict?.confidence ?? null,
       peers: answers.filter((b) => b.id !== branch.id).map((b) => b.answer?.final ?? ""),
       gold: state.gold,
     });

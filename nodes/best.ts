@@ -2,13 +2,14 @@ import type { GraphNode } from "@langchain/langgraph";
 import { winnerTrajectory } from "../blackboard/branches.js";
 import type { MctsState } from "../blackboard/state.js";
 import { branchOrder } from "../grounding/tally.js";
-import type { NodeContext } from "./runtime.js";
+import { withAgreement } from "../grounding/confidence.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 /**
  * The end of a search: the answer with the best reward wins (ties: the one whose code did best
  * on average, then the branch made first), and its trajectory becomes the run's.
  */
-export const best = (async (state) => {
+export const best = (async (state, runtime) => {
   const nodes = new Map(state.tree.map((node) => [node.id, node]));
   const mean = (id: string | null) => {
     const node = id ? nodes.get(id) : undefined;
@@ -22,5 +23,10 @@ export const best = (async (state) => {
         mean(b.parent) - mean(a.parent) ||
         branchOrder(a.id, b.id),
     );
-  return winnerTrajectory(state, ranked[0]?.id ?? null);
+  const winner = ranked[0];
+  const trajectory = winnerTrajectory(state, winner?.id ?? null);
+  const { minConfidence } = configurationOf(runtime);
+  const verdict =
+    trajectory.verdict && withAgreement(trajectory.verdict, winner?.reward ?? 0, minConfidence);
+  return { ...trajectory, ...(verdict ? { verdict } : {}) };
 }) satisfies GraphNode<typeof MctsState, NodeContext>;

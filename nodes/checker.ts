@@ -5,7 +5,7 @@ import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
 import { combine, type ModelScores, ruleVerdict } from "../grounding/verdict.js";
 import { claimsFrom, type ItemCheck } from "../grounding/verify.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
-import { numberLines } from "./prompts.js";
+import { numberLines, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /*
@@ -15,40 +15,54 @@ import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const CHECKER_SYSTEM = `# tableminds checker
 You review one answer to a question about tables before it is given to the user. You see
-the question, the answer, the code that computed it with what the code printed, and what
-automatic checks already found. Give three scores from 0 to 2:
+the question, the tables, the code that was run over them, the result it computed (with
+whether that result depends on the table), and what automatic checks already found. Give
+three scores from 0 to 2:
 
 - type: 2 if the answer is the kind of thing the question asks for (a number, yes or no, a
   name, a date, a list of them), 1 if it is close, 0 if it is the wrong kind.
 - format: 2 if it is only the answer, short and without explanation; 1 if it is usable but
   wordy or decorated; 0 if it is empty, a refusal, or not an answer.
-- grounding: 2 if every value in the answer appears in the printed output or the table;
-  1 if some do; 0 if the output contradicts the answer or nothing supports it.
+- grounding: 2 only if the answer follows from the table: it is the result of code that
+  computes what the question asks over the right rows and columns, or a cell the question
+  points to. 1 if you doubt the computation (wrong rows, a total row counted, the wrong
+  column, a unit mix-up); 0 if the result contradicts the answer or nothing computes it. A
+  value that merely appears somewhere in the table or the output is not support.
 
 Reply with one JSON object and nothing else:
 {"type": <0-2>, "format": <0-2>, "grounding": <0-2>, "issues": ["<each problem, concretely>"]}`;
 
 function describeCheck(check: ItemCheck): string {
   const item = JSON.stringify(check.item);
-  if (check.status === "supported") return `- ${item}: found in ${check.supports.join(", ")}`;
+  if (check.status === "supported") {
+    return `- ${item}: ${check.support} (${check.supports.join(", ")})`;
+  }
   if (check.status === "conflicted") return `- ${item}: contradicted (${check.note ?? ""})`;
-  return `- ${item}: not found in the evidence`;
+  return `- ${item}: not supported (${check.note ?? "nothing holds it"})`;
 }
 
 export function checkerPrompt(
   state: Pick<ReviewStateValue, "question" | "answer" | "attempts">,
   rules: Verdict,
   checks: ItemCheck[],
+  tableContext = "",
 ): string {
   const good = lastSuccessful(state.attempts);
-  const sections = [
-    `Question: ${state.question}`,
+  const sections = [`Question: ${state.question}`];
+  if (tableContext) sections.push(tableContext);
+  sections.push(
     `Expected answer type: ${rules.expectedType}`,
     `Answer: ${state.answer?.final ?? ""}`,
-  ];
+  );
   if (good?.result) {
     sections.push(`Code (${good.id}):\n\`\`\`python\n${numberLines(good.code)}\n\`\`\``);
     sections.push(`Output:\n${good.result.stdout.trim().slice(0, 4000) || "(nothing printed)"}`);
+    const result = good.result.result;
+    sections.push(
+      result
+        ? `Result [${good.id}:result] (${result.from === "declared" ? "assigned to result" : "the last value printed"}; derived from the table: ${result.derived}, ${result.derivation}):\n${result.text}`
+        : "The code computed no result.",
+    );
   } else {
     sections.push("No code ran successfully.");
   }
@@ -136,19 +150,24 @@ function scoresOrNull(reply: string): ReturnType<typeof parseCheck> | null {
  */
 export const checker = (async (state, runtime) => {
   const config = configurationOf(runtime);
-  const { verdict: rules, grounding } = await ruleVerdict(state);
+  const { verdict: rules, grounding } = await ruleVerdict({
+    ...state,
+    reflected: state.reflections.length,
+    minConfidence: config.minConfidence,
+  });
   const { claims, edges } = claimsFrom(rules.answer, grounding.checks);
   let verdict: Verdict = { ...rules, claims: claims.map((c) => c.id) };
   let budget = {};
   if (config.llmChecker && state.answer) {
-    const prompt = checkerPrompt(state, rules, grounding.checks);
+    const context = (await renderTables(state.tables, state.question, config)).join("\n\n");
+    const prompt = checkerPrompt(state, rules, grounding.checks, context);
     const reply = await askOrFallBack(() =>
       ask("checker", CHECKER_SYSTEM, prompt, config, runtime?.signal),
     );
     if (reply) {
       budget = reply.budget;
       const scores = scoresOrNull(reply.text);
-      if (scores) verdict = combine(verdict, scores);
+      if (scores) verdict = combine(verdict, scores, config.minConfidence);
       else {
         const note = "the LLM checker's reply had no usable scores; the rules alone judged";
         verdict = { ...verdict, issues: [...verdict.issues, note] };

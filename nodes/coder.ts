@@ -19,12 +19,19 @@ Do not read or write files and do not use the network.
 
 Rules:
 - Reply with exactly one \`\`\`python code block and nothing after it.
+- Compute the answer from the tables and assign it to a variable named \`result\` (a number,
+  a string, a bool, a list, or a Series/DataFrame of the rows that answer): it is captured as
+  the answer's evidence, and it counts only when it is computed from the tables, never typed in.
 - Keep each intermediate result in a DataFrame with a meaningful name (for example
   \`by_year = df.groupby("year")["sales"].sum().reset_index()\`): these are shown as evidence.
+- Leave out rows that are not data before aggregating: totals, subtotals, averages and notes.
 - print() the values the answer needs, one per line, labelled (for example
-  \`print("total:", total)\`), and print the final result last.
+  \`print("total:", total)\`), and print the result last.
 - Clean values before computing when needed (numbers stored as text, thousands separators,
-  percent signs, missing values).`;
+  percent signs, missing values).
+- For a chart, draw on a new figure of your own (\`fig, ax = plt.subplots()\`, import
+  matplotlib.pyplot as plt), call \`plt.show()\` at the end, print nothing, and do not wrap the
+  drawing in functions that rely on names defined outside them.`;
 
 export function coderPrompt(parts: {
   question: string;

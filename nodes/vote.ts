@@ -1,9 +1,10 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { winnerTrajectory } from "../blackboard/branches.js";
 import type { MomState } from "../blackboard/state.js";
+import { withAgreement } from "../grounding/confidence.js";
 import { majorityVote } from "../grounding/tally.js";
 import { emit, voteEvent } from "./events.js";
-import type { NodeContext } from "./runtime.js";
+import { configurationOf, type NodeContext } from "./runtime.js";
 
 /**
  * Settles the branches' answers by a weighted majority (grounding/tally.ts). The winner's
@@ -12,5 +13,13 @@ import type { NodeContext } from "./runtime.js";
 export const vote = (async (state, runtime) => {
   const ballot = majorityVote(state.branches);
   emit(runtime, voteEvent(ballot));
-  return { ballot, ...winnerTrajectory(state, ballot.winner) };
+  const trajectory = winnerTrajectory(state, ballot.winner);
+  const total = ballot.tally.reduce((sum, t) => sum + t.weight, 0);
+  const share =
+    total > 0
+      ? (ballot.tally.find((t) => t.branches.includes(ballot.winner ?? ""))?.weight ?? 0) / total
+      : 0;
+  const { minConfidence } = configurationOf(runtime);
+  const verdict = trajectory.verdict && withAgreement(trajectory.verdict, share, minConfidence);
+  return { ballot, ...trajectory, ...(verdict ? { verdict } : {}) };
 }) satisfies GraphNode<typeof MomState, NodeContext>;

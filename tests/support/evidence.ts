@@ -1,5 +1,33 @@
-import type { Attempt, Evidence, ExecResult, ProducedTable } from "../../blackboard/schemas.js";
+import type {
+  Attempt,
+  CodeResult,
+  Evidence,
+  ExecResult,
+  ProducedTable,
+} from "../../blackboard/schemas.js";
 import { evidenceFromExecution } from "../../grounding/evidence.js";
+
+/**
+ * A code result as the sandbox reports it: by default declared, derived from the table, one
+ * value; `values` of length 1 is a scalar, more a list.
+ */
+export function codeResult(
+  values: CodeResult["values"],
+  more: Partial<CodeResult> = {},
+): CodeResult {
+  return {
+    from: "declared",
+    kind: values.length === 1 ? "scalar" : "list",
+    values,
+    labels: [],
+    text: values.length === 1 ? String(values[0]) : JSON.stringify(values),
+    line: null,
+    derived: "yes",
+    derivation: "the result changed when the table's values were perturbed",
+    lineage: [],
+    ...more,
+  };
+}
 
 /**
  * An attempt that ran `code` and printed `stdout`, with its evidence built by the same
@@ -11,6 +39,7 @@ export function ranAttempt(
   code: string,
   stdout: string,
   tables: ProducedTable[] = [],
+  computed: CodeResult | null = null,
 ): { attempt: Attempt; evidence: Evidence[] } {
   const printLines = code
     .split("\n")
@@ -37,7 +66,7 @@ export function ranAttempt(
     spans,
     truncated: false,
     durationMs: 5,
-    result: null,
+    result: computed,
   };
   const attempt: Attempt = { id, code, raw: code, result, parseError: null };
   return {

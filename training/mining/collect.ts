@@ -56,6 +56,7 @@ export async function collectQuestion(
     let text = "";
     let execution = "";
     let score: number | null = null;
+    let derived: MinedNode["derived"] = null;
     if (branch.stage === "plan") {
       const user = plannerPrompt(question, profiles, tableNames, {
         memories: renderMemories(search.memories),
@@ -87,6 +88,7 @@ export async function collectQuestion(
       const last = branch.attempts.at(-1);
       text = last?.code ?? "";
       execution = last ? attemptOutput(last) : "";
+      derived = last?.result?.result?.derived ?? "unknown";
     } else {
       const context = parent ?? { plan: [], attempts: [], evidence: [] };
       const ran = context.attempts.some((a) => a.result?.ok);
@@ -112,6 +114,7 @@ export async function collectQuestion(
       text,
       execution,
       score,
+      derived,
     });
   }
   return {

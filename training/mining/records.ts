@@ -39,6 +39,11 @@ export const MinedNodeSchema = z.object({
   execution: z.string(),
   /** The official TableBench score of an answer against gold; null for other stages. */
   score: z.number().min(0).max(1).nullable(),
+  /**
+   * Code nodes: whether the last attempt's result depends on the tables (the sandbox's re-run
+   * on perturbed tables); null for other stages and for records mined before it was known.
+   */
+  derived: z.enum(["yes", "no", "unknown"]).nullable().default(null),
 });
 export type MinedNode = z.infer<typeof MinedNodeSchema>;
 

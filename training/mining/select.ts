@@ -3,7 +3,10 @@ import type { MinedNode, MinedQuestion } from "./records.js";
 
 /*
  * Pseudo-gold selection as Mixture-of-Minds' released code does it. A node's correctness is
- * the mean official score of the answers below it (an answer's own score for an answer).
+ * the mean official score of the answers below it (an answer's own score for an answer). One
+ * addition: code whose result does not depend on the table (the gold typed in as a literal, or
+ * code that reads only metadata) reaches the gold without deriving it, so it is never
+ * pseudo-gold, nor are the answers read from its run.
  */
 
 /** Subtypes whose answers are free text: lower bars for code and answers. */
@@ -84,7 +87,7 @@ export function selectPseudoGold(question: Pick<MinedQuestion, "qsubtype" | "nod
   const open = OPEN_ENDED.has(question.qsubtype ?? "");
   const scores = correctness(question.nodes);
   const plans = scoredOf(question.nodes, "plan", scores);
-  const codes = scoredOf(question.nodes, "code", scores);
+  const codes = scoredOf(question.nodes, "code", scores).filter((c) => c.node.derived !== "no");
   const plan = best(plans.filter((p) => p.correctness > THRESHOLDS.plan));
   const codeBar = open ? THRESHOLDS.code.open : THRESHOLDS.code.closed;
   const code = best(

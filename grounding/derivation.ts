@@ -1,0 +1,106 @@
+import type { Attempt, CodeResult, ResultScalar } from "../blackboard/schemas.js";
+import { type Claimed, normalizeText } from "./matching.js";
+import { numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
+import { printedBooleans, printedValue } from "./printed.js";
+
+/*
+ * Matching an answer's items against what the code computed: its declared `result` (else the
+ * last value it printed), as the sandbox captured it with its lineage and derivation.
+ */
+
+/** What questions can only be answered by computing: superlatives, aggregates, counts, comparisons, arithmetic. */
+const COMPUTED =
+  /\b(?:most|least|fewest|highest|lowest|largest|smallest|biggest|greatest|best|worst|top|bottom|max(?:imum)?|min(?:imum)?|\w+est|total|sum|average|mean|median|mode|overall|combined|altogether|cumulative|how many|how much|number of|count|more|less|fewer|greater|higher|lower|larger|smaller|than|exceed\w*|compare\w*|differen\w*|percent\w*|ratio|rate|proportion|share|increase\w*|decrease\w*|change\w*|growth|grow\w*|times|twice|double|half|rank\w*|correlat\w*|trend\w*|std|standard deviation|variance|range|above|below|over|under|at least|at most|all|any|every|each|none)\b/i;
+/** Words ending in -est that are not superlatives. */
+const NOT_SUPERLATIVE =
+  /\b(?:interest|forest|west|rest|test|contest|request|guest|nest|quest|harvest|protest|honest|suggest|manifest|digest|arrest|invest|chest|crest|pest|vest|zest|latest)\b/gi;
+
+/** Whether only a computation over the table can answer the question (a cell looked up cannot). */
+export function needsDerivation(question: string): boolean {
+  return COMPUTED.test(question.replace(NOT_SUPERLATIVE, " "));
+}
+
+/** The code's result a run's answer is judged against: the last successful attempt's. */
+export function resultOf(attempts: Attempt[]): { attempt: Attempt; result: CodeResult } | null {
+  const attempt = attempts.findLast((a) => a.result?.ok);
+  const result = attempt?.result?.result;
+  return attempt && result ? { attempt, result } : null;
+}
+
+/** One element of a result, as the matcher compares it. */
+interface Element {
+  number: ParsedNumber | null;
+  norm: string;
+  bool: boolean | null;
+}
+
+function element(value: ResultScalar, printed: boolean): Element | null {
+  if (value === null) return null;
+  if (typeof value === "boolean") return { number: null, norm: String(value), bool: value };
+  if (typeof value === "number") {
+    return {
+      number: { value, places: 0, percent: false, scale: 1 },
+      norm: String(value),
+      bool: null,
+    };
+  }
+  // A printed line "total: 203" holds the value after its label.
+  const text = printed ? (printedValue(value.trim()) ?? "") : value.trim();
+  const truth = printed ? printedBooleans(value) : printedBooleans(text);
+  return {
+    number: parseNumber(text),
+    norm: normalizeText(text),
+    bool: truth.length === 1 ? (truth[0] ?? null) : null,
+  };
+}
+
+/** The elements of a result an item may be matched to: its values, and for names its labels too. */
+export interface ResultElements {
+  values: Element[];
+  labels: Element[];
+  /** How many values the result holds (a list answer must name as many). */
+  size: number;
+}
+
+export function resultElements(result: CodeResult): ResultElements {
+  const printed = result.from === "printed";
+  const values = result.values.flatMap((v) => element(v, printed) ?? []);
+  const labels = result.labels.flatMap((v) => element(v, false) ?? []);
+  return { values, labels, size: result.values.length };
+}
+
+/** Whether an element carries an item: the same number at the item's precision, the same name, the same truth value. */
+function carries(item: Claimed, e: Element, percentQuestion: boolean, yesno: boolean): boolean {
+  if (yesno) return e.bool !== null && e.bool === /^(?:yes|true)$/i.test(item.text.trim());
+  if (item.number) {
+    return (
+      e.number !== null && numberCarried(item.number, e.number, { rounding: true, percentQuestion })
+    );
+  }
+  return item.norm !== "" && e.norm === item.norm;
+}
+
+/** Which elements of a result carry an item; names may also be a series' labels (group keys). */
+export function matchResult(
+  item: Claimed,
+  elements: ResultElements,
+  options: { percentQuestion: boolean; yesno: boolean },
+): boolean {
+  const { percentQuestion, yesno } = options;
+  if (elements.values.some((e) => carries(item, e, percentQuestion, yesno))) return true;
+  return !item.number && !yesno && elements.labels.some((e) => carries(item, e, false, false));
+}
+
+/**
+ * Whether a result can speak to an item at all: it holds a value of the same kind (a number
+ * for a number, a name for a name, a truth value for yes/no). Only then does a mismatch
+ * contradict the answer.
+ */
+export function comparable(item: Claimed, elements: ResultElements, yesno: boolean): boolean {
+  const all = [...elements.values, ...elements.labels];
+  if (yesno) return elements.values.some((e) => e.bool !== null);
+  if (item.number) return elements.values.some((e) => e.number !== null);
+  return all.some(
+    (e) => e.number === null && e.bool === null && e.norm !== "" && e.norm.split(" ").length <= 6,
+  );
+}
