@@ -13,7 +13,7 @@ import { combine, passes, ruleVerdict } from "../../grounding/verdict.js";
 import { CHECKER_SYSTEM, checker, checkerPrompt, parseCheck } from "../../nodes/checker.js";
 import { ReplyParseError } from "../../nodes/llm.js";
 import { useTempHome } from "../support/env.js";
-import { ranAttempt } from "../support/evidence.js";
+import { codeResult, ranAttempt } from "../support/evidence.js";
 import { medalsRef } from "../support/table-fixtures.js";
 import { answer } from "../support/verdicts.js";
 
@@ -26,7 +26,13 @@ const runtime = { context: { llmChecker: false } } as never;
 function stateWith(
   question: string,
   final: string | null,
-  run: { attempt: Attempt; evidence: Evidence[] } = ranAttempt("a1", CODE, "nations: 10\n203\n"),
+  run: { attempt: Attempt; evidence: Evidence[] } = ranAttempt(
+    "a1",
+    CODE,
+    "nations: 10\n203\n",
+    [],
+    codeResult([203], { from: "printed", line: 2 }),
+  ),
   tables: TableRef[] = [],
 ): TableQAStateValue {
   return {
@@ -59,13 +65,16 @@ describe("the check node without a model", () => {
       issues: [],
       pass: true,
       by: "rules",
+      support: "derived",
+      confidence: 0.9,
+      sure: true,
     });
     const claims = update.claims as Claim[];
     expect(claims.map((c) => [c.text, c.status, c.evidence])).toEqual([
-      ["203", "supported", ["a1:out2"]],
+      ["203", "supported", ["a1:result"]],
     ]);
     expect(update.verdict?.claims).toEqual(claims.map((c) => c.id));
-    expect(update.edges).toEqual([{ from: "a1:out2", to: claims[0]?.id, kind: "supports" }]);
+    expect(update.edges).toEqual([{ from: "a1:result", to: claims[0]?.id, kind: "supports" }]);
     expect((update.checked as CheckedAnswer[]).map((c) => [c.id, c.answer.final])).toEqual([
       ["c1", "203"],
     ]);
@@ -77,20 +86,27 @@ describe("the check node without a model", () => {
     expect(update.verdict?.pass).toBe(false);
     expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 0 });
     expect(update.verdict?.issues).toEqual([
-      'the answer "205" differs from a1:out2, the last value the code printed: "203"',
+      'the answer "205" differs from a1:result, the code\'s last printed value: 203',
     ]);
+    expect(update.verdict?.sure).toBe(false);
     expect((update.edges as Edge[]).map((e) => [e.from, e.kind])).toEqual([
-      ["a1:out2", "conflicts"],
+      ["a1:result", "conflicts"],
     ]);
     expect((update.claims as Claim[])[0]?.status).toBe("conflicted");
   });
 
   it("fails a yes/no answer the printed truth value contradicts", async () => {
-    const run = ranAttempt("a1", "print(total > 200)", "True\n");
+    const run = ranAttempt(
+      "a1",
+      "print(total > 200)",
+      "True\n",
+      [],
+      codeResult(["True"], { from: "printed" }),
+    );
     const { verdict } = await ruleVerdict(stateWith("Did they win more than 200 gold?", "No", run));
     expect(verdict.scores).toEqual({ type: 2, format: 2, grounding: 0 });
     expect(verdict.issues).toEqual([
-      'the answer No contradicts a1:out1, which printed "True" (yes)',
+      'the answer "No" differs from a1:result, the code\'s last printed value: True',
     ]);
   });
 
@@ -104,28 +120,58 @@ describe("the check node without a model", () => {
     );
   });
 
-  it("gives partial grounding for a list with an untraced item, and says which", async () => {
-    const { verdict } = await ruleVerdict(stateWith(Q, "205, 203"));
-    expect(verdict.scores).toEqual({ type: 1, format: 2, grounding: 1 });
+  it("gives partial grounding for a list with an item nothing computed, and says which", async () => {
+    const run = ranAttempt("a1", "result = total", "", [], codeResult([203]));
+    const { verdict } = await ruleVerdict(stateWith(Q, "203, Chile", run));
+    expect(verdict.scores.grounding).toBe(1);
     expect(verdict.pass).toBe(false);
     expect(verdict.issues).toContain(
-      'nothing the code printed, no table it produced and no source cell carries "205"',
+      'nothing the code computed and no source cell carries "Chile"',
     );
   });
 
-  it("grounds an answer in a source table and posts the cell it was read from", async () => {
+  it("takes a list item the result does not hold for a contradiction", async () => {
+    const run = ranAttempt("a1", "result = [a, b]", "", [], codeResult([203, 39]));
+    const { verdict } = await ruleVerdict(stateWith(Q, "205, 203", run));
+    expect(verdict.scores.grounding).toBe(0);
+    expect(verdict.issues[verdict.issues.length - 1]).toMatch(/"205" differs from a1:result/);
+  });
+
+  it("fails a superlative answered by a cell that holds the value: coincidence is no support", async () => {
     const medals = await medalsRef();
-    const run = ranAttempt("a1", "print(most)", "41\n");
+    const run = ranAttempt(
+      "a1",
+      "print(df.columns.tolist())",
+      "['nation', 'gold', 'silver']\n",
+      [],
+      null,
+    );
     const state = stateWith("Which nation won the most silver medals?", "United States", run, [
       medals,
     ]);
     const update = await checker(state, runtime);
-    expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 2 });
+    expect(update.verdict).toMatchObject({ pass: false, support: "coincidental", sure: false });
+    expect(update.verdict?.scores.grounding).toBe(0);
+    expect(update.verdict?.issues.join("\n")).toMatch(
+      /"United States" merely occurs in medals:r0:nation: the question asks for a computation/,
+    );
+    expect(update.evidence).toEqual([]);
+  });
+
+  it("grounds a lookup in the source cell the question names and posts it", async () => {
+    const medals = await medalsRef();
+    const state = {
+      ...stateWith("What is the silver value for Japan?", "14", undefined, [medals]),
+      attempts: [],
+      evidence: [],
+    };
+    const update = await checker(state, runtime);
+    expect(update.verdict).toMatchObject({ pass: true, support: "looked-up" });
     expect((update.evidence as Evidence[]).map((e) => [e.id, e.value, e.source])).toEqual([
-      ["medals:r0:nation", "United States", "checker"],
+      ["medals:r2:silver", "14", "checker"],
     ]);
     expect((update.edges as Edge[])[0]).toMatchObject({
-      from: "medals:r0:nation",
+      from: "medals:r2:silver",
       kind: "supports",
     });
   });
@@ -146,7 +192,7 @@ describe("the check node without a model", () => {
     const { verdict } = await ruleVerdict(state);
     expect(verdict.scores.grounding).toBe(0);
     expect(verdict.issues).toEqual([
-      '"42" has no evidence: no code attempt succeeded and no source cell holds it',
+      '"42" has no evidence: no code attempt succeeded and the question asks for a computation, so only the code\'s result can support it',
     ]);
   });
 
@@ -190,7 +236,10 @@ describe("the LLM checker's prompt, reply and how it combines", () => {
     expect(prompt).toContain("Answer: 205");
     expect(prompt).toContain("2 | print(total)");
     expect(prompt).toContain("Output:\nnations: 10\n203");
-    expect(prompt).toMatch(/- "205": contradicted \(the answer "205" differs from a1:out2/);
+    expect(prompt).toContain(
+      "Result [a1:result] (the last value printed; derived from the table: yes",
+    );
+    expect(prompt).toMatch(/- "205": contradicted \(the answer "205" differs from a1:result/);
   });
 
   it("parses JSON, fenced or nested JSON, and score lines", () => {
@@ -234,12 +283,21 @@ describe("the LLM checker's prompt, reply and how it combines", () => {
     });
     expect(harsh.scores.grounding).toBe(1);
     expect(harsh.issues).toContain("checker: unsure");
-    expect(harsh.pass).toBe(true);
+    // Any grounding concern of the model keeps the answer from passing, and lowers its confidence.
+    expect(harsh.pass).toBe(false);
+    expect(harsh.confidence).toBeLessThan(grounded.confidence);
+    // It can lower a score, never raise one.
+    const { verdict: doubtful } = await ruleVerdict(
+      stateWith(Q, "203 gold medals in total, as printed"),
+    );
+    const raised = combine(doubtful, { scores: { type: 2, format: 2, grounding: 2 }, issues: [] });
+    expect(raised.scores.format).toBe(doubtful.scores.format);
     expect(
       combine(grounded, { scores: { type: 2, format: 2, grounding: 0 }, issues: [] }).pass,
     ).toBe(false);
     expect(passes({ type: 1, format: 1, grounding: 2 })).toBe(false);
-    expect(passes({ type: 2, format: 2, grounding: 1 })).toBe(true);
+    expect(passes({ type: 2, format: 2, grounding: 1 })).toBe(false);
+    expect(passes({ type: 1, format: 2, grounding: 2 })).toBe(true);
     expect(passes({ type: 2, format: 2, grounding: 0 })).toBe(false);
   });
 });

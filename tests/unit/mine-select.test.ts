@@ -14,6 +14,7 @@ function node(id: string, extra: Partial<MinedNode> = {}): MinedNode {
     text: id,
     execution: stage === "code" ? "42" : "",
     score: null,
+    derived: stage === "code" ? "yes" : null,
     ...extra,
   };
 }
@@ -71,6 +72,22 @@ describe("pseudo-gold selection", () => {
       selectPseudoGold({ qsubtype: "Counting", nodes: tree(0.6, 0.5) }).planPair,
     ).not.toBeNull();
     expect(selectPseudoGold({ qsubtype: "Counting", nodes: tree(0.6, 0.55) }).planPair).toBeNull();
+  });
+
+  it("never takes code whose result does not depend on the table, nor answers read from its run", () => {
+    const nodes = [
+      node("p1"),
+      node("p1.c1", { derived: "no", execution: "203" }),
+      answer("p1.c1.a1", 1),
+      node("p1.c2"),
+      answer("p1.c2.a1", 0.8),
+    ];
+    const gold = selectPseudoGold({ qsubtype: "Aggregation", nodes });
+    expect(gold.code?.node.id).toBe("p1.c2");
+    expect(gold.answers.map((a) => a.node.id)).toEqual(["p1.c2"]);
+    // Records mined before derivation was known (null) are judged as before.
+    const old = nodes.map((n) => (n.stage === "code" ? { ...n, derived: null } : n));
+    expect(selectPseudoGold({ qsubtype: "Aggregation", nodes: old }).code?.node.id).toBe("p1.c1");
   });
 
   it("keeps the best error-free code at 0.5, or 0.3 for open-ended subtypes", () => {

@@ -56,21 +56,23 @@ describe("the vote", () => {
     expect(ballot).toMatchObject({ winner: "p1.c1.a1", answer: "150", method: "majority" });
   });
 
-  it("weighs each answer by its verdict, so two doubtful ones lose to a sound one", () => {
-    const doubtful = verdict("150", { grounding: 0 });
+  it("weighs each answer by its verdict, so ungrounded ones barely vote against a derived one", () => {
+    const ungrounded = verdict("150", { grounding: 0 });
     const ballot = majorityVote([
-      branch("p1.c1.a1", "answer", "150", { verdict: doubtful }),
-      branch("p2.c1.a1", "answer", "150", { verdict: doubtful }),
+      branch("p1.c1.a1", "answer", "150", { verdict: ungrounded }),
+      branch("p2.c1.a1", "answer", "150", { verdict: ungrounded }),
       branch("p3.c1.a1", "answer", "203", { verdict: verdict("203") }),
     ]);
-    expect(ballot.tally.map((t) => t.weight)).toEqual([8, 6]);
-    const worse = verdict("150", { grounding: 0, type: 0 });
-    const lost = majorityVote([
-      branch("p1.c1.a1", "answer", "150", { verdict: worse }),
-      branch("p2.c1.a1", "answer", "150", { verdict: worse }),
+    // Before the check was honest, two well-worded ungrounded answers (4 + 4) beat a sound one (6).
+    expect(ballot.tally.map((t) => t.weight)).toEqual([2, 6]);
+    expect(ballot.answer).toBe("203");
+    const partly = verdict("150", { grounding: 1 });
+    const tied = majorityVote([
+      branch("p1.c1.a1", "answer", "150", { verdict: partly }),
+      branch("p2.c1.a1", "answer", "150", { verdict: partly }),
       branch("p3.c1.a1", "answer", "203", { verdict: verdict("203") }),
     ]);
-    expect(lost.answer).toBe("203");
+    expect(tied.tally.map((t) => t.weight)).toEqual([6, 6]);
   });
 
   it("has no winner when no branch answered", () => {
@@ -235,12 +237,13 @@ describe("what an answer is worth", () => {
   });
 
   it("is the gold match when gold is known, else the check and the agreement", () => {
-    expect(searchReward({ answer: "203", checkScore: 0, peers: [], gold: "203.0" })).toBe(1);
-    expect(searchReward({ answer: "150", checkScore: 6, peers: ["150"], gold: "203" })).toBe(0);
-    expect(searchReward({ answer: "150", checkScore: 6, peers: ["150", "203"], gold: null })).toBe(
+    expect(searchReward({ answer: "203", confidence: 0, peers: [], gold: "203.0" })).toBe(1);
+    expect(searchReward({ answer: "150", confidence: 1, peers: ["150"], gold: "203" })).toBe(0);
+    expect(searchReward({ answer: "150", confidence: 1, peers: ["150", "203"], gold: null })).toBe(
       0.75,
     );
-    expect(searchReward({ answer: "150", checkScore: null, peers: ["203"], gold: null })).toBe(0);
-    expect(searchReward({ answer: "150", checkScore: 3, peers: [], gold: null })).toBe(0.75);
+    expect(searchReward({ answer: "150", confidence: null, peers: ["203"], gold: null })).toBe(0);
+    // A coincidental answer all branches agree on is still worth little without derivation.
+    expect(searchReward({ answer: "150", confidence: 0.15, peers: [], gold: null })).toBe(0.575);
   });
 });
