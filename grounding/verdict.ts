@@ -1,3 +1,4 @@
+import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
 import type {
   Answer,
   AnswerType,
@@ -7,9 +8,8 @@ import type {
   Verdict,
 } from "../blackboard/schemas.js";
 import { expectedAnswerType, judgeType } from "./answer-type.js";
-import { isProse } from "./items.js";
-import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
 import { confidenceOf, scoreFactor, supportOf } from "./confidence.js";
+import { isProse } from "./items.js";
 import { type Grounding, groundingScore, type ItemCheck, verifyGrounding } from "./verify.js";
 
 /** What the rules look at. */

@@ -1,8 +1,8 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { winnerTrajectory } from "../blackboard/branches.js";
 import type { MctsState } from "../blackboard/state.js";
-import { branchOrder } from "../grounding/tally.js";
 import { withAgreement } from "../grounding/confidence.js";
+import { branchOrder } from "../grounding/tally.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /**
