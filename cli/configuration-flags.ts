@@ -34,6 +34,7 @@ export const RUN_FLAGS = [
   "llmMaxRetries",
   "check",
   "llmChecker",
+  "minConfidence",
   "maxReflections",
   "replayCache",
   "plannerTemperature",
