@@ -103,6 +103,7 @@ export function branchNode(solve: SolveRunnable) {
                 evidence: solved.evidence,
                 attempts: solved.attempts,
                 tables: task.tables,
+                minConfidence: config.minConfidence,
               })
             ).verdict
           : null;

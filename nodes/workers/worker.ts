@@ -94,7 +94,3 @@ export function taskWithInputs(task: string, inputs: WorkerInput[]): string {
   return `${task}\n\nAlready found by earlier steps:\n${known.join("\n")}`;
 }
 
-/** A verdict's three 0-2 scores as a 0-1 confidence. */
-export function scoreOf(scores: { type: number; format: number; grounding: number }): number {
-  return (scores.type + scores.format + scores.grounding) / 6;
-}

@@ -1,6 +1,6 @@
 import { ruleVerdict } from "../../../grounding/verdict.js";
 import { renderPlan } from "../../prompts.js";
-import { defineWorker, scoreOf, TaskInput, taskWithInputs } from "../worker.js";
+import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
 
 /** The solve subgraph as a worker: plan, pandas code run with retries, an answer from its output. */
 export default defineWorker({
@@ -19,6 +19,7 @@ export default defineWorker({
       evidence: solved.evidence,
       attempts: solved.attempts,
       tables: kit.tables,
+      minConfidence: kit.config.minConfidence,
     });
     const runs = solved.attempts.map(
       (a) =>
@@ -30,7 +31,7 @@ export default defineWorker({
       cited: solved.answer?.evidence,
       attempts: solved.attempts,
       trajectory: [`plan:\n${renderPlan(solved.plan)}`, ...runs],
-      score: solved.answer ? scoreOf(verdict.scores) : 0,
+      score: solved.answer ? verdict.confidence : 0,
     };
   },
 });
