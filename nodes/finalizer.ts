@@ -3,10 +3,11 @@ import type { CheckedAnswer } from "../blackboard/schemas.js";
 import type { ReviewState } from "../blackboard/state.js";
 import type { NodeContext } from "./runtime.js";
 
-/** Orders checked answers: passing first, then grounding, then total score, then the latest. */
+/** Orders checked answers: passing first, then grounding, confidence, total score, the latest. */
 function rank(candidate: CheckedAnswer, index: number): number[] {
-  const { pass, scores } = candidate.verdict;
-  return [pass ? 1 : 0, scores.grounding, scores.type + scores.format + scores.grounding, index];
+  const { pass, scores, confidence } = candidate.verdict;
+  const total = scores.type + scores.format + scores.grounding;
+  return [pass ? 1 : 0, scores.grounding, confidence, total, index];
 }
 
 function better(a: number[], b: number[]): boolean {
