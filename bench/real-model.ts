@@ -6,6 +6,13 @@
  *
  *   npm run bench:real-model -- [--sample 50] [--seed 15] [--systems dp,table_qa,mom]
  *     [--plans 3] [--out bench/results/real-model] [--timeout-ms 900000] [--report-only]
+ *     [--recheck]
+ *
+ * The combined report sets the checker's figures of each system side by side (evals/selective.ts:
+ * pass precision and recall against the official score, wrong answers that passed, AURC, ECE).
+ * Each answered question's trajectory goes to `<system>/trajectories.jsonl`; `--recheck` runs
+ * no model: it judges the stored answers again with the current checker rules and prints the
+ * stored verdicts' figures ("before") beside the re-checked ones ("after"), see recheck.ts.
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -20,11 +27,14 @@ import { getScorer } from "../evals/metrics/index.js";
 import { lastPythonBlock, parsePrediction } from "../evals/metrics/tablebench.js";
 import { buildReport, type Report, writeReport } from "../evals/report.js";
 import { loadResults, type ResultRecord } from "../evals/results-file.js";
+import { readRunInfo } from "../evals/run-info.js";
 import { type EvalGraph, runEvaluation } from "../evals/runner.js";
 import { type Selection, selectExamples } from "../evals/selection.js";
+import { checkerFigures } from "../evals/selective.js";
 import type { EvalExample } from "../evals/types.js";
 import { callModel } from "../tools/models/chat.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { appendTrajectory, figuresTable, recheckLines, recheckRun } from "./recheck.js";
 
 const SYSTEMS = ["dp", "table_qa", "mom"] as const;
 type System = (typeof SYSTEMS)[number];
@@ -41,6 +51,7 @@ const ArgsSchema = z.object({
   out: z.string().default("bench/results/real-model"),
   "timeout-ms": z.coerce.number().int().positive().default(900_000),
   "report-only": z.boolean().default(false),
+  recheck: z.boolean().default(false),
 });
 
 const { values } = parseArgs({
@@ -52,6 +63,7 @@ const { values } = parseArgs({
     out: { type: "string" },
     "timeout-ms": { type: "string" },
     "report-only": { type: "boolean" },
+    recheck: { type: "boolean" },
   },
 });
 const args = ArgsSchema.parse(values);
@@ -161,7 +173,9 @@ async function run(system: System): Promise<void> {
       done = before;
       log(`${system}: ${before} of ${total} already done`);
     },
-    onResult: (r) => {
+    onResult: (r, state) => {
+      // What the checker judged, kept so that a later checker can judge it again (--recheck).
+      if (system !== "dp") appendTrajectory(dirOf(system), r.id, state);
       done += 1;
       const tail = r.error ? ` error: ${r.error.slice(0, 120)}` : "";
       log(
@@ -223,6 +237,53 @@ async function chart(dir: string, name: string, spec: TopLevelSpec): Promise<str
   writeFileSync(path.join(dir, `${name}.svg`), svg);
   writeFileSync(path.join(dir, `${name}.png`), await svgToPng(svg));
   return `charts/${name}.png`;
+}
+
+/** The checker's figures of each system, from the verdicts its results recorded. */
+function checkerSection(sides: Side[]): string[] {
+  const checked = sides
+    .filter((s) => s.system !== "dp")
+    .map((s) => ({ name: s.system, figures: checkerFigures(s.records) }));
+  const head = [
+    "",
+    "## The checker's verdicts",
+    "",
+    "Against the official scores (evals/selective.ts; docs/evaluation.md): an answer is right when its score is full marks, or ROUGE-L ≥ 0.5. dp has no checker.",
+    "",
+  ];
+  const without = checked.filter((c) => c.figures.checked === 0).map((c) => c.name);
+  const note =
+    without.length > 0
+      ? [
+          `${without.join(", ")}: no result records a verdict (results made before verdicts were recorded); ` +
+            "`--recheck` judges stored trajectories again, where there are any.",
+        ]
+      : [];
+  const shown = checked.filter((c) => c.figures.checked > 0);
+  const table = shown.length > 0 ? figuresTable(shown) : [];
+  return [...head, ...note, ...(note.length > 0 && table.length > 0 ? [""] : []), ...table];
+}
+
+/** The stored answers judged again by the current rules, beside their stored verdicts. */
+async function recheckSection(sides: Side[]): Promise<string[]> {
+  const sources = new Map(examples.map((e) => [e.id, e.tables]));
+  const lines = ["", "## Re-checked with the current checker", ""];
+  for (const s of sides) {
+    if (s.system === "dp") continue;
+    const settings = readRunInfo(dirOf(s.system))?.config?.settings ?? {};
+    const minConfidence =
+      typeof settings.minConfidence === "number" ? settings.minConfidence : undefined;
+    const recheck = await recheckRun(
+      dirOf(s.system),
+      s.records,
+      (id) => sources.get(id),
+      minConfidence,
+    );
+    const section = recheckLines(s.system, recheck, s.records.length);
+    for (const line of section) process.stdout.write(`${line}\n`);
+    lines.push(...section);
+  }
+  return lines;
 }
 
 /** The side-by-side report of whatever results exist (partial ones included). */
@@ -300,6 +361,8 @@ async function combinedReport(): Promise<string> {
       `![wall time](${c})`,
     );
   }
+  lines.push(...checkerSection(sides));
+  if (args.recheck) lines.push(...(await recheckSection(sides)));
   const missing = SYSTEMS.filter(
     (s) => !sides.some((x) => x.system === s && x.report.answered === examples.length),
   );
@@ -317,7 +380,7 @@ async function combinedReport(): Promise<string> {
 
 mkdirSync(outRoot, { recursive: true });
 try {
-  if (!args["report-only"]) {
+  if (!args["report-only"] && !args.recheck) {
     for (const system of args.systems) {
       await run(system);
       log(`report: ${await combinedReport()}`);

@@ -89,6 +89,19 @@ async function evals() {
   };
 }
 
+/** The checker's figures in two lines, when results carry its verdicts. */
+function checkerText(report: Report): string[] {
+  const c = report.checker;
+  if (!c || c.checked === 0) return [];
+  const pct = (x: number | null) => (x === null ? "-" : `${x.toFixed(2)}%`);
+  const num = (x: number | null) => (x === null ? "-" : x.toFixed(3));
+  const left = c.withoutVerdict > 0 ? ` (${c.withoutVerdict} without one left out)` : "";
+  return [
+    `  checker on ${c.checked} verdicts${left}: passed ${c.pass.passed}, precision ${pct(c.pass.precision)}, recall ${pct(c.pass.recall)}; wrong answers that passed: ${c.pass.wrongPassed} of ${c.wrong}`,
+    `  confidence: AURC ${num(c.selective.aurc)} (best ${num(c.selective.optimalAurc)}, none ${num(c.selective.randomAurc)}), ECE ${num(c.calibration.ece)}; sure ${c.sure.n} (${pct(c.sure.accuracy)} right)`,
+  ];
+}
+
 function summaryText(report: Report): string {
   const s = report.summary;
   const groups = s.groups.map(
@@ -103,6 +116,7 @@ function summaryText(report: Report): string {
     `${s.dataset}: overall ${s.overall.toFixed(2)} over ${s.n} questions, Parse@1 ${s.parseRate.toFixed(2)}%`,
     ...groups,
     ...errors,
+    ...checkerText(report),
   ].join("\n");
 }
 

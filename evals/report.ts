@@ -1,11 +1,25 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
-import { latencyHistogram, renderSvg, scoreBars, svgToPng } from "./charts.js";
+import {
+  latencyHistogram,
+  reliabilityChart,
+  renderSvg,
+  riskCoverageChart,
+  scoreBars,
+  svgToPng,
+} from "./charts.js";
 import type { ResultRecord } from "./results-file.js";
 import { describeRunConfig, type RunConfig } from "./run-config.js";
 import { type RunInfo, readRunInfo, selectionOf } from "./run-info.js";
 import { describeSelection } from "./selection.js";
+import {
+  type CheckerFigures,
+  checkedOutcomes,
+  checkerFigures,
+  optimalRiskCoverage,
+  riskCoverage,
+} from "./selective.js";
 import type { DatasetSummary, EvalExample, Scorer } from "./types.js";
 
 /** What the report says of how its results were made (from run.json). */
@@ -34,6 +48,12 @@ export interface Report {
     execMs: number;
   };
   errors: { count: number; first: { id: string; error: string }[] };
+  /**
+   * The checker's verdicts against the official scores (evals/selective.ts): pass precision and
+   * recall, wrong answers that passed, risk-coverage and AURC, calibration (ECE). Over the
+   * results that carry a verdict; absent in reports of older versions.
+   */
+  checker?: CheckerFigures;
   run?: ReportRun;
 }
 
@@ -94,7 +114,83 @@ export function buildReport(
       count: errors.length,
       first: errors.slice(0, 5).map((r) => ({ id: r.id, error: r.error ?? "" })),
     },
+    checker: checkerFigures(kept),
   };
+}
+
+const percent = (x: number | null) => (x === null ? "-" : `${x.toFixed(2)}%`);
+const fraction = (x: number | null) => (x === null ? "-" : x.toFixed(3));
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The report's section on the checker's verdicts (evals/selective.ts). */
+function checkerLines(report: Report): string[] {
+  const c = report.checker;
+  if (!c || report.answered === 0) return [];
+  const head = ["## The checker's verdicts", ""];
+  const unanswered = report.questions - report.answered;
+  const missing =
+    unanswered > 0
+      ? [
+          `${plural(unanswered, "question")} of the run ${unanswered === 1 ? "has" : "have"} no result (not run yet, or failed on the model endpoint), so ${unanswered === 1 ? "it is" : "they are"} not counted here, and never as wrong answers.`,
+        ]
+      : [];
+  if (c.checked === 0) {
+    return [
+      ...head,
+      `None of the ${plural(report.answered, "result")} carries the checker's verdict (checking was off, the runs failed before their check, or a version that did not record verdicts made them), so there are no figures of it.`,
+      ...missing,
+      "",
+    ];
+  }
+  const s = c.selective;
+  const byKind = c.support.map((k) => `${k.kind} ${k.n} (${percent(k.accuracy)} right)`);
+  const binRows = c.calibration.bins.map((b) => {
+    const range = `[${b.from.toFixed(1)}, ${b.to.toFixed(1)}${b.to >= 1 ? "]" : ")"}`;
+    const gap =
+      b.accuracy === null || b.confidence === null
+        ? "-"
+        : `${b.accuracy >= b.confidence ? "+" : ""}${(b.accuracy - b.confidence).toFixed(3)}`;
+    return `| ${range} | ${b.n} | ${fraction(b.confidence)} | ${fraction(b.accuracy)} | ${gap} |`;
+  });
+  return [
+    ...head,
+    `${c.checked} of ${plural(report.answered, "result")} carry the checker's verdict; the figures below are over them.` +
+      (c.withoutVerdict > 0
+        ? ` ${plural(c.withoutVerdict, "result")} without one (checking off, or the run failed before its check) ${c.withoutVerdict === 1 ? "is" : "are"} left out.`
+        : ""),
+    ...missing,
+    `Right or wrong: ${c.rightWhen}. Of the ${c.checked}: ${c.right} right, ${c.wrong} wrong.`,
+    "",
+    `- **Pass** against the official score: ${c.pass.passed} passed; precision ${percent(c.pass.precision)} (right among the passed), recall ${percent(c.pass.recall)} (passed among the right).`,
+    `- **Wrong answers that passed**: ${c.pass.wrongPassed} of ${c.wrong} (${percent(c.pass.wrongPassedRate)}); right answers that failed: ${c.pass.rightFailed}.`,
+    `- **Sure** (confidence not below the run's threshold, \`minConfidence\`): ${plural(c.sure.n, "answer")}, ${percent(c.sure.accuracy)} right; not sure: ${plural(c.notSure.n, "answer")}, ${percent(c.notSure.accuracy)} right.`,
+    `- **By support**: ${byKind.join(", ")}.`,
+    "",
+    "### Selective prediction",
+    "",
+    "Answers taken in decreasing confidence (answers of equal confidence count as in random order):",
+    "",
+    "| coverage | answers | lowest confidence | accuracy |",
+    "| ---: | ---: | ---: | ---: |",
+    ...s.atCoverage.map(
+      (p) => `| ${p.coverage}% | ${p.k} | ${p.confidence.toFixed(3)} | ${percent(p.accuracy)} |`,
+    ),
+    "",
+    `AURC **${fraction(s.aurc)}**: the area under the risk-coverage curve, the mean share of wrong answers over every coverage (lower is better). The best ranking of these answers gives ${fraction(s.optimalAurc)}; a confidence that ranks nothing gives the error rate, ${fraction(s.randomAurc)}.`,
+    "",
+    "![risk-coverage](charts/risk-coverage.svg)",
+    "",
+    "### Calibration",
+    "",
+    `ECE **${fraction(c.calibration.ece)}**: the expected calibration error over ${c.calibration.bins.length} equal-width confidence bins, |share right − mean confidence| weighted by each bin's answers (0 is calibrated).`,
+    "",
+    "| confidence | answers | mean confidence | share right | gap |",
+    "| --- | ---: | ---: | ---: | ---: |",
+    ...binRows,
+    "",
+    "![reliability](charts/reliability.svg)",
+    "",
+  ];
 }
 
 const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(2)}`;
@@ -159,7 +255,11 @@ export function renderMarkdown(name: string, report: Report): string {
     "",
     ...partial,
     ...runLines(report.run),
-    `Overall: **${s.overall.toFixed(2)}** over ${s.n} questions. Parse@1: ${s.parseRate.toFixed(2)}%.`,
+    `Overall: **${s.overall.toFixed(2)}** over ${s.n} questions${
+      s.overallPassPercent === undefined
+        ? ""
+        : ` (upstream's formula, chart Pass@1 counted as a fraction 0-1; corrected, with Pass@1 as a percent: ${s.overallPassPercent.toFixed(2)})`
+    }. Parse@1: ${s.parseRate.toFixed(2)}%.`,
     "",
     ...metricsLine(s.metrics),
     "## By category",
@@ -178,6 +278,7 @@ export function renderMarkdown(name: string, report: Report): string {
           "",
         ]
       : []),
+    ...checkerLines(report),
     ...cost,
     "## Errors",
     "",
@@ -207,10 +308,23 @@ export async function writeReport(
   writeFileSync(path.join(outDir, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(outDir, "report.md"), renderMarkdown(path.basename(outDir), report));
   const { groups, subgroups } = report.summary;
+  const kept = records.filter((r) => wanted.has(r.id));
+  const outcomes = checkedOutcomes(kept);
+  const checked = outcomes.length > 0 && report.checker;
   const specs: [string, TopLevelSpec | null][] = [
     ["categories", scoreBars("score per category", groups)],
     ["subcategories", subgroups.length > 0 ? scoreBars("score per subcategory", subgroups) : null],
-    ["latency", latencyHistogram(records.filter((r) => wanted.has(r.id)).map((r) => r.latencyMs))],
+    ["latency", latencyHistogram(kept.map((r) => r.latencyMs))],
+    [
+      "risk-coverage",
+      checked
+        ? riskCoverageChart([
+            { series: "checker confidence", points: riskCoverage(outcomes) },
+            { series: "best possible ranking", points: optimalRiskCoverage(outcomes) },
+          ])
+        : null,
+    ],
+    ["reliability", checked ? reliabilityChart(report.checker?.calibration.bins ?? []) : null],
   ];
   for (const [name, spec] of specs) {
     if (!spec) continue;

@@ -4,6 +4,21 @@ import { z } from "zod";
 import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../tools/jsonl.js";
 import { QuestionScoreSchema } from "./types.js";
 
+/**
+ * What a result keeps of the checker's verdict on its answer. Read loosely, so that a file a
+ * newer version wrote (another support kind) is still read, not set aside as corrupt.
+ */
+export const RecordedVerdictSchema = z.object({
+  pass: z.boolean(),
+  /** The weakest support of the answer's items: derived, looked-up, coincidental or none. */
+  support: z.string(),
+  /** How likely the answer is right, 0-1. */
+  confidence: z.number().min(0).max(1),
+  /** The confidence was not below the run's `minConfidence`; else the run said it was not sure. */
+  sure: z.boolean(),
+});
+export type RecordedVerdict = z.infer<typeof RecordedVerdictSchema>;
+
 /** One answered question, one line of results.jsonl. */
 export const ResultRecordSchema = z.object({
   id: z.string(),
@@ -30,6 +45,11 @@ export const ResultRecordSchema = z.object({
   invocation: z.number().int().positive().optional(),
   /** Why the run failed, when it did (the question is then scored on an empty output). */
   error: z.string().nullable(),
+  /**
+   * The checker's verdict on the answer; absent when there was none (checking off, a run that
+   * failed before its check, predictions scored with `eval score`) and in files of older versions.
+   */
+  verdict: RecordedVerdictSchema.optional(),
   finishedAt: z.string(),
 });
 export type ResultRecord = z.infer<typeof ResultRecordSchema>;

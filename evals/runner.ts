@@ -65,7 +65,8 @@ export interface RunOptions {
   /** Questions in a row failing on the model endpoint that stop the run (default 3). */
   maxEndpointFailures?: number;
   onStart?: (info: { total: number; done: number; repaired: LoadedRepair }) => void;
-  onResult?: (record: ResultRecord) => void;
+  /** A question recorded, with the graph's final state (null when its run failed). */
+  onResult?: (record: ResultRecord, state: unknown) => void;
   onUnscored?: (failure: Unscored) => void;
   /** A question that failed on the model endpoint; it is not recorded and runs again next time. */
   onFailedToRun?: (failure: Unscored) => void;
@@ -119,6 +120,19 @@ const GraphOutputSchema = z.object({
     })
     .partial()
     .default({}),
+  /**
+   * The checker's verdict, as the blackboard fills it (VerdictSchema's defaults for what a
+   * graph leaves out); a verdict the runner cannot read is left out, not a failed question.
+   */
+  verdict: z
+    .object({
+      pass: z.boolean(),
+      support: z.string().default("none"),
+      confidence: z.number().min(0).max(1).default(0),
+      sure: z.boolean().default(false),
+    })
+    .nullish()
+    .catch(null),
 });
 export type GraphOutput = z.infer<typeof GraphOutputSchema>;
 
@@ -254,12 +268,15 @@ async function answerRemaining(
   let failuresInARow = 0;
   let stopped: EndpointStop | null = null;
 
-  const runOne = async (example: EvalExample): Promise<ResultRecord> => {
+  const runOne = async (
+    example: EvalExample,
+  ): Promise<{ record: ResultRecord; state: unknown }> => {
     const started = performance.now();
     const deadline = AbortSignal.timeout(options.timeoutMs);
     const signal = AbortSignal.any([stopSignal, deadline]);
     const timedOut = `timed out after ${options.timeoutMs} ms`;
     let state: GraphOutput | null = null;
+    let finalState: unknown = null;
     let error: string | null = null;
     let tries = 0;
     while (state === null) {
@@ -278,6 +295,7 @@ async function answerRemaining(
           signal,
         );
         state = GraphOutputSchema.parse(value);
+        finalState = value;
         error = null;
       } catch (caught) {
         if (stopSignal.aborted) throw new Cancelled();
@@ -304,7 +322,8 @@ async function answerRemaining(
     // A score taken while stopping may have lost its sandbox run: keep it for next time.
     if (stopSignal.aborted) throw new Cancelled();
     const budget = state?.budget ?? {};
-    return {
+    const verdict = state?.verdict;
+    const record: ResultRecord = {
       id: example.id,
       prediction: score.prediction,
       output,
@@ -319,8 +338,19 @@ async function answerRemaining(
       tries,
       invocation: run.invocation,
       error,
+      ...(verdict
+        ? {
+            verdict: {
+              pass: verdict.pass,
+              support: verdict.support,
+              confidence: verdict.confidence,
+              sure: verdict.sure,
+            },
+          }
+        : {}),
       finishedAt: new Date().toISOString(),
     };
+    return { record, state: finalState };
   };
 
   const writer = new ResultsWriter(file);
@@ -330,8 +360,9 @@ async function answerRemaining(
       options.concurrency,
       async (example) => {
         let record: ResultRecord;
+        let state: unknown;
         try {
-          record = await inQuestion(example.id, () => runOne(example));
+          ({ record, state } = await inQuestion(example.id, () => runOne(example)));
         } catch (caught) {
           if (caught instanceof Cancelled) return;
           if (caught instanceof EndpointFailed) {
@@ -361,7 +392,7 @@ async function answerRemaining(
         writer.append(record);
         records.push(record);
         ran += 1;
-        options.onResult?.(record);
+        options.onResult?.(record, state);
       },
       stopSignal,
     );

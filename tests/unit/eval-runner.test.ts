@@ -327,6 +327,67 @@ describe("the evaluation runner", () => {
     ).rejects.toThrow("repeat an id");
   });
 
+  it("records the checker's verdict; a question without one is recorded without it", async () => {
+    const dir = tempDir();
+    const six = examples.slice(0, 6);
+    const states = new Map<string, unknown>();
+    const { graph } = fakeGraph((n) => {
+      const state = { answer: { final: String(n + 1) }, attempts: [], budget: { llmCalls: 1 } };
+      const verdicts: Record<number, unknown> = {
+        // The whole verdict, as the checker writes it.
+        0: {
+          answer: "1",
+          expectedType: "number",
+          scores: { type: 2, format: 2, grounding: 2 },
+          issues: [],
+          pass: true,
+          by: "rules",
+          claims: [],
+          support: "derived",
+          confidence: 0.8,
+          sure: true,
+        },
+        // What a graph leaves out takes the blackboard's defaults.
+        1: { pass: false },
+        // One the runner cannot read is left out; the question is still answered.
+        2: { pass: "yes", confidence: 7 },
+        // Checking off.
+        3: null,
+      };
+      if (n === 4) return Promise.reject(new Error("the coder reply has no python block"));
+      return Promise.resolve(n in verdicts ? { ...state, verdict: verdicts[n] } : state);
+    });
+    const outcome = await runEvaluation(
+      options(dir, graph, {
+        examples: six,
+        onResult: (record, state) => states.set(record.id, state),
+      }),
+    );
+    expect(outcome.ran).toBe(6);
+    const byId = new Map(
+      loadResults(path.join(dir, "results.jsonl")).records.map((r) => [r.id, r]),
+    );
+    expect(byId.get("q0")?.verdict).toEqual({
+      pass: true,
+      support: "derived",
+      confidence: 0.8,
+      sure: true,
+    });
+    expect(byId.get("q1")?.verdict).toEqual({
+      pass: false,
+      support: "none",
+      confidence: 0,
+      sure: false,
+    });
+    for (const id of ["q2", "q3", "q4", "q5"]) expect(byId.get(id)).not.toHaveProperty("verdict");
+    expect(byId.get("q2")?.error).toBeNull();
+    // The graph's final state goes to onResult as it came; none for a failed run.
+    expect(states.get("q0")).toMatchObject({ verdict: { support: "derived", scores: {} } });
+    expect(states.get("q4")).toBeNull();
+    const report = await writeReport(dir, six, outcome.records, fakeScorer());
+    expect(report.checker).toMatchObject({ checked: 2, withoutVerdict: 4, right: 2 });
+  });
+
   it("gives the scorer a chart question's last working code before the answer", () => {
     const chart = { ...examples[0], category: "Visualization" } as EvalExample;
     const state = {

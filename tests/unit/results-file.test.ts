@@ -131,6 +131,37 @@ describe("results.jsonl", () => {
     expect(loadResults(file).records.map((r) => r.id)).toEqual(["a", "b"]);
   });
 
+  it("keeps the checker's verdict, and reads files of older versions without one", () => {
+    const file = tempFile();
+    const verdict = { pass: true, support: "derived", confidence: 0.75, sure: true };
+    // A line as the first versions wrote it: no verdict, no cached calls, times or invocation.
+    const old = `{"id":"old","prediction":"1","output":"Final Answer: 1","score":{"id":"old","prediction":"1","parsed":true,"metrics":{"em":1},"metric":"em","score":1},"latencyMs":5,"tokens":{"prompt":1,"completion":1},"llmCalls":1,"attempts":0,"error":null,"finishedAt":"2026-01-01T00:00:00.000Z"}`;
+    // A newer version's verdict: another support kind and a field this one does not know.
+    const newer = JSON.stringify({
+      ...record("newer"),
+      verdict: { pass: false, support: "estimated", confidence: 0.1, sure: false, by: "rules" },
+    });
+    writeFileSync(file, `${old}\n${newer}\n`);
+    const writer = new ResultsWriter(file);
+    writer.append({ ...record("new"), verdict });
+    writer.close();
+    const loaded = loadResults(file);
+    expect(loaded.repaired).toBeNull();
+    const [a, b, c] = loaded.records;
+    expect(a?.id).toBe("old");
+    expect(a).not.toHaveProperty("verdict");
+    expect(b?.verdict).toEqual({ pass: false, support: "estimated", confidence: 0.1, sure: false });
+    expect(c?.verdict).toEqual(verdict);
+    expect(readFileSync(file, "utf8")).toContain(`"verdict":${JSON.stringify(verdict)}`);
+  });
+
+  it("refuses a verdict whose confidence is not a probability", () => {
+    const writer = new ResultsWriter(tempFile());
+    const verdict = { pass: true, support: "derived", confidence: 1.5, sure: true };
+    expect(() => writer.append({ ...record("a"), verdict })).toThrow();
+    writer.close();
+  });
+
   it("reads an empty or missing file as no results", () => {
     const file = tempFile();
     expect(loadResults(file)).toEqual({ records: [], repaired: null });
