@@ -15,9 +15,18 @@ const COMPUTED =
 const NOT_SUPERLATIVE =
   /\b(?:interest|forest|west|rest|test|contest|request|guest|nest|quest|harvest|protest|honest|suggest|manifest|digest|arrest|invest|chest|crest|pest|vest|zest|latest)\b/gi;
 
-/** Whether only a computation over the table can answer the question (a cell looked up cannot). */
-export function needsDerivation(question: string): boolean {
-  return COMPUTED.test(question.replace(NOT_SUPERLATIVE, " "));
+/**
+ * Whether only a computation over the table can answer the question (a cell looked up cannot).
+ * Column names the question quotes are names, not requests: "the total of Japan" over a column
+ * named "total" is a lookup.
+ */
+export function needsDerivation(question: string, columns: string[] = []): boolean {
+  let text = ` ${normalizeText(question)} `;
+  const names = columns.map(normalizeText).filter(Boolean);
+  for (const column of names.sort((a, b) => b.length - a.length)) {
+    text = text.split(` ${column} `).join("  ");
+  }
+  return COMPUTED.test(text.replace(NOT_SUPERLATIVE, " "));
 }
 
 /** The code's result a run's answer is judged against: the last successful attempt's. */
@@ -69,12 +78,25 @@ export function resultElements(result: CodeResult): ResultElements {
   return { values, labels, size: result.values.length };
 }
 
-/** Whether an element carries an item: the same number at the item's precision, the same name, the same truth value. */
+/** Significant digits an answer's number states: "0" none, "4" one, "10.6" three. */
+function significantDigits(item: Claimed): number {
+  const digits = (/[\d.,]+/.exec(item.text)?.[0] ?? "").replace(/[.,]/g, "");
+  return digits.replace(/^0+/, "").length;
+}
+
+/**
+ * Whether an element carries an item: the same number at the item's precision, the same name,
+ * the same truth value. Rounding needs two significant digits: "0" for 0.1 or "4" for 4.5 says
+ * too little to be the value computed.
+ */
 function carries(item: Claimed, e: Element, percentQuestion: boolean, yesno: boolean): boolean {
   if (yesno) return e.bool !== null && e.bool === /^(?:yes|true)$/i.test(item.text.trim());
   if (item.number) {
+    if (e.number === null) return false;
+    if (numberCarried(item.number, e.number, { rounding: false, percentQuestion })) return true;
     return (
-      e.number !== null && numberCarried(item.number, e.number, { rounding: true, percentQuestion })
+      significantDigits(item) >= 2 &&
+      numberCarried(item.number, e.number, { rounding: true, percentQuestion })
     );
   }
   return item.norm !== "" && e.norm === item.norm;

@@ -1,6 +1,15 @@
-import type { Attempt, Evidence, ExecResult, OutputSpan } from "../blackboard/schemas.js";
+import type {
+  Attempt,
+  CodeResult,
+  Evidence,
+  ExecResult,
+  Lineage,
+  OutputSpan,
+} from "../blackboard/schemas.js";
 
 const MAX_OUTPUT_LINES = 50;
+/** A result's packet names at most this many source cells as its parents. */
+const MAX_RESULT_PARENTS = 20;
 
 /** A printed line as a value: a number when the whole line is one, else the text. */
 export function lineValue(text: string): string | number {
@@ -28,10 +37,61 @@ export function outputLines(stdout: string): { text: string; start: number; end:
   return lines;
 }
 
+/** The id of a source cell's packet (as cellEvidence makes it). */
+function cellId(table: string, row: number, column: string): string {
+  return `${table}:r${row}:${column}`;
+}
+
+/**
+ * The source cells a result rests on, as cell evidence ids: each traced row by each traced
+ * column, table by table, at most MAX_RESULT_PARENTS. Untraced (null) rows or columns give none.
+ */
+export function lineageParents(lineage: Lineage[]): string[] {
+  const parents: string[] = [];
+  for (const { table, rows, columns } of lineage) {
+    for (const row of rows ?? []) {
+      for (const column of columns ?? []) {
+        if (parents.length === MAX_RESULT_PARENTS) return parents;
+        parents.push(cellId(table, row, column));
+      }
+    }
+  }
+  return parents;
+}
+
+/** The result's packet: its value (one scalar, else its text) anchored to the line that made it. */
+function resultPacket(
+  attempt: Attempt,
+  result: CodeResult,
+  stdout: string,
+  source: string,
+  time: string,
+): Evidence {
+  const line = result.line ?? 0;
+  // A printed result is the last non-empty line of stdout, as the sandbox took it.
+  const printed = result.from === "printed" ? outputLines(stdout).at(-1) : undefined;
+  return {
+    id: `${attempt.id}:result`,
+    modality: "code",
+    source,
+    anchor: {
+      kind: "code",
+      attempt: attempt.id,
+      lines: [line, line],
+      stdout: printed ? [printed.start, printed.end] : [0, 0],
+    },
+    value: result.values.length === 1 ? (result.values[0] ?? null) : result.text,
+    time,
+    provenance: { attempt: attempt.id, parents: lineageParents(result.lineage) },
+    confidence: 1,
+  };
+}
+
 /**
  * Evidence packets of one execution: each printed line anchored to the code lines
- * that wrote it and its stdout slice, and each DataFrame the code left behind
- * anchored to the line that assigned it.
+ * that wrote it and its stdout slice, each DataFrame the code left behind anchored
+ * to the line that assigned it, and the code's result (its declared `result`, else its
+ * last printed value) with the source cells its lineage names as parents.
  */
 export function evidenceFromExecution(
   attempt: Attempt,
@@ -71,6 +131,8 @@ export function evidenceFromExecution(
       confidence: result.ok ? 1 : 0.5,
     });
   }
+  if (result.result)
+    packets.push(resultPacket(attempt, result.result, result.stdout, source, time));
   return packets;
 }
 
@@ -86,7 +148,7 @@ export function cellEvidence(
   time: string,
 ): Evidence {
   return {
-    id: cell ? `${table}:r${cell.row}:${column}` : `${table}:col:${column}`,
+    id: cell ? cellId(table, cell.row, column) : `${table}:col:${column}`,
     modality: "table",
     source,
     anchor: { kind: "cells", table, rows: cell ? [cell.row] : [], columns: [column] },

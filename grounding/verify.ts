@@ -111,7 +111,10 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   const now = input.now ?? new Date().toISOString();
   const question = input.question ?? "";
   const percentQuestion = /\b(?:percent|percentage)\b|%/i.test(question);
-  const computed = needsDerivation(question);
+  const computed = needsDerivation(
+    question,
+    (input.tables ?? []).flatMap((t) => t.columns.map((c) => c.name)),
+  );
   const good = new Set(input.attempts.filter((a) => a.result?.ok).map((a) => a.id));
   const ran = resultOf(input.attempts);
   const elements = ran ? resultElements(ran.result) : null;
@@ -206,6 +209,16 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
       const named = ran.result.kind === "frame" || elements.size === items.length;
       const singled = prose || yesno || elements.size <= 1 || (items.length > 1 && named);
       if (matches && singled) {
+        const cells = !computed && ran.result.derived !== "yes" ? lookedUp(claim) : [];
+        if (cells.length > 0) {
+          return {
+            ...base,
+            status: "supported",
+            support: "looked-up",
+            supports: cells,
+            conflicts: [],
+          };
+        }
         if (ran.result.derived === "yes") {
           return {
             ...base,
