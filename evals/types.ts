@@ -50,6 +50,12 @@ export const DatasetSummarySchema = z.object({
   n: z.number().int().nonnegative(),
   /** The benchmark's headline number, in percent. */
   overall: z.number(),
+  /**
+   * TableBench only (when it has chart questions): Overall recomputed with Visualization's
+   * Pass@1 as a percent, where upstream's formula, which `overall` follows, adds it as a fraction
+   * between 0 and 1. A corrected figure, not the published one.
+   */
+  overallPassPercent: z.number().optional(),
   /** Share of outputs the scorer could parse, in percent (TableBench's Parse@1). */
   parseRate: z.number(),
   groups: z.array(GroupScoreSchema),

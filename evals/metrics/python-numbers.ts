@@ -25,6 +25,11 @@ function decimalValue(codePoint: number): number {
   return (codePoint - start) % 10;
 }
 
+/** The digit a decimal digit of any script (Python's `\d`, category Nd) stands for, else null. */
+export function decimalDigit(char: string): number | null {
+  return DECIMAL.test(char) ? decimalValue(char.codePointAt(0) ?? 0) : null;
+}
+
 /**
  * What CPython does first to the text int() and float() get: a non-ASCII decimal digit
  * becomes its ASCII digit, non-ASCII whitespace a space; any other non-ASCII character

@@ -8,37 +8,41 @@ import type {
 } from "../types.js";
 import { judgeChart } from "./chart.js";
 import { normalizeAnswer, rougeL } from "./squad.js";
-import { round2 } from "./summary.js";
+import { pythonRound2 } from "./summary.js";
+import { computeEm, computeEmWithTolerance } from "./tablebench-em.js";
 
-const NUMERIC_REFERENCE = /^-?\d+(\.\d+)?%?$/;
+export { computeEm, computeEmWithTolerance, isTableBenchNumber } from "./tablebench-em.js";
+
 const EM10 = new Set(["CorrelationAnalysis", "TrendForecasting", "StatisticalAnalysis"]);
 
-/** The text after the first "Final Answer: " on its line; "" when there is none (a parse failure). */
+/**
+ * The text after the first "Final Answer: " up to the end of its line (Python's `.` stops only
+ * at "\n"), as upstream's `parse_dp_prediction`; null when there is none (upstream's '', a
+ * parse failure).
+ */
 export function parsePrediction(output: string): string | null {
-  const match = /Final Answer: (.+)/.exec(output);
+  const match = /Final Answer: ([^\n]+)/.exec(output);
   return match?.[1] ?? null;
 }
 
-function asNumber(text: string): number | null {
-  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : null;
+/**
+ * TableBench's EM of one answer, as QAMetric computes it: both sides SQuAD-normalized, then
+ * upstream's compute_em (tablebench-em.ts). Normalization removes every comma, point, sign and
+ * percent sign, so each side is one item, and a reference of digits (any script) is compared
+ * as a Decimal with the prediction read by Decimal() ("0106" and "106" match, so do "1000"
+ * and "1e3").
+ */
+export function exactMatch(reference: string, prediction: string): number {
+  return computeEm(normalizeAnswer(reference), normalizeAnswer(prediction));
 }
 
-/**
- * Exact match as TableBench scores it. After normalization no commas are left, so each side
- * is one item; a numeric reference is compared as a number (so "0106" equals "106").
- */
-export function exactMatch(reference: string, prediction: string, tolerance = 0): number {
-  const ref = normalizeAnswer(reference);
-  const pred = normalizeAnswer(prediction);
-  if (NUMERIC_REFERENCE.test(ref)) {
-    const r = asNumber(ref.replace(/%$/, ""));
-    const p = asNumber(pred.replace(/%$/, ""));
-    if (r === null || p === null) return 0;
-    if (tolerance === 0) return r === p ? 1 : 0;
-    if (r === 0) return p === 0 ? 1 : 0;
-    return Math.abs(r - p) / Math.abs(r) <= tolerance ? 1 : 0;
-  }
-  return ref === pred ? 1 : 0;
+/** TableBench's EM_with_error_{errorRange} of one answer (errorRange in percent, 10 by default). */
+export function exactMatchWithin(reference: string, prediction: string, errorRange = 10): number {
+  return computeEmWithTolerance(
+    normalizeAnswer(reference),
+    normalizeAnswer(prediction),
+    errorRange,
+  );
 }
 
 /** Which metric counts for a question, by its qtype and qsubtype. */
@@ -82,7 +86,7 @@ export const tablebenchScorer: Scorer = {
     const prediction = parsed ?? "";
     const metrics = {
       em: exactMatch(example.gold, prediction),
-      em10: exactMatch(example.gold, prediction, 0.1),
+      em10: exactMatchWithin(example.gold, prediction, 10),
       rougeL: rougeL(normalizeAnswer(example.gold), normalizeAnswer(prediction)),
     };
     return {
@@ -96,54 +100,149 @@ export const tablebenchScorer: Scorer = {
   },
 
   summarize(examples, scores): DatasetSummary {
-    const byId = new Map(scores.map((s) => [s.id, s]));
-    const scored = examples.flatMap((e) => {
-      const s = byId.get(e.id);
-      return s ? [{ e, s }] : [];
-    });
-    const group = (
-      key: (e: EvalExample) => string,
-      metricName: (e: EvalExample) => string,
-    ): GroupScore[] => {
-      const groups = new Map<string, { n: number; sum: number; metrics: Set<string> }>();
-      for (const { e, s } of scored) {
-        const g = groups.get(key(e)) ?? { n: 0, sum: 0, metrics: new Set<string>() };
-        g.n += 1;
-        g.sum += s.score;
-        g.metrics.add(metricName(e));
-        groups.set(key(e), g);
+    const scored = scoredOf(examples, scores);
+    const group = (key: (e: EvalExample) => string): GroupScore[] => {
+      const groups = new Map<string, Scored[]>();
+      for (const item of scored) {
+        const name = key(item.e);
+        groups.set(name, [...(groups.get(name) ?? []), item]);
       }
       return [...groups.entries()]
         .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, g]) => ({
-          name,
-          n: g.n,
-          metric: g.metrics.size === 1 ? ([...g.metrics][0] ?? "") : "mix",
-          score: round2((100 * g.sum) / g.n),
-        }));
+        .map(([name, items]) => {
+          const metrics = new Set(items.map((i) => i.metric));
+          return {
+            name,
+            n: items.length,
+            metric: metrics.size === 1 ? ([...metrics][0] ?? "") : "mix",
+            score: mixedScore(items),
+          };
+        });
     };
-    const groups = group((e) => e.category ?? "all", metricFor);
-    const subgroups = group((e) => `${e.category ?? "all"}/${e.subcategory ?? "-"}`, metricFor);
     const n = scored.length;
-    const overall = n === 0 ? 0 : round2(groups.reduce((sum, g) => sum + g.score * g.n, 0) / n);
+    const pools = overallPools(scored);
+    const { overall, passAsPercent } = tablebenchOverall(pools);
     const parsed = scored.filter(({ s }) => s.parsed).length;
     const metricNames = [...new Set(scored.flatMap(({ s }) => Object.keys(s.metrics)))];
     const metrics = Object.fromEntries(
       metricNames.map((m) => {
         const values = scored.flatMap(({ s }) => (m in s.metrics ? [s.metrics[m] ?? 0] : []));
-        return [m, round2((100 * values.reduce((a, b) => a + b, 0)) / Math.max(1, values.length))];
+        return [m, percentOf(values)];
       }),
     );
     return {
       dataset: "tablebench",
       n,
       overall,
-      parseRate: n === 0 ? 0 : round2((100 * parsed) / n),
-      groups,
-      subgroups,
+      ...(pools.pass.n > 0 ? { overallPassPercent: passAsPercent } : {}),
+      parseRate: n === 0 ? 0 : pythonRound2((parsed / n) * 100),
+      groups: group((e) => e.category ?? "all"),
+      subgroups: group((e) => `${e.category ?? "all"}/${e.subcategory ?? "-"}`),
       metrics,
     };
   },
 };
+
+type Scored = { e: EvalExample; s: QuestionScore; metric: string };
+
+/** The examples that have a score, with it and the metric that counts for them. */
+function scoredOf(examples: EvalExample[], scores: QuestionScore[]): Scored[] {
+  const byId = new Map(scores.map((s) => [s.id, s]));
+  return examples.flatMap((e) => {
+    const s = byId.get(e.id);
+    return s ? [{ e, s, metric: metricFor(e) }] : [];
+  });
+}
+
+/**
+ * A set of per-question values as QAMetric.compute reports it: the float sum in order, over
+ * the count, times 100, Python's round to 2 decimals; 0 for an empty set (upstream raises).
+ */
+function percentOf(values: number[]): number {
+  if (values.length === 0) return 0;
+  let sum = 0;
+  for (const v of values) sum += v;
+  return pythonRound2((sum / values.length) * 100);
+}
+
+/** The metrics in the order upstream's weighted sums add them. */
+const POOL_ORDER = ["em", "em10", "rougeL", "pass"] as const;
+
+/**
+ * A group's score: its one metric's percent, or for a group of several (DataAnalysis)
+ * upstream's Mix_Metric, each metric's percent (rounded) weighted by its questions, rounded.
+ */
+function mixedScore(items: Scored[]): number {
+  const parts = POOL_ORDER.map((metric) => items.filter((i) => i.metric === metric))
+    .filter((part) => part.length > 0)
+    .map((part) => ({ n: part.length, score: percentOf(part.map((i) => i.s.score)) }));
+  if (parts.length === 1) return parts[0]?.score ?? 0;
+  let sum = 0;
+  let count = 0;
+  for (const part of parts) {
+    sum += part.score * part.n;
+    count += part.n;
+  }
+  return count === 0 ? 0 : pythonRound2(sum / count);
+}
+
+/** The four sets upstream's "Overall" block scores, each as one set. */
+export interface OverallPools {
+  /** EM over FactChecking + NumericalReasoning + ImpactAnalysis, a rounded percent. */
+  em: { n: number; score: number };
+  /** EM_with_error_10 over Correlation/Trend/Statistical analysis, a rounded percent. */
+  em10: { n: number; score: number };
+  /** ROUGE-L over the other DataAnalysis subtypes (our plain mean), a rounded percent. */
+  rougeL: { n: number; score: number };
+  /** Visualization's Pass@1 as upstream's Overall takes it: count(True) / total, 0 to 1. */
+  pass: { n: number; fraction: number };
+}
+
+/** The pools of upstream's Overall over the scored examples. */
+export function tablebenchPools(examples: EvalExample[], scores: QuestionScore[]): OverallPools {
+  return overallPools(scoredOf(examples, scores));
+}
+
+function overallPools(scored: Scored[]): OverallPools {
+  const values = (metric: string) =>
+    scored.filter((i) => i.metric === metric).map((i) => i.s.score);
+  const pool = (metric: string) => {
+    const v = values(metric);
+    return { n: v.length, score: percentOf(v) };
+  };
+  const passes = values("pass");
+  return {
+    em: pool("em"),
+    em10: pool("em10"),
+    rougeL: pool("rougeL"),
+    pass: {
+      n: passes.length,
+      fraction: passes.length === 0 ? 0 : passes.filter((v) => v === 1).length / passes.length,
+    },
+  };
+}
+
+/**
+ * TableBench's Overall exactly as upstream's eval_tablebench_script.py computes it:
+ * (EM x n_em + EM10 x n_10 + ROUGE-L x n_rl + pass_fraction x n_vis) / (n_em + n_10 + n_rl +
+ * n_vis), rounded to 2 decimals, where the first three are percents and Visualization's Pass@1
+ * enters as a fraction between 0 and 1, so a chart question counts in the denominator while a
+ * passing chart adds almost nothing. `passAsPercent` is the same sum with Pass@1 as a percent
+ * (as the Visualization row reports it): a corrected figure, not the published one.
+ */
+export function tablebenchOverall(pools: OverallPools): {
+  overall: number;
+  passAsPercent: number;
+} {
+  const { em, em10, rougeL, pass } = pools;
+  const total = em.n + em10.n + rougeL.n + pass.n;
+  if (total === 0) return { overall: 0, passAsPercent: 0 };
+  const text = em.score * em.n + em10.score * em10.n + rougeL.score * rougeL.n;
+  const passPercent = pythonRound2(pass.fraction * 100);
+  return {
+    overall: pythonRound2((text + pass.fraction * pass.n) / total),
+    passAsPercent: pythonRound2((text + passPercent * pass.n) / total),
+  };
+}
 
 export type { ChartRunner };

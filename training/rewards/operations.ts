@@ -5,8 +5,9 @@ import type { Sandbox } from "../../tools/sandbox/index.js";
 
 /*
  * The pandas operations of a piece of code, read by Python's own `ast` module (operations.py)
- * run in the sandbox, and the F1 of two such sets. The labels, one per kind of step a table
- * program takes (operations.py says which syntax gives each):
+ * run in the sandbox, and the F1 of two such sets. The labels are the 28 of the released
+ * Mixture-of-Minds code reward (`extract_operations`), named and assigned as it does
+ * (operations.py says which syntax gives each, quirks included):
  *   building       create_dataframe, assign_column_names
  *   cleaning       convert_to_numeric, handle_nulls, change_dtype, replace_values,
  *                  string_cleanup, convert_to_float, convert_to_int, convert_to_str
@@ -14,9 +15,10 @@ import type { Sandbox } from "../../tools/sandbox/index.js";
  *   filtering      filter_row_by_value, filter_row_by_condition, compare_columns
  *   ordering       sort_by_column, groupby
  *   computing      aggregate_sum, aggregate_mean, aggregate_count, compute_correlation,
- *                  compute_difference, add_values
- *   output         print_result, format_output, assign_answer
- * Code that does not parse has no operations.
+ *                  compute_difference, add_columns
+ *   output         print_result, format_output, assign_answer_text
+ * As the release reads code, select_columns and select_bottom_row never occur (a list key and
+ * a negative index are not literals to it). Code that does not parse has no operations.
  */
 export const OPERATION_LABELS = [
   "create_dataframe",
@@ -43,10 +45,10 @@ export const OPERATION_LABELS = [
   "aggregate_count",
   "compute_correlation",
   "compute_difference",
-  "add_values",
+  "add_columns",
   "print_result",
   "format_output",
-  "assign_answer",
+  "assign_answer_text",
 ] as const;
 export type OperationLabel = (typeof OPERATION_LABELS)[number];
 
