@@ -65,6 +65,12 @@ const reflections = new ReducedValue(
 );
 /** Lessons recalled from past episodes for the planner. */
 const memories = z.array(MemorySchema).default(() => []);
+/**
+ * The expected answer, when the caller knows it (an evaluation or mining over a dataset with
+ * gold answers); null otherwise. Given to table_qa, its archiver learns from the run by it: a
+ * match is verified, a mismatch a known failure (see nodes/archiver.ts).
+ */
+const gold = z.string().nullable().default(null);
 const budget = new ReducedValue(
   BudgetSchema.default(() => EMPTY_BUDGET),
   { inputSchema: BudgetSchema.partial(), reducer: addBudget },
@@ -139,7 +145,8 @@ export const TableQAState = new StateSchema({
   checked,
 });
 
-export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews });
+/** table_qa's graph: its state, the decisions taken at review pauses, and the gold answer if known. */
+export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews, gold });
 
 /** The branches of a search over plans, codes and answers (mom, mcts), upserted by id. */
 const branches = new ReducedValue(

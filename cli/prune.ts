@@ -1,6 +1,13 @@
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { artifactDir, pruneArtifacts } from "../tools/artifacts.js";
+import {
+  describeSweep,
+  memoryFile,
+  SqliteStore,
+  sweepOutdatedEpisodes,
+} from "../tools/memory/index.js";
 import { nonNegativeInt } from "./args.js";
 
 const PruneFlagsSchema = z.object({
@@ -15,12 +22,29 @@ function size(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
 }
 
-/** `tableminds prune`: removes stored tables (and what was derived from them) not used lately. */
+/**
+ * The memory entries an older tableminds archived (no table schema, no verification), dropped
+ * from `$TABLEMINDS_HOME/memory.sqlite`: the line that says how many, or null without a file.
+ */
+export function pruneMemory(dryRun: boolean, file = memoryFile()): string | null {
+  if (!existsSync(file)) return null;
+  const store = new SqliteStore(file);
+  try {
+    return describeSweep(file, sweepOutdatedEpisodes(store, dryRun), dryRun);
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * `tableminds prune`: removes stored tables (and what was derived from them) not used lately,
+ * and memory entries archived by an older tableminds.
+ */
 export function registerPruneCommand(program: Command): void {
   program
     .command("prune")
     .description(
-      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load)",
+      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load), and memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite",
     )
     .option("--older-than <days>", "not used for this many days", nonNegativeInt, 30)
     .option("--dry-run", "only list what would be removed", false)
@@ -37,5 +61,7 @@ export function registerPruneCommand(program: Command): void {
       console.log(
         `${verb} ${size(result.bytes)} in ${result.removed.length} file${result.removed.length === 1 ? "" : "s"} of ${artifactDir()}; kept ${result.kept} used within ${opts.olderThan} day${opts.olderThan === 1 ? "" : "s"}`,
       );
+      const memory = pruneMemory(opts.dryRun);
+      if (memory) console.log(memory);
     });
 }

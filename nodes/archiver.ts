@@ -1,22 +1,26 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { GraphNode } from "@langchain/langgraph";
-import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
+import type { ReviewState, ReviewStateValue, TableQAGraphStateValue } from "../blackboard/state.js";
+import { sameAnswer } from "../grounding/agreement.js";
+import { focusQuestion } from "../grounding/answer-type.js";
 import { createEmbedder, encodeVector } from "../tools/memory/embeddings.js";
 import {
   addOrMerge,
+  EPISODE_VERSION,
   type Episode,
   type EpisodeSummary,
+  isFailure,
   memoryNamespace,
   mergeEpisode,
   type Notes,
-  pitfallsOnly,
   summarizeEpisode,
+  type Verification,
   withNotes,
 } from "../tools/memory/episodes.js";
 import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
 import { ask, askOrFallBack } from "./llm.js";
 import { renderPlan } from "./prompts.js";
-import { configurationOf, type NodeContext } from "./runtime.js";
+import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 
 /** Neighbours looked at when archiving: enough to count how many are near. */
 const NEIGHBOURS = 5;
@@ -33,19 +37,66 @@ Reply with one JSON object and nothing else:
 {"lessons": ["..."], "pitfalls": ["..."]}`;
 
 /**
- * What a finished run leaves in memory: a solved episode whole (its answer passed the check,
- * or, with checking off, came from code that ran); a failed one (the best checked answer still
- * failed when no reflection was left) only what went wrong; anything else nothing.
+ * The gold answer, which table_qa's graph state carries when its caller knows it (an
+ * evaluation or mining over a dataset); absent in a state from before it existed.
+ */
+type Gold = Partial<Pick<TableQAGraphStateValue, "gold">>;
+
+/*
+ * Superlatives, aggregates, comparisons and arithmetic: a question with one of these asks for a
+ * value computed over rows, which a looked-up cell does not verify. The checker decides what is
+ * looked up (the cell in the row and column the question names); this only keeps a question
+ * that evidently computes from counting as a lookup. "How many gold medals did Japan win?" is a
+ * lookup of Japan's gold cell, so "how many" alone is no sign.
+ */
+const DERIVED_VALUE = new RegExp(
+  [
+    String.raw`\b(?:count|total|sum|average|mean|median|mode|combined|altogether|overall)\b`,
+    String.raw`\b(?:most|least|fewest|more|less|fewer|greater|smaller|larger|higher|lower|better|worse)\b`,
+    String.raw`\b(?:maximum|minimum|max|min|top|bottom|first|last)\b`,
+    String.raw`\b(?:difference|differ|ratio|percent(?:age)?|proportion|share|rate|increase|decrease|change|growth|trend|correlat\w*|compare[ds]?|than)\b`,
+    String.raw`\b(?:each|every|all|any|both|either|none)\b`,
+    String.raw`\b(?!(?:interest|west|test|rest|request|forest|contest|guest|quest|suggest|honest|modest|harvest|protest|digest|arrest|invest|manifest|chest|nest|pest|vest|crest|priest)\b)[a-z]{2,}est\b`,
+  ].join("|"),
+  "i",
+);
+
+/**
+ * Whether a question is a plain lookup (one cell the question identifies), where a looked-up
+ * answer is verified; anything computed over rows needs derivation.
+ */
+export function isPlainLookup(question: string): boolean {
+  return !DERIVED_VALUE.test(focusQuestion(question));
+}
+
+/** Whether the verdict found a concrete contradiction: a claim of it the evidence conflicts with. */
+function contradicted(state: Pick<ReviewStateValue, "verdict" | "claims">): boolean {
+  const own = new Set(state.verdict?.claims ?? []);
+  return state.claims.some((claim) => own.has(claim.id) && claim.status === "conflicted");
+}
+
+/**
+ * How a finished run is known to have gone, or null when it is not known (then nothing is
+ * archived). With a gold answer, by it: `matched-gold` or `missed-gold`. Otherwise by the
+ * verdict about the answer given: a pass derived from the table (`derived`), or looked up for a
+ * plain lookup (`looked-up`); a failure on a concrete contradiction (`conflict`). A pass that is
+ * coincidental or unsupported, a failure without a contradiction, or an unchecked answer teach
+ * nothing: memory learns only from verified runs.
  */
 export function episodeOutcome(
-  state: Pick<ReviewStateValue, "answer" | "verdict" | "attempts">,
-): "solved" | "failed" | null {
+  state: Pick<ReviewStateValue, "question" | "answer" | "verdict" | "claims"> & Gold,
+): Verification | null {
   if (!state.answer) return null;
-  if (state.verdict) {
-    if (state.verdict.answer !== state.answer.final) return null;
-    return state.verdict.pass ? "solved" : "failed";
+  if (state.gold?.trim())
+    return sameAnswer(state.answer.final, state.gold) ? "matched-gold" : "missed-gold";
+  const verdict = state.verdict;
+  if (!verdict || verdict.answer !== state.answer.final) return null;
+  if (verdict.pass) {
+    if (verdict.support === "derived") return "derived";
+    if (verdict.support === "looked-up" && isPlainLookup(state.question)) return "looked-up";
+    return null;
   }
-  return state.attempts.at(-1)?.result?.ok ? "solved" : null;
+  return contradicted(state) ? "conflict" : null;
 }
 
 export function archiverPrompt(
@@ -128,22 +179,21 @@ function runKey(
 }
 
 /**
- * At the end of a run: remember the episode. A new entry is added only when few stored
- * ones lie within `memoryThreshold`; otherwise the nearest entry evolves with this episode.
+ * At the end of a run: remember the episode, if the run is verified (episodeOutcome). A new
+ * entry is added only when few stored ones over tables of a similar schema
+ * (`memorySchemaSimilarity`) lie within `memoryThreshold`; otherwise the nearest entry evolves
+ * with this episode.
  */
-export const archiver = (async (state, runtime) => {
+export const archiver = (async (state: ReviewStateValue & Gold, runtime?: NodeRuntime) => {
   const config = configurationOf(runtime);
   const store = runtime?.store;
-  const outcome = episodeOutcome(state);
-  if (!config.memory || !store || !outcome) return {};
-  let summary = summarizeEpisode(state);
-  if (outcome === "failed") {
-    summary = pitfallsOnly(summary);
-    if (summary.pitfalls.length === 0) return {};
-  }
+  const outcome = config.memory && store ? episodeOutcome(state) : null;
+  if (!store || !outcome) return {};
+  let summary = summarizeEpisode(state, outcome);
+  if (isFailure(outcome) && summary.pitfalls.length === 0) return {};
   const embedder = createEmbedder(config.embeddingModel, config.llmTimeoutMs);
   let budget = {};
-  if (config.llmArchiver && outcome === "solved") {
+  if (config.llmArchiver && !isFailure(outcome)) {
     const reply = await askOrFallBack(() =>
       ask("archiver", ARCHIVER_SYSTEM, archiverPrompt(state, summary), config, runtime?.signal),
     );
@@ -155,7 +205,10 @@ export const archiver = (async (state, runtime) => {
   const vector = await embedText(embedder, summary.pattern);
   if (!vector) return { budget };
   const namespace = memoryNamespace(config.memoryNamespace);
-  const neighbours = await nearestEpisodes(store, namespace, embedder, vector, NEIGHBOURS);
+  const neighbours = await nearestEpisodes(store, namespace, embedder, vector, NEIGHBOURS, {
+    columns: summary.columns,
+    minSimilarity: config.memorySchemaSimilarity,
+  });
   const run = runKey(state, runtime?.configurable);
   // A run resumed after its put but before its checkpoint comes here again.
   if (run && neighbours.some((n) => n.episode.runs?.includes(run))) return { budget };
@@ -171,6 +224,7 @@ export const archiver = (async (state, runtime) => {
     await store.put(namespace, nearest.key, merged);
   } else {
     const episode: Episode = {
+      version: EPISODE_VERSION,
       ...summary,
       embedding: encodeVector(vector),
       embedder: embedder.id,

@@ -4,10 +4,8 @@ import type { SolveState } from "../blackboard/state.js";
 import { createEmbedder } from "../tools/memory/embeddings.js";
 import { memoryNamespace, questionPattern, toMemory } from "../tools/memory/episodes.js";
 import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
+import { tableSchema } from "../tools/memory/table-schema.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
-
-/** Below this similarity a past episode is about something else and is not shown. */
-export const RECALL_FLOOR = 0.3;
 
 function memoryEvidence(memory: Memory, time: string): Evidence {
   const text = [...memory.lessons, ...memory.pitfalls].join("\n");
@@ -23,7 +21,12 @@ function memoryEvidence(memory: Memory, time: string): Evidence {
   };
 }
 
-/** Before planning: the k most similar past episodes, for the planner to learn from. */
+/**
+ * Before planning: the k past episodes most similar to the question, for the planner to learn
+ * from. Only episodes over tables of a similar schema (`memorySchemaSimilarity`) and at least
+ * `memoryRecallSimilarity` alike in question are shown: below that, a lesson is about
+ * something else.
+ */
 export const recall = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const store = runtime?.store;
@@ -32,9 +35,12 @@ export const recall = (async (state, runtime) => {
   const query = await embedText(embedder, questionPattern(state.question));
   if (!query) return { memories: [] };
   const namespace = memoryNamespace(config.memoryNamespace);
-  const ranked = await nearestEpisodes(store, namespace, embedder, query, config.memoryK);
+  const ranked = await nearestEpisodes(store, namespace, embedder, query, config.memoryK, {
+    columns: tableSchema(state.tables),
+    minSimilarity: config.memorySchemaSimilarity,
+  });
   const memories = ranked
-    .filter((r) => r.similarity >= RECALL_FLOOR)
+    .filter((r) => r.similarity >= config.memoryRecallSimilarity)
     .map((r) => toMemory(r.key, namespace, r.episode, r.similarity));
   const time = new Date().toISOString();
   return { memories, evidence: memories.map((m) => memoryEvidence(m, time)) };

@@ -343,6 +343,53 @@ describe("SqliteStore on disk", () => {
     await expect(store.get(["x"], "k")).rejects.toThrow(/closed/);
   });
 
+  it("sweeps a namespace and the ones below it: a dry run counts, a real one deletes", async () => {
+    const store = sqlite(["text"]);
+    await store.put(["m", "a"], "old", { text: "gold", v: 1 });
+    await store.put(["m", "a", "deep"], "old", { text: "silver", v: 1 });
+    await store.put(["m", "a"], "new", { text: "bronze", v: 2 });
+    await store.put(["mm"], "old", { text: "gold", v: 1 });
+    const current = (value: unknown) => (value as { v?: number }).v === 2;
+    expect(store.sweep(["m"], current, true)).toEqual({ dropped: 2, kept: 1 });
+    expect(await store.get(["m", "a"], "old")).not.toBeNull();
+    expect(store.sweep(["m"], current)).toEqual({ dropped: 2, kept: 1 });
+    expect(await store.get(["m", "a"], "old")).toBeNull();
+    expect(await store.get(["m", "a", "deep"], "old")).toBeNull();
+    // Another namespace sharing the prefix's first letters is not under it.
+    expect((await store.get(["mm"], "old"))?.value).toEqual({ text: "gold", v: 1 });
+    // The dropped items' vectors go with them.
+    const vectors = store.db.prepare("SELECT namespace, key FROM vectors ORDER BY namespace").all();
+    expect(vectors).toEqual([
+      { namespace: "m:a", key: "new" },
+      { namespace: "mm", key: "old" },
+    ]);
+  });
+
+  it("retires values of an outdated format when the file opens, once per version", async () => {
+    const file = path.join(dir, "retire.sqlite");
+    const first = sqlite(undefined, file);
+    await first.put(["m", "x"], "old", { v: 1 });
+    await first.put(["m", "x"], "new", { v: 2 });
+    first.close();
+    const keep = (value: unknown) => (value as { v?: number }).v === 2;
+    const retire = { name: "format", prefix: ["m"], version: 2, keep };
+    const opened = new SqliteStore(file, { retire });
+    opened.close();
+    expect(opened.retired).toBe(1);
+    const plain = sqlite(undefined, file);
+    expect(plain.retired).toBe(0);
+    await plain.put(["m", "x"], "old", { v: 1 });
+    const again = new SqliteStore(file, { retire });
+    again.close();
+    expect(again.retired).toBe(0);
+    const next = new SqliteStore(file, { retire: { ...retire, version: 3 } });
+    expect(next.retired).toBe(1);
+    expect(next.db.prepare("SELECT value FROM meta WHERE key = 'retired:format'").get()).toEqual({
+      value: "3",
+    });
+    next.close();
+  });
+
   it("upgrades a schema 1 file without losing its items", async () => {
     const file = path.join(dir, "v1.sqlite");
     const db = new Database(file);

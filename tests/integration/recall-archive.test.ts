@@ -4,17 +4,38 @@ import path from "node:path";
 import { AsyncBatchedStore, type BaseStore, InMemoryStore } from "@langchain/langgraph";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
-import { EvidenceSchema, MemorySchema } from "../../blackboard/schemas.js";
+import { EvidenceSchema, MemorySchema, type Verdict } from "../../blackboard/schemas.js";
+import { pruneMemory } from "../../cli/prune.js";
 import { archiver } from "../../nodes/archiver.js";
 import { plannerPrompt } from "../../nodes/planner.js";
 import { renderMemories } from "../../nodes/prompts.js";
 import { recall } from "../../nodes/recall.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
-import { decodeVector, OFFLINE_ID, offlineEmbed } from "../../tools/memory/embeddings.js";
-import { type Episode, EpisodeSchema, memoryNamespace } from "../../tools/memory/episodes.js";
+import {
+  decodeVector,
+  encodeVector,
+  OFFLINE_ID,
+  offlineEmbed,
+} from "../../tools/memory/embeddings.js";
+import {
+  EPISODE_VERSION,
+  type Episode,
+  EpisodeSchema,
+  memoryNamespace,
+  questionPattern,
+} from "../../tools/memory/episodes.js";
+import { openMemoryStore } from "../../tools/memory/index.js";
 import { cosine, SqliteStore } from "../../tools/memory/sqlite-store.js";
+import { runCli } from "../support/cli.js";
 import { useStubEndpoint } from "../support/env.js";
-import { attempt, solvedState, WORKING_CODE } from "../support/episodes.js";
+import {
+  attempt,
+  contradictedState,
+  OLYMPICS_TABLE,
+  SALES_TABLE,
+  solvedState,
+  WORKING_CODE,
+} from "../support/episodes.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { answer, verdict } from "../support/verdicts.js";
 
@@ -152,25 +173,21 @@ describe("archive, then recall from the file in a fresh handle", () => {
     expect((await entries(store)).map((e) => e.episodes)).toEqual([4]);
   });
 
-  it("keeps only what went wrong when the best answer still failed its check", async () => {
+  it("keeps only what went wrong when the best answer failed its check on a contradiction", async () => {
     const store = open(freshFile());
-    const failed = verdict("203", { grounding: 0 }, ["203 is contradicted by a2:out1"]);
-    const failing = solvedState({
-      verdict: failed,
-      checked: [{ id: "c1", answer: answer("203"), verdict: failed }],
-    });
+    const failing = contradictedState("203");
     expect(failing.verdict?.pass).toBe(false);
     await archiver(failing, runtime(store));
     const [entry, ...more] = await entries(store);
     expect(more).toEqual([]);
-    expect(entry).toMatchObject({ plan: [], lessons: [], answer: "" });
+    expect(entry).toMatchObject({ plan: [], lessons: [], answer: "", verified: ["conflict"] });
     expect(entry?.pitfalls).toEqual([
       'the answer "203" was rejected: 203 is contradicted by a2:out1',
       "KeyError: 'golds'",
     ]);
   });
 
-  it("archives nothing for an answer the verdict is not about, or a failed run", async () => {
+  it("archives nothing for an answer the verdict is not about, or a run nobody verified", async () => {
     const store = open(freshFile());
     await archiver(solvedState({ verdict: verdict("210") }), runtime(store));
     const unchecked = solvedState({
@@ -179,10 +196,9 @@ describe("archive, then recall from the file in a fresh handle", () => {
     });
     await archiver(unchecked, runtime(store));
     await archiver(solvedState({ answer: null }), runtime(store));
-    expect(await entries(store)).toEqual([]);
-    // With checking off, an answer from code that ran is kept.
+    // With checking off, an answer from code that ran is not verified either.
     await archiver(solvedState({ verdict: null }), runtime(store));
-    expect(await entries(store)).toHaveLength(1);
+    expect(await entries(store)).toEqual([]);
   });
 
   it("does nothing without a store or with memory off", async () => {
@@ -213,8 +229,13 @@ describe("archive, then recall from the file in a fresh handle", () => {
     expect(two.map((m) => m.question)).toEqual(questions.slice(0, 2));
     expect(two[0]?.similarity).toBeCloseTo(1, 6);
     const all = (await recall(asked(ask), runtime(store, { memoryK: 10 }))).memories ?? [];
-    // The river question is below the floor; the other namespace is never seen.
-    expect(all.map((m) => m.question)).toEqual(questions.slice(0, 3));
+    // The bronze question (0.45) and the river one (-0.05) are below the floor of 0.5; the
+    // other namespace is never seen.
+    expect(all.map((m) => m.question)).toEqual(questions.slice(0, 2));
+    const lower = { memoryK: 10, memoryRecallSimilarity: 0.4 };
+    const more = (await recall(asked(ask), runtime(store, lower))).memories ?? [];
+    expect(more.map((m) => m.question)).toEqual(questions.slice(0, 3));
+    expect(more[2]?.similarity).toBeCloseTo(0.449, 3);
     expect(all.every((m) => m.namespace.at(-1) === "medals")).toBe(true);
     const similarities = all.map((m) => m.similarity);
     expect(similarities).toEqual([...similarities].sort((a, b) => b - a));
@@ -344,5 +365,217 @@ describe("endpoint embeddings", () => {
     } finally {
       process.off("warning", onWarning);
     }
+  });
+});
+
+describe("memory learns only from verified runs (issue 21)", () => {
+  /** The run of issue 21: its plan counted 10 gold medals, then 15, and 15 passed on a cell. */
+  const WRONG_PLAN = [
+    "[1] 10 gold medals for the first nation.",
+    "[2] Add the gold medals of the next nation.",
+    "[6] 15 gold medals in all.",
+  ];
+  const coincidental = (support: Verdict["support"], question = SOLVED.question) =>
+    solvedState({
+      question,
+      plan: WRONG_PLAN,
+      answer: answer("15"),
+      verdict: { ...verdict("15"), support },
+      checked: [{ id: "c1", answer: answer("15"), verdict: { ...verdict("15"), support } }],
+    });
+
+  it("does not archive a wrong answer that passed by coincidence, or any pass not derived", async () => {
+    const store = open(freshFile());
+    for (const support of ["coincidental", "none"] as const)
+      expect(await archiver(coincidental(support), runtime(store))).toEqual({});
+    // Looked up counts only for a plain lookup; a superlative needs derivation.
+    const most = "Which nation won the most gold medals?";
+    expect(await archiver(coincidental("looked-up", most), runtime(store))).toEqual({});
+    expect(await entries(store)).toEqual([]);
+    const recalled = await recall(asked(SOLVED.question), runtime(store));
+    expect(recalled.memories).toEqual([]);
+  });
+
+  it("archives a run verified by derivation, marked so, with its tables' schema", async () => {
+    const store = open(freshFile());
+    await archiver(SOLVED, runtime(store));
+    const [entry, ...more] = await entries(store);
+    expect(more).toEqual([]);
+    expect(entry).toMatchObject({
+      version: EPISODE_VERSION,
+      verified: ["derived"],
+      plan: SOLVED.plan,
+      answer: "203",
+      columns: [
+        { name: "nation", type: "text" },
+        { name: "gold", type: "number" },
+        { name: "silver", type: "number" },
+      ],
+    });
+    // A plain lookup looked up in its cell is verified too.
+    const lookup = "How many gold medals did Japan win?";
+    const lookedUp = { ...verdict("27"), support: "looked-up" as const };
+    await archiver(
+      solvedState({ question: lookup, answer: answer("27"), verdict: lookedUp }),
+      runtime(store),
+    );
+    const stored = await entries(store);
+    expect(stored.find((e) => e.question === lookup)?.verified).toEqual(["looked-up"]);
+    const [memory] = (await recall(asked(SOLVED.question), runtime(store))).memories ?? [];
+    expect(memory?.plan).toEqual(SOLVED.plan);
+  });
+
+  it("keeps a failure's pitfalls only when the failure is known, never a run that did not pass", async () => {
+    const store = open(freshFile());
+    const notPassed = verdict("15", { grounding: 1 }, ["nothing derives 15"]);
+    await archiver(
+      solvedState({ answer: answer("15"), verdict: notPassed, plan: WRONG_PLAN }),
+      runtime(store),
+    );
+    expect(await entries(store)).toEqual([]);
+    await archiver(contradictedState("15", { plan: WRONG_PLAN }), runtime(store));
+    const [entry] = await entries(store);
+    expect(entry).toMatchObject({ plan: [], answer: "", verified: ["conflict"] });
+    expect(entry?.pitfalls[0]).toBe('the answer "15" was rejected: 15 is contradicted by a2:out1');
+  });
+
+  it("learns by the gold answer when the run has one: a match whole, a miss as a pitfall", async () => {
+    const store = open(freshFile());
+    // Unchecked, but it matched the gold answer.
+    await archiver({ ...solvedState({ verdict: null }), gold: "203" }, runtime(store));
+    expect((await entries(store)).map((e) => [e.verified, e.plan])).toEqual([
+      [["matched-gold"], SOLVED.plan],
+    ]);
+    // Passed by derivation, yet wrong: gold says so.
+    const other = open(freshFile());
+    await archiver({ ...coincidental("derived"), gold: "203" }, runtime(other));
+    const [missed] = await entries(other);
+    expect(missed).toMatchObject({ plan: [], answer: "", verified: ["missed-gold"] });
+    expect(missed?.pitfalls[0]).toBe('the answer "15" did not match the known answer');
+  });
+
+  it("recalls a medal table's lesson never for an unrelated CSV, however alike the question", async () => {
+    const store = open(freshFile());
+    await archiver(SOLVED, runtime(store));
+    // Issue 21: lessons were recalled across tables at 0.32-0.43; this one is 0.61 alike.
+    const orders = "How many orders did these 12 stores ship in 2019?";
+    const onSales = solvedState({ question: orders, tables: [SALES_TABLE], answer: null });
+    expect((await recall(onSales, runtime(store))).memories).toEqual([]);
+    const anyTable = await recall(onSales, runtime(store, { memorySchemaSimilarity: 0 }));
+    expect(anyTable.memories?.[0]?.similarity).toBeCloseTo(0.614, 3);
+    // The example CSV has half the columns in common: similar enough at the default 0.5.
+    const onOlympics = solvedState({ tables: [OLYMPICS_TABLE], answer: null });
+    const similar = "How many silver medals did these 12 nations win in 2016?";
+    const recalled = await recall({ ...onOlympics, question: similar }, runtime(store));
+    expect(recalled.memories?.map((m) => m.question)).toEqual([SOLVED.question]);
+    const stricter = runtime(store, { memorySchemaSimilarity: 0.6 });
+    expect((await recall({ ...onOlympics, question: similar }, stricter)).memories).toEqual([]);
+  });
+
+  it("recalls nothing below the question-similarity floor, on the same table too", async () => {
+    const store = open(freshFile());
+    await archiver(SOLVED, runtime(store));
+    for (const [question, similarity] of [
+      ["How many nations are in the table?", 0.349],
+      ["Which of these nations did not win in 2020?", 0.436],
+    ] as const) {
+      expect((await recall(asked(question), runtime(store))).memories).toEqual([]);
+      const lower = await recall(asked(question), runtime(store, { memoryRecallSimilarity: 0.3 }));
+      expect(lower.memories?.[0]?.similarity).toBeCloseTo(similarity, 3);
+    }
+  });
+
+  it("merges an episode only into an entry over a similar table", async () => {
+    const store = open(freshFile());
+    await archiver(SOLVED, runtime(store));
+    await archiver(solvedState({ tables: [SALES_TABLE] }), runtime(store));
+    const stored = await entries(store);
+    expect(stored.map((e) => [e.episodes, e.columns.map((c) => c.name).join(",")]).sort()).toEqual([
+      [1, "nation,gold,silver"],
+      [1, "store,orders,year"],
+    ]);
+    await archiver(solvedState({ tables: [OLYMPICS_TABLE] }), runtime(store));
+    const merged = (await entries(store)).find((e) => e.episodes === 2);
+    // The newer plan brings the columns it worked on.
+    expect(merged?.columns.map((c) => c.name)).toEqual(OLYMPICS_TABLE.columns.map((c) => c.name));
+  });
+});
+
+describe("entries archived by an older tableminds", () => {
+  /** An entry as tableminds wrote it before EPISODE_VERSION: no schema, no verification. */
+  function oldEntry(question: string): Record<string, unknown> {
+    const pattern = questionPattern(question);
+    return {
+      question,
+      pattern,
+      plan: ["[1] 10 gold medals ...", "[6] 15 gold medals"],
+      lessons: ["the answer came from the columns gold"],
+      pitfalls: [],
+      answer: "15",
+      episodes: 1,
+      embedding: encodeVector(offlineEmbed(pattern)),
+      embedder: OFFLINE_ID,
+    };
+  }
+  const namespace = memoryNamespace("medals");
+
+  it("are never recalled, and are dropped once when the file opens, with a warning", async () => {
+    const file = freshFile();
+    const before = open(file);
+    await before.put(namespace, "old", oldEntry(SOLVED.question));
+    await before.put(memoryNamespace("elsewhere"), "old", oldEntry(SOLVED.question));
+    await before.put(["tableminds", "other"], "kept", { note: "not a memory entry" });
+    await archiver(SOLVED, runtime(before));
+    // Even an identical question does not bring the old entry back.
+    const [only, ...more] = (await recall(asked(SOLVED.question), runtime(before))).memories ?? [];
+    expect(more).toEqual([]);
+    expect(only?.key).not.toBe("old");
+    before.close();
+
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      const opened = openMemoryStore(file);
+      expect(opened.retired).toBe(2);
+      expect(await opened.get(namespace, "old")).toBeNull();
+      expect(await entries(opened)).toHaveLength(1);
+      expect((await opened.get(["tableminds", "other"], "kept"))?.value).toEqual({
+        note: "not a memory entry",
+      });
+      // Once: the file remembers the version it was cleaned for.
+      await opened.put(namespace, "older", oldEntry(SOLVED.question));
+      opened.close();
+      const again = openMemoryStore(file);
+      expect(again.retired).toBe(0);
+      again.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([
+        `memory: dropped 2 entries of ${file} archived by an older tableminds (no table schema or verification)`,
+      ]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+
+    // tableminds prune drops whatever is left, saying how many.
+    expect(pruneMemory(true, file)).toBe(
+      `memory: would drop 1 entry archived by an older tableminds (no table schema or verification) from ${file}; kept 1 entry`,
+    );
+    expect(pruneMemory(false, file)).toMatch(/^memory: dropped 1 entry .* kept 1 entry$/);
+    expect(pruneMemory(false, file)).toMatch(/^memory: dropped 0 entries .* kept 1 entry$/);
+    expect(pruneMemory(false, path.join(dir, "missing.sqlite"))).toBeNull();
+  });
+
+  it("are dropped by the tableminds prune command", async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-prune-"));
+    const store = open(path.join(home, "memory.sqlite"));
+    await store.put(namespace, "old", oldEntry(SOLVED.question));
+    store.close();
+    const env = { TABLEMINDS_HOME: home };
+    const dry = await runCli(["prune", "--dry-run"], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^memory: would drop 1 entry archived by an older tableminds/m);
+    const real = await runCli(["prune"], env);
+    expect(real.stdout).toMatch(/^memory: dropped 1 entry .*; kept 0 entries$/m);
   });
 });

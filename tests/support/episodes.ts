@@ -1,5 +1,5 @@
 import { EMPTY_BUDGET } from "../../blackboard/reducers.js";
-import type { Attempt, Reflection, TableRef } from "../../blackboard/schemas.js";
+import type { Attempt, Reflection, TableRef, Verdict } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { answer, verdict } from "./verdicts.js";
 
@@ -14,6 +14,33 @@ export const MEDALS_TABLE: TableRef = {
     { name: "gold", dtype: "int64" },
     { name: "silver", dtype: "int64" },
   ],
+};
+
+/** A CSV about something else: no column in common with the medals. */
+export const SALES_TABLE: TableRef = {
+  id: "t2",
+  name: "sales",
+  uri: "/nowhere/sales.csv",
+  sha256: "1".repeat(64),
+  rows: 12,
+  columns: [
+    { name: "store", dtype: "object" },
+    { name: "orders", dtype: "int64" },
+    { name: "year", dtype: "int64" },
+  ],
+};
+
+/** The example medals CSV's columns: half of them are MEDALS_TABLE's. */
+export const OLYMPICS_TABLE: TableRef = {
+  id: "t3",
+  name: "olympics_2020_medals",
+  uri: "/nowhere/olympics_2020_medals.csv",
+  sha256: "2".repeat(64),
+  rows: 10,
+  columns: ["rank", "nation", "gold", "silver", "bronze", "total"].map((name) => ({
+    name,
+    dtype: name === "nation" ? "object" : "int64",
+  })),
 };
 
 export const WORKING_CODE = "total = df[\"gold\"].sum()\nprint(df['nation'].count(), total)";
@@ -52,7 +79,10 @@ export function reflection(id: string, diagnosis: string, improvement: string[])
   };
 }
 
-/** A finished run whose answer passed its check, unless `over` says otherwise. */
+/**
+ * A finished run whose answer passed its check by derivation (see verdicts.ts), unless `over`
+ * says otherwise.
+ */
 export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAStateValue {
   return {
     question: "How many gold medals did these 10 nations win in 2020?",
@@ -76,4 +106,22 @@ export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAState
     budget: { ...EMPTY_BUDGET },
     ...over,
   };
+}
+
+/**
+ * A run whose answer failed its check on a concrete contradiction: the verdict's claim is
+ * conflicted by what the code printed.
+ */
+export function contradictedState(final: string, over: Partial<TableQAStateValue> = {}) {
+  const failed: Verdict = {
+    ...verdict(final, { grounding: 0 }, [`${final} is contradicted by a2:out1`]),
+    claims: [`claim:${final}:1`],
+  };
+  return solvedState({
+    answer: answer(final),
+    verdict: failed,
+    checked: [{ id: "c1", answer: answer(final), verdict: failed }],
+    claims: [{ id: `claim:${final}:1`, text: final, evidence: ["a2:out1"], status: "conflicted" }],
+    ...over,
+  });
 }

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Verdict } from "../../blackboard/schemas.js";
+import { episodeOutcome, isPlainLookup } from "../../nodes/archiver.js";
 import { renderMemories } from "../../nodes/prompts.js";
 import { decodeVector, encodeVector } from "../../tools/memory/embeddings.js";
 import {
   addOrMerge,
+  EPISODE_VERSION,
   type Episode,
   type EpisodeSummary,
   episodeVector,
@@ -14,7 +17,20 @@ import {
   toMemory,
   withNotes,
 } from "../../tools/memory/episodes.js";
-import { attempt, reflection, solvedState, WORKING_CODE } from "../support/episodes.js";
+import {
+  columnKind,
+  normalizeColumnName,
+  schemaSimilarity,
+  tableSchema,
+} from "../../tools/memory/table-schema.js";
+import {
+  attempt,
+  contradictedState,
+  MEDALS_TABLE,
+  reflection,
+  solvedState,
+  WORKING_CODE,
+} from "../support/episodes.js";
 import { answer, verdict } from "../support/verdicts.js";
 
 describe("questionPattern", () => {
@@ -34,20 +50,26 @@ describe("questionPattern", () => {
 
 describe("summarizeEpisode", () => {
   it("takes the pattern, the plan, the answer and the columns the working code used", () => {
-    const summary = summarizeEpisode(solvedState());
+    const summary = summarizeEpisode(solvedState(), "derived");
     expect(summary).toMatchObject({
       question: "How many gold medals did these 10 nations win in 2020?",
       pattern: "How many gold medals did these <num> nations win in <num>?",
       plan: ["Keep the nation and gold columns.", "Sum the gold column and print it."],
       answer: "203",
       episodes: 1,
+      verified: ["derived"],
+      columns: [
+        { name: "nation", type: "text" },
+        { name: "gold", type: "number" },
+        { name: "silver", type: "number" },
+      ],
     });
     expect(summary.lessons).toEqual([
       "the answer came from the columns nation, gold",
       "the answer is a number",
     ]);
     expect(summary.pitfalls).toEqual(["KeyError: 'golds'"]);
-    expect(summarizeEpisode(solvedState())).toEqual(summary);
+    expect(summarizeEpisode(solvedState(), "derived")).toEqual(summary);
   });
 
   it("turns failed attempts, rejected answers and reflections into pitfalls and lessons", () => {
@@ -73,6 +95,7 @@ describe("summarizeEpisode", () => {
         ],
         verdict: { ...verdict("203"), expectedType: "list" },
       }),
+      "derived",
     );
     expect(summary.pitfalls).toEqual([
       "The total included the header row.",
@@ -93,15 +116,98 @@ describe("summarizeEpisode", () => {
     );
     const summary = summarizeEpisode(
       solvedState({ verdict: null, attempts: [...failures, attempt("ok", WORKING_CODE)] }),
+      "matched-gold",
     );
     expect(summary.lessons).toEqual(["the answer came from the columns nation, gold"]);
     expect(summary.pitfalls).toHaveLength(MAX_NOTES);
     expect(summary.pitfalls[0]?.startsWith("ValueError: problem number 0 xxx")).toBe(true);
     expect(Math.max(...summary.pitfalls.map((p) => p.length))).toBeLessThanOrEqual(240);
   });
+
+  it("keeps only what went wrong from a run known to be wrong, and says how it is known", () => {
+    const rejected = verdict("15", { grounding: 0 }, ["15 is contradicted by a2:out1"]);
+    const wrong = solvedState({
+      answer: answer("15"),
+      verdict: rejected,
+      checked: [{ id: "c1", answer: answer("15"), verdict: rejected }],
+    });
+    expect(summarizeEpisode(wrong, "conflict")).toMatchObject({
+      plan: [],
+      lessons: [],
+      answer: "",
+      verified: ["conflict"],
+      pitfalls: [
+        'the answer "15" was rejected: 15 is contradicted by a2:out1',
+        "KeyError: 'golds'",
+      ],
+    });
+    const missed = summarizeEpisode(solvedState(), "missed-gold");
+    expect(missed).toMatchObject({ plan: [], lessons: [], answer: "", verified: ["missed-gold"] });
+    expect(missed.pitfalls).toEqual([
+      'the answer "203" did not match the known answer',
+      "KeyError: 'golds'",
+    ]);
+  });
+});
+
+describe("table schemas", () => {
+  it("normalize column names and read dtypes as broad kinds", () => {
+    expect(normalizeColumnName("  Gold_Medals ")).toBe("gold medals");
+    expect(normalizeColumnName("Revenue / Q3")).toBe("revenue q3");
+    expect(
+      ["int64", "float64", "uint64", "DOUBLE", "DECIMAL(10,2)", "BIGINT"].map(columnKind),
+    ).toEqual(Array(6).fill("number"));
+    expect(["bool", "BOOLEAN"].map(columnKind)).toEqual(["boolean", "boolean"]);
+    expect(["datetime64[ns]", "DATE", "TIMESTAMP"].map(columnKind)).toEqual(Array(3).fill("date"));
+    expect(["object", "string", "VARCHAR"].map(columnKind)).toEqual(Array(3).fill("text"));
+    // Several tables: each name once, the first table's kind kept.
+    const twice = tableSchema([
+      { columns: [{ name: "Nation", dtype: "object" }] },
+      {
+        columns: [
+          { name: "nation", dtype: "int64" },
+          { name: "Year", dtype: "int64" },
+        ],
+      },
+    ]);
+    expect(twice).toEqual([
+      { name: "nation", type: "text" },
+      { name: "year", type: "number" },
+    ]);
+  });
+
+  it("compare by the Jaccard index of their names, a type mismatch counting half", () => {
+    const medals = tableSchema([MEDALS_TABLE]);
+    const olympics = tableSchema([
+      {
+        columns: ["rank", "nation", "gold", "silver", "bronze", "total"].map((name) => ({
+          name,
+          dtype: name === "nation" ? "object" : "int64",
+        })),
+      },
+    ]);
+    const sales = tableSchema([
+      {
+        columns: [
+          { name: "city", dtype: "object" },
+          { name: "amount", dtype: "int64" },
+        ],
+      },
+    ]);
+    expect(schemaSimilarity(medals, medals)).toBe(1);
+    expect(schemaSimilarity(medals, olympics)).toBe(0.5);
+    expect(schemaSimilarity(olympics, medals)).toBe(0.5);
+    expect(schemaSimilarity(medals, sales)).toBe(0);
+    const textGold = medals.map((c) => (c.name === "gold" ? { ...c, type: "text" as const } : c));
+    expect(schemaSimilarity(medals, textGold)).toBeCloseTo(2.5 / 3, 12);
+    expect(schemaSimilarity([], [])).toBe(0);
+  });
 });
 
 const stored = (over: Partial<Episode> = {}): Episode => ({
+  version: EPISODE_VERSION,
+  columns: [{ name: "gold", type: "number" }],
+  verified: ["derived"],
   question: "How many gold medals did these ten nations win in total?",
   pattern: "How many gold medals did these ten nations win in total?",
   plan: ["Sum the gold column."],
@@ -115,6 +221,11 @@ const stored = (over: Partial<Episode> = {}): Episode => ({
 });
 
 const newer = (over: Partial<EpisodeSummary> = {}): EpisodeSummary => ({
+  columns: [
+    { name: "nation", type: "text" },
+    { name: "gold", type: "number" },
+  ],
+  verified: ["matched-gold"],
   question: "How many gold medals did China win in total?",
   pattern: "How many gold medals did China win in total?",
   plan: ["Filter to China.", "Sum gold."],
@@ -136,6 +247,9 @@ describe("mergeEpisode", () => {
     ]);
     expect(merged.pitfalls).toEqual(["KeyError: 'golds'"]);
     expect(merged.episodes).toBe(4);
+    // The columns go with the plan; the ways its episodes were verified accumulate.
+    expect(merged.columns).toEqual(newer().columns);
+    expect(merged.verified).toEqual(["derived", "matched-gold"]);
     // The entry keeps what it is matched on.
     expect(merged.question).toBe(stored().question);
     expect(merged.embedding).toBe(stored().embedding);
@@ -143,8 +257,13 @@ describe("mergeEpisode", () => {
 
   it("keeps the old plan when the newer episode has none, and caps the notes", () => {
     const many = Array.from({ length: 12 }, (_, i) => `lesson ${i}`);
-    const merged = mergeEpisode(stored({ lessons: many }), newer({ plan: [], lessons: ["new"] }));
+    const merged = mergeEpisode(
+      stored({ lessons: many }),
+      newer({ plan: [], lessons: ["new"], verified: ["conflict"] }),
+    );
     expect(merged.plan).toEqual(["Sum the gold column."]);
+    expect(merged.columns).toEqual(stored().columns);
+    expect(merged.verified).toEqual(["derived", "conflict"]);
     expect(merged.lessons).toHaveLength(MAX_NOTES);
     expect(merged.lessons[0]).toBe("new");
   });
@@ -213,5 +332,57 @@ describe("recalled memories", () => {
     ]);
     expect(episodeVector(stored({ embedding: [0.1, 0.2] }))).toEqual([0.1, 0.2]);
     expect(() => decodeVector("AAA=")).toThrow(/whole number of floats/);
+  });
+});
+
+describe("episodeOutcome: memory learns only from verified runs", () => {
+  const conflicted = (final: string) => contradictedState(final);
+
+  it("counts a pass only when its support is derived, or looked up for a plain lookup", () => {
+    expect(episodeOutcome(solvedState())).toBe("derived");
+    // Issue 21: "[1] 10 gold medals ... [6] 15 gold medals" passed on a value that merely occurs.
+    const by = (support: Verdict["support"], question = solvedState().question) =>
+      episodeOutcome(solvedState({ question, verdict: { ...verdict("203"), support } }));
+    expect(by("derived")).toBe("derived");
+    expect(by("coincidental")).toBeNull();
+    expect(by("none")).toBeNull();
+    expect(by("looked-up", "How many gold medals did Japan win?")).toBe("looked-up");
+    expect(by("looked-up", "Which nation won the most silver medals?")).toBeNull();
+    expect(by("looked-up", "What is the total of the gold column?")).toBeNull();
+  });
+
+  it("counts a failure only on a concrete contradiction, never a run that merely did not pass", () => {
+    expect(episodeOutcome(conflicted("15"))).toBe("conflict");
+    const unsupported = conflicted("15");
+    unsupported.claims = unsupported.claims.map((c) => ({ ...c, status: "unsupported" }));
+    expect(episodeOutcome(unsupported)).toBeNull();
+    // A contradicted claim of another verdict is not this one's.
+    expect(
+      episodeOutcome({ ...conflicted("15"), verdict: verdict("15", { grounding: 1 }) }),
+    ).toBeNull();
+    // Unchecked, or a verdict about another answer: not known either way.
+    expect(episodeOutcome(solvedState({ verdict: null }))).toBeNull();
+    expect(episodeOutcome(solvedState({ verdict: verdict("210") }))).toBeNull();
+    expect(episodeOutcome(solvedState({ answer: null }))).toBeNull();
+  });
+
+  it("goes by the gold answer when the caller knows it, whatever the check said", () => {
+    expect(episodeOutcome({ ...solvedState({ verdict: null }), gold: "203.0" })).toBe(
+      "matched-gold",
+    );
+    expect(episodeOutcome({ ...solvedState(), gold: "210" })).toBe("missed-gold");
+    expect(episodeOutcome({ ...conflicted("15"), gold: "15" })).toBe("matched-gold");
+    expect(episodeOutcome({ ...solvedState(), gold: null })).toBe("derived");
+    expect(episodeOutcome({ ...solvedState(), gold: " " })).toBe("derived");
+  });
+
+  it("reads plain lookups from the question's focus", () => {
+    expect(isPlainLookup("What is the capital of Norway?")).toBe(true);
+    expect(isPlainLookup("How many gold medals did Japan win?")).toBe(true);
+    expect(isPlainLookup("Which nation won the fewest bronze medals?")).toBe(false);
+    expect(isPlainLookup("Which is the largest planet?")).toBe(false);
+    expect(isPlainLookup("What is the average atomic mass of the noble gases?")).toBe(false);
+    expect(isPlainLookup("Did Japan win more golds than China?")).toBe(false);
+    expect(isPlainLookup("What is the interest paid in 2001?")).toBe(true);
   });
 });

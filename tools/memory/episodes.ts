@@ -2,17 +2,50 @@ import { z } from "zod";
 import type { AnswerType, Memory } from "../../blackboard/schemas.js";
 import type { ReviewStateValue } from "../../blackboard/state.js";
 import { decodeVector, maskValues } from "./embeddings.js";
+import { SchemaColumnSchema, tableSchema } from "./table-schema.js";
 
 /** An entry keeps at most this many lessons and as many pitfalls, each at most NOTE_CHARS long. */
 export const MAX_NOTES = 8;
 const NOTE_CHARS = 240;
 
-/** One entry of long-term memory: what a solved question taught. */
+/**
+ * The format of an entry. Version 2 added the table schema and the verification marks; entries
+ * without them (archived from runs nobody verified, recalled for any table) are never ranked,
+ * and are dropped when a memory file opens (`openMemoryStore`) and by `tableminds prune`.
+ */
+export const EPISODE_VERSION = 2;
+
+/**
+ * How an episode was known to be right or wrong: its answer passed the check derived from the
+ * table (`derived`) or looked up in the cell a plain lookup names (`looked-up`), or matched the
+ * gold answer (`matched-gold`); or it failed the check on a concrete contradiction
+ * (`conflict`) or missed the gold answer (`missed-gold`). A run known neither way is not archived.
+ */
+export const VerificationSchema = z.enum([
+  "derived",
+  "looked-up",
+  "matched-gold",
+  "conflict",
+  "missed-gold",
+]);
+export type Verification = z.infer<typeof VerificationSchema>;
+
+/** The verifications of a run that went wrong: it teaches pitfalls, no plan or answer. */
+export function isFailure(verified: Verification): boolean {
+  return verified === "conflict" || verified === "missed-gold";
+}
+
+/** One entry of long-term memory: what a verified question taught. */
 export const EpisodeSchema = z.object({
+  version: z.literal(EPISODE_VERSION),
   question: z.string(),
   /** The question with its values masked: the shape other questions are matched on. */
   pattern: z.string(),
-  /** The plan that last led to a checked answer. */
+  /** The columns of the tables its plan worked on (see table-schema.ts): recall needs alike ones. */
+  columns: z.array(SchemaColumnSchema),
+  /** How its episodes were verified, each way once, oldest first; never empty. */
+  verified: z.array(VerificationSchema).min(1),
+  /** The plan that last led to a verified answer. */
   plan: z.array(z.string()),
   lessons: z.array(z.string()),
   pitfalls: z.array(z.string()),
@@ -27,7 +60,12 @@ export const EpisodeSchema = z.object({
   runs: z.array(z.string()).optional(),
 });
 export type Episode = z.infer<typeof EpisodeSchema>;
-export type EpisodeSummary = Omit<Episode, "embedding" | "embedder">;
+export type EpisodeSummary = Omit<Episode, "embedding" | "embedder" | "version">;
+
+/** Whether a stored value is an entry of the current format (older ones are dropped). */
+export function isCurrentEpisode(value: unknown): boolean {
+  return EpisodeSchema.safeParse(value).success;
+}
 
 /** The question with its numbers and quoted values masked: "... in <num>?". */
 export function questionPattern(question: string): string {
@@ -68,12 +106,16 @@ const ANSWER_KIND: Record<AnswerType, string> = {
   text: "short text",
 };
 
-/** What a finished run teaches, built from the run itself with no model. */
+/**
+ * What a finished run teaches, built from the run itself with no model, as `verified` says it
+ * went: a run that went wrong teaches only its pitfalls, with no plan, lessons or answer.
+ */
 export function summarizeEpisode(
   state: Pick<
     ReviewStateValue,
     "question" | "plan" | "attempts" | "tables" | "checked" | "reflections" | "verdict" | "answer"
   >,
+  verified: Verification,
 ): EpisodeSummary {
   const failures = state.attempts.flatMap((a) => {
     if (a.parseError) return ["a reply had no runnable code"];
@@ -86,6 +128,32 @@ export function summarizeEpisode(
       const why = c.verdict.issues[0];
       return `the answer ${JSON.stringify(c.answer.final)} was rejected${why ? `: ${why}` : ""}`;
     });
+  const final = state.answer?.final ?? "";
+  const base = {
+    question: state.question,
+    pattern: questionPattern(state.question),
+    columns: tableSchema(state.tables),
+    verified: [verified],
+    episodes: 1,
+  };
+  if (isFailure(verified)) {
+    const wrong =
+      verified === "missed-gold"
+        ? [`the answer ${JSON.stringify(final)} did not match the known answer`]
+        : [];
+    return {
+      ...base,
+      plan: [],
+      lessons: [],
+      pitfalls: unique([
+        ...wrong,
+        ...state.reflections.map((r) => r.diagnosis),
+        ...rejected,
+        ...failures,
+      ]),
+      answer: "",
+    };
+  }
   const columns = columnsUsed(state);
   const lessons = [
     ...state.reflections.flatMap((r) => r.improvement),
@@ -93,19 +161,12 @@ export function summarizeEpisode(
     ...(state.verdict ? [`the answer is ${ANSWER_KIND[state.verdict.expectedType]}`] : []),
   ];
   return {
-    question: state.question,
-    pattern: questionPattern(state.question),
+    ...base,
     plan: state.plan,
     lessons: unique(lessons),
     pitfalls: unique([...state.reflections.map((r) => r.diagnosis), ...rejected, ...failures]),
-    answer: state.answer?.final ?? "",
-    episodes: 1,
+    answer: final,
   };
-}
-
-/** A failed run teaches what went wrong, not a plan or an answer to follow. */
-export function pitfallsOnly(summary: EpisodeSummary): EpisodeSummary {
-  return { ...summary, plan: [], lessons: [], answer: "" };
 }
 
 /** Lessons and pitfalls, as an archiver model writes them. */
@@ -123,14 +184,20 @@ export function withNotes(summary: EpisodeSummary, notes: Notes): EpisodeSummary
   };
 }
 
-/** Evolves an entry with a newer episode: its plan replaces the old one, notes accumulate. */
 export const RUNS_KEPT = 32;
 
+/**
+ * Evolves an entry with a newer episode: its plan (and the columns that plan worked on)
+ * replaces the old one, notes and verifications accumulate.
+ */
 export function mergeEpisode(existing: Episode, incoming: EpisodeSummary, run?: string): Episode {
+  const planned = incoming.plan.length > 0;
   return {
     ...existing,
     ...(run ? { runs: [...(existing.runs ?? []), run].slice(-RUNS_KEPT) } : {}),
-    plan: incoming.plan.length > 0 ? incoming.plan : existing.plan,
+    plan: planned ? incoming.plan : existing.plan,
+    columns: planned ? incoming.columns : existing.columns,
+    verified: [...new Set([...existing.verified, ...incoming.verified])],
     lessons: unique([...incoming.lessons, ...existing.lessons]),
     pitfalls: unique([...incoming.pitfalls, ...existing.pitfalls]),
     answer: incoming.answer || existing.answer,
@@ -178,7 +245,10 @@ export function toMemory(
   };
 }
 
-/** Recalled memories as a planner prompt section, or "" when there are none. */
+/** Where every memory namespace lives in the store. */
+export const MEMORY_ROOT = ["tableminds", "memories"];
+
+/** The store namespace of one memory (a user's or a dataset's). */
 export function memoryNamespace(name: string): string[] {
-  return ["tableminds", "memories", name.replace(/[.:]/g, "_")];
+  return [...MEMORY_ROOT, name.replace(/[.:]/g, "_")];
 }

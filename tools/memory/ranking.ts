@@ -1,7 +1,8 @@
 import { BaseStore } from "@langchain/langgraph";
 import { type Embedder, offlineEmbed } from "./embeddings.js";
-import { type Episode, EpisodeSchema, episodeVector } from "./episodes.js";
+import { EPISODE_VERSION, type Episode, EpisodeSchema, episodeVector } from "./episodes.js";
 import { cosine, SqliteStore } from "./sqlite-store.js";
+import { type SchemaColumn, SchemaColumnSchema, schemaSimilarity } from "./table-schema.js";
 
 /*
  * Ranking stored episodes by similarity to a query, for recall (the nearest k) and for the
@@ -15,12 +16,33 @@ export interface Scored {
   key: string;
   episode: Episode;
   similarity: number;
+  /** How alike the entry's tables are to the run's (schemaSimilarity), when asked. */
+  schemaSimilarity?: number;
   /** The entry's vector under the current embedder. */
   vector: ArrayLike<number>;
 }
 
+/** Only entries over tables of a similar schema: at least `minSimilarity` to `columns`. */
+export interface SchemaFilter {
+  columns: readonly SchemaColumn[];
+  minSimilarity: number;
+}
+
 /** What ranking needs of each entry; the rest is read only for the best ones. */
-const RANKED_FIELDS = ["embedding", "embedder", "pattern"];
+const RANKED_FIELDS = ["embedding", "embedder", "pattern", "version", "columns"];
+
+const ColumnsSchema = SchemaColumnSchema.array();
+
+/** The entry's schema similarity to the filter's, or null when it is out (or not current). */
+function admitted(fields: Record<string, unknown>, schema?: SchemaFilter): number | null {
+  // Entries of an older format are never ranked, in any store (see EPISODE_VERSION).
+  if (fields.version !== EPISODE_VERSION) return null;
+  if (!schema) return 1;
+  const columns = ColumnsSchema.safeParse(fields.columns);
+  if (!columns.success) return null;
+  const similarity = schemaSimilarity(schema.columns, columns.data);
+  return similarity >= schema.minSimilarity ? similarity : null;
+}
 
 interface Candidate {
   key: string;
@@ -48,11 +70,12 @@ async function candidates(store: BaseStore, namespace: string[]): Promise<Candid
 }
 
 /**
- * The `limit` stored episodes of a namespace most similar to `query`, best first. The
- * similarity is computed here rather than by the store, so any LangGraph store works (the
- * dev server's too, with or without an index). An entry made by another embedder is
- * embedded again from its pattern when the embedding is the offline one, and skipped
- * otherwise: vectors of different embedders are never compared.
+ * The `limit` stored episodes of a namespace most similar to `query`, best first; with
+ * `schema`, only those over tables of a similar schema. The similarity is computed here
+ * rather than by the store, so any LangGraph store works (the dev server's too, with or
+ * without an index). An entry made by another embedder is embedded again from its pattern
+ * when the embedding is the offline one, and skipped otherwise: vectors of different
+ * embedders are never compared. Entries of an older format are skipped.
  */
 export async function nearestEpisodes(
   store: BaseStore,
@@ -60,20 +83,30 @@ export async function nearestEpisodes(
   embedder: Embedder,
   query: ArrayLike<number>,
   limit = 10,
+  schema?: SchemaFilter,
 ): Promise<Scored[]> {
   const ranked = (await candidates(store, namespace))
     .flatMap((candidate) => {
+      const tables = admitted(candidate.fields, schema);
+      if (tables === null) return [];
       const vector = storedVector(candidate.fields, embedder);
-      return vector ? [{ candidate, vector, similarity: cosine(query, vector) }] : [];
+      return vector ? [{ candidate, vector, tables, similarity: cosine(query, vector) }] : [];
     })
     .sort((a, b) => b.similarity - a.similarity);
   // Only the best are read and validated in full.
   const out: Scored[] = [];
-  for (const { candidate, vector, similarity } of ranked) {
+  for (const { candidate, vector, tables, similarity } of ranked) {
     if (out.length >= limit) break;
     const value = candidate.value ?? (await unwrap(store).get(namespace, candidate.key))?.value;
     const parsed = EpisodeSchema.safeParse(value);
-    if (parsed.success) out.push({ key: candidate.key, episode: parsed.data, similarity, vector });
+    if (parsed.success)
+      out.push({
+        key: candidate.key,
+        episode: parsed.data,
+        similarity,
+        ...(schema ? { schemaSimilarity: tables } : {}),
+        vector,
+      });
   }
   return out;
 }

@@ -38,6 +38,27 @@ interface VectorRow extends RowKey {
 export interface SqliteStoreOptions {
   /** Embeds the `fields` of each value so `search({query})` ranks by cosine similarity. */
   index?: IndexConfig;
+  /** Values of an outdated format to drop when the file opens (once per version). */
+  retire?: Retirement;
+}
+
+/**
+ * A versioned clean-up of values: when a file opens and last ran this retirement at an older
+ * `version` (or never), every item under `prefix` whose value `keep` rejects is deleted, and
+ * the version is recorded in the file so it runs once.
+ */
+export interface Retirement {
+  /** Its name in the file's `meta` table (`retired:<name>`). */
+  name: string;
+  prefix: string[];
+  version: number;
+  keep: (value: unknown) => boolean;
+}
+
+/** What a sweep over a prefix found: items dropped (or that would be) and items kept. */
+export interface Sweep {
+  dropped: number;
+  kept: number;
 }
 
 /** Cosine similarity; a shorter vector counts as padded with zeros. */
@@ -165,6 +186,8 @@ const identity = (row: RowKey) => `${row.namespace}\n${row.key}`;
 export class SqliteStore extends BaseStore {
   readonly db: Database.Database;
   readonly file: string;
+  /** How many items the `retire` option dropped when this handle opened the file. */
+  readonly retired: number = 0;
   private readonly index?: IndexConfig;
   private readonly sql: ReturnType<typeof prepareStatements>;
 
@@ -178,6 +201,50 @@ export class SqliteStore extends BaseStore {
     this.index = options.index;
     this.migrate();
     this.sql = prepareStatements(this.db);
+    if (options.retire) this.retired = this.retire(options.retire);
+  }
+
+  private retire(retirement: Retirement): number {
+    const key = `retired:${retirement.name}`;
+    const version = this.db.prepare("SELECT value FROM meta WHERE key = ?");
+    const ran = () => Number((version.get(key) as { value: string } | undefined)?.value ?? 0);
+    if (ran() >= retirement.version) return 0;
+    // Immediate: a second process opening the file at once waits, then finds it done.
+    return this.db
+      .transaction(() => {
+        if (ran() >= retirement.version) return 0;
+        const { dropped } = this.sweep(retirement.prefix, retirement.keep);
+        this.db
+          .prepare("INSERT OR REPLACE INTO meta VALUES (?, ?)")
+          .run(key, String(retirement.version));
+        return dropped;
+      })
+      .immediate();
+  }
+
+  /**
+   * Deletes every item under `prefix` (that namespace and the ones below it) whose value `keep`
+   * rejects, in one transaction; with `dryRun`, only counts them. Not part of BaseStore.
+   */
+  sweep(prefix: string[], keep: (value: unknown) => boolean, dryRun = false): Sweep {
+    if (!this.db.open) throw new Error(`the memory store ${this.file} is closed`);
+    validateNamespace(prefix, { allowReservedRoot: true });
+    return this.db.transaction(() => {
+      const rows = this.sql.under.all({ ns: prefix.join(SEP) }) as ItemRow[];
+      const doomed = rows.filter((row) => {
+        try {
+          return !keep(JSON.parse(row.value));
+        } catch {
+          return true;
+        }
+      });
+      if (!dryRun)
+        for (const row of doomed) {
+          this.sql.removeVectors.run(row.namespace, row.key);
+          this.sql.remove.run(row.namespace, row.key);
+        }
+      return { dropped: doomed.length, kept: rows.length - doomed.length };
+    })();
   }
 
   private migrate(): void {
