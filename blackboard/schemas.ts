@@ -7,6 +7,70 @@ export const ColumnSchema = z.object({
 });
 export type Column = z.infer<typeof ColumnSchema>;
 
+/** The most runs a RowPlaces keeps, so that a table's origin stays small in a checkpoint. */
+export const MAX_ROW_RUNS = 500;
+
+/**
+ * Where a table's rows lie in its source, as runs: data row r (0-based, the DataFrame's default
+ * index) lies at `at + (r - row)` for the last run `[row, at]` with `row <= r`. Rows one after
+ * another (every CSV row on one line, no blank line or title between them) make one run
+ * `[0, first]`; a quoted line break or a skipped line starts a new run. At most MAX_ROW_RUNS
+ * runs are kept: past them `known` is the first row whose place was not recorded.
+ */
+export const RowPlacesSchema = z.object({
+  /** `[row, at]` pairs, rows ascending from 0; `at` is 1-based (a file line, a sheet row). */
+  runs: z
+    .array(z.tuple([z.number().int().nonnegative(), z.number().int().positive()]))
+    .max(MAX_ROW_RUNS),
+  /** Rows from this one on have no recorded place; absent when every row has one. */
+  known: z.number().int().nonnegative().optional(),
+});
+export type RowPlaces = z.infer<typeof RowPlacesSchema>;
+
+/**
+ * How a loaded table's row ids and column names map to the coordinates its user knows, so a
+ * citation can name `'P&L FY2024'!D9` or `medals.csv line 4` instead of row 3 of a DataFrame.
+ * `file` is the file's name without its directory. Sizes are bounded: per-row facts are runs
+ * (RowPlaces), and a workbook's column letters are one per column, as `columns` is.
+ */
+export const TableOriginSchema = z.discriminatedUnion("format", [
+  /** A CSV or TSV file: the physical line each row starts on. */
+  z.object({
+    format: z.enum(["csv", "tsv"]),
+    file: z.string(),
+    /** 1-based line of the header. */
+    header: z.number().int().positive(),
+    /** The 1-based line each data row starts on; null when the loader could not tell. */
+    lines: RowPlacesSchema.nullable(),
+  }),
+  /** A sheet of a workbook: A1 coordinates, title and blank rows skipped, the used range's offset kept. */
+  z.object({
+    format: z.enum(["xlsx", "xlsm", "xls"]),
+    file: z.string(),
+    sheet: z.string(),
+    /** The sheet row (1-based) of the header. */
+    header: z.number().int().positive(),
+    /** The sheet row (1-based) of each data row. */
+    rows: RowPlacesSchema,
+    /** The column letter (`A`, `AB`) of each of the table's columns, in their order. */
+    columns: z.array(z.string().regex(/^[A-Z]+$/)),
+  }),
+  /** A JSON file: row r is item r of the array at `pointer`. */
+  z.object({
+    format: z.literal("json"),
+    file: z.string(),
+    /** JSON Pointer of the array of rows: `""` for a top-level array of records, `/data` for `{columns, data}`. */
+    pointer: z.string(),
+    /** `records`: each row an object keyed by column; `rows`: a list of values in `columns` order. */
+    shape: z.enum(["records", "rows"]),
+  }),
+  /** A Parquet file: row r is the file's row r (1-based r + 1). */
+  z.object({ format: z.literal("parquet"), file: z.string() }),
+  /** Rows passed inline (`{columns, data}`): row r is `data[r]`. */
+  z.object({ format: z.literal("inline") }),
+]);
+export type TableOrigin = z.infer<typeof TableOriginSchema>;
+
 /**
  * A table travels by reference: the bytes live in the content-addressed artifact
  * directory under `uri`, so a checkpoint never holds table contents.
@@ -18,6 +82,8 @@ export const TableRefSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   rows: z.number().int().nonnegative(),
   columns: z.array(ColumnSchema),
+  /** Where the rows and columns are in the user's file, for citations; absent for tables code produced. */
+  origin: TableOriginSchema.optional(),
 });
 export type TableRef = z.infer<typeof TableRefSchema>;
 

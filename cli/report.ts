@@ -2,13 +2,24 @@ import { z } from "zod";
 import {
   type Attempt,
   type Evidence,
+  type ProducedTable,
   SelectionSchema,
+  type TableRef,
   type Verdict,
 } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { numberLines } from "../nodes/prompts.js";
+import {
+  cellsAddress,
+  headerAddress,
+  positionText,
+  rowPlacesText,
+  rowPosition,
+  tableSource,
+} from "../tools/tables/cell-address.js";
 import { renderTable } from "../tools/tables/profile.js";
-import { readTable } from "../tools/tables/read.js";
+import { readTable, type TableData } from "../tools/tables/read.js";
+import { renderPlacedRows, renderSourceRows, SHOWN_ROWS } from "../tools/tables/source-rows.js";
 import { JSON_FIELDS } from "./json-fields.js";
 
 function indent(text: string, by = "    "): string {
@@ -24,26 +35,204 @@ function codeLines(attempt: Attempt | undefined, [from, to]: [number, number]): 
   return numbered.slice(from - 1, to).join("\n");
 }
 
-async function describeEvidence(e: Evidence, attempts: Attempt[]): Promise<string> {
+/** What evidence is shown with: the run's attempts and its source tables by name. */
+interface EvidenceContext {
+  attempts: Attempt[];
+  tables: Map<string, TableRef>;
+}
+
+/** A source table as anchors and lineage name it (the only table is also the code's `df`). */
+function sourceTable(context: EvidenceContext, name: string): TableRef | undefined {
+  const only = context.tables.size === 1 ? [...context.tables.values()][0] : undefined;
+  return context.tables.get(name) ?? (name === "df" ? only : undefined);
+}
+
+/** A source cell's evidence id: `<table>:r<row>:<column>`. */
+const CELL_ID = /^([^:]+):r(\d+):(.+)$/s;
+
+/** The source cell an evidence id names, when it names one of the run's tables. */
+function sourceCell(
+  id: string,
+  context: EvidenceContext,
+): { table: TableRef; row: number; column: string } | null {
+  const match = CELL_ID.exec(id);
+  const table = match?.[1] === undefined ? undefined : sourceTable(context, match[1]);
+  if (!match || !table) return null;
+  return { table, row: Number(match[2]), column: match[3] ?? "" };
+}
+
+/** The source cells that evidence ids name, per table and column, in the user's coordinates. */
+function cellIdsAddress(ids: readonly string[], context: EvidenceContext): string[] {
+  const groups = new Map<string, { table: TableRef; column: string; rows: number[] }>();
+  for (const id of ids) {
+    const cell = sourceCell(id, context);
+    if (!cell) continue;
+    const key = JSON.stringify([cell.table.name, cell.column]);
+    const group = groups.get(key) ?? { table: cell.table, column: cell.column, rows: [] };
+    group.rows.push(cell.row);
+    groups.set(key, group);
+  }
+  return [...groups.values()].map(({ table, rows, column }) => cellsAddress(table, rows, column));
+}
+
+/** Items joined by `; ` (addresses hold commas), at most SHOWN_ROWS, then how many more. */
+function listed(items: readonly string[]): string {
+  const shown = items.slice(0, SHOWN_ROWS);
+  const more = items.length - shown.length;
+  return more > 0 ? `${shown.join("; ")} and ${more} more` : shown.join("; ");
+}
+
+function describeCells(
+  e: Evidence,
+  anchor: Extract<Evidence["anchor"], { kind: "cells" }>,
+  context: EvidenceContext,
+): string {
+  const table = sourceTable(context, anchor.table);
+  const value = JSON.stringify(e.value);
+  if (!table) {
+    return `[${e.id}] cell of ${anchor.table}: row ${anchor.rows.join(", ")}, column ${anchor.columns.join(", ")} = ${value}`;
+  }
+  if (anchor.rows.length === 0) {
+    const headers = anchor.columns.map((column) => headerAddress(table, column));
+    return `[${e.id}] column header ${listed(headers)} = ${value}`;
+  }
+  const one = anchor.rows.length === 1 && anchor.columns.length === 1;
+  const cells = anchor.columns.map((column) => cellsAddress(table, anchor.rows, column));
+  return `[${e.id}] ${one ? "cell" : "cells"} ${cells.join("; ")} = ${value}`;
+}
+
+/** The run's result (`<attempt>:result`): its value, the line that made it, the cells it rests on. */
+function describeResult(e: Evidence, attempt: Attempt | undefined, context: EvidenceContext) {
+  const result = attempt?.result?.result ?? null;
+  const shown =
+    result?.text ??
+    (e.value !== null && typeof e.value === "object" ? `table ${e.value.name}` : String(e.value));
+  const how = result ? ` (${result.from})` : "";
+  const head = shown.includes("\n")
+    ? `[${e.id}] result${how}:\n${indent(shown)}`
+    : `[${e.id}] result ${JSON.stringify(shown)}${how}`;
+  const anchored = e.anchor.kind === "code" && e.anchor.lines[0] > 0 ? e.anchor.lines : null;
+  const lines =
+    anchored ?? (result?.line ? ([result.line, result.line] as [number, number]) : null);
+  const parts = [lines && attempt ? `${head}, from:\n${indent(codeLines(attempt, lines))}` : head];
+  const cells = cellIdsAddress(e.provenance.parents, context);
+  const others = e.provenance.parents.filter((id) => !sourceCell(id, context));
+  if (cells.length > 0) parts.push(indent(`cells: ${cells.join("; ")}`));
+  if (others.length > 0) parts.push(indent(`rests on: ${listed(others)}`));
+  return parts.join("\n");
+}
+
+/**
+ * The column of a produced table that holds its rows' source row ids: pandas' index, which the
+ * sandbox writes first, when its values are exactly the rows its lineage names; else null.
+ */
+function sourceIdColumn(data: TableData, rows: readonly number[]): number | null {
+  if (data.columns.length < 2 || data.rows.length === 0) return null;
+  const named = new Set(rows);
+  const ids = new Set<number>();
+  for (const row of data.rows) {
+    const cell = row[0] ?? "";
+    if (!/^\d+$/.test(cell) || !named.has(Number(cell))) return null;
+    ids.add(Number(cell));
+  }
+  return ids.size === named.size ? 0 : null;
+}
+
+/**
+ * A produced table's rows that matter, where its lineage names its source rows: those the
+ * result comes from (else all), each with its source row's place; or, when its rows cannot be
+ * told apart, where its source rows are. Null when lineage does not say.
+ */
+async function rowsThatMatter(
+  data: TableData,
+  produced: ProducedTable,
+  attempt: Attempt | undefined,
+  context: EvidenceContext,
+): Promise<string | null> {
+  const traced = produced.lineage.filter((l) => l.rows !== null);
+  const [lineage] = traced;
+  const source = lineage && sourceTable(context, lineage.table);
+  if (traced.length !== 1 || !lineage?.rows?.length || !source) return null;
+  const where = tableSource(source);
+  const idColumn = sourceIdColumn(data, lineage.rows);
+  if (idColumn === null) {
+    const preview = renderTable(data.columns, data.rows, { maxRows: 5, rowNumbers: true });
+    return `${preview}\nfrom ${where}: ${rowPlacesText(source, lineage.rows)}`;
+  }
+  const fromResult = (attempt?.result?.result?.lineage ?? []).find(
+    (l) => l.rows !== null && sourceTable(context, l.table) === source,
+  )?.rows;
+  const wanted = new Set(fromResult ?? []);
+  const all = data.rows.map((cells) => ({ id: Number(cells[idColumn]), cells }));
+  const matter = all.filter((row) => wanted.has(row.id));
+  const rows = matter.length > 0 ? matter : all;
+  const heading =
+    matter.length > 0
+      ? `its ${rows.length} of ${all.length} rows the result comes from, at their place in ${where}:`
+      : `its rows, at their place in ${where}:`;
+  const columns = data.columns.filter((_, c) => c !== idColumn);
+  const placed = rows.map(({ id, cells }) => ({
+    place: positionText(rowPosition(source, id)),
+    cells: cells.filter((_, c) => c !== idColumn),
+  }));
+  return `${heading}\n${renderPlacedRows(columns, placed)}`;
+}
+
+async function describeEvidence(e: Evidence, context: EvidenceContext): Promise<string> {
   const anchor = e.anchor;
+  const owner = context.attempts.find((a) => a.id === e.provenance.attempt);
+  if (owner && e.id === `${owner.id}:result`) return describeResult(e, owner, context);
   if (anchor.kind === "code") {
-    const attempt = attempts.find((a) => a.id === anchor.attempt);
+    const attempt = context.attempts.find((a) => a.id === anchor.attempt);
     const code = codeLines(attempt, anchor.lines);
     if (e.value !== null && typeof e.value === "object") {
-      const data = await readTable(e.value);
-      const preview = renderTable(data.columns, data.rows, { maxRows: 5, rowNumbers: true });
-      return `[${e.id}] table \`${e.value.name}\`, ${e.value.rows} rows, made by:\n${indent(code)}\n${indent(preview)}`;
+      const value = e.value;
+      const data = await readTable(value);
+      const produced = attempt?.result?.tables.find((t) => t.variable === value.name);
+      const shown =
+        (produced && (await rowsThatMatter(data, produced, attempt, context))) ??
+        renderTable(data.columns, data.rows, { maxRows: 5, rowNumbers: true });
+      return `[${e.id}] table \`${value.name}\`, ${value.rows} rows, made by:\n${indent(code)}\n${indent(shown)}`;
     }
     const output = attempt?.result?.stdout.slice(anchor.stdout[0], anchor.stdout[1]) ?? "";
     return `[${e.id}] output ${JSON.stringify(output)} printed by:\n${indent(code)}`;
   }
-  if (anchor.kind === "cells") {
-    return `[${e.id}] cell of ${anchor.table}: row ${anchor.rows.join(", ")}, column ${anchor.columns.join(", ")} = ${JSON.stringify(e.value)}`;
-  }
+  if (anchor.kind === "cells") return describeCells(e, anchor, context);
   if (anchor.kind === "sql") {
     return `[${e.id}] SQL over ${anchor.table} (rows ${anchor.rowIds.join(", ")}):\n${indent(anchor.query)}`;
   }
   return `[${e.id}] ${anchor.source}: ${JSON.stringify(e.value)}`;
+}
+
+/**
+ * For each attempt the cited evidence comes from, the source rows its result comes from, as its
+ * lineage names them: at most SHOWN_ROWS rows each, in the user's coordinates. A result that
+ * rests on every row of a table longer than that says so instead of listing them.
+ */
+async function supportingRows(cited: Evidence[], context: EvidenceContext): Promise<string[]> {
+  const parts: string[] = [];
+  const owners = [...new Set(cited.map((e) => e.provenance.attempt))];
+  for (const attempt of context.attempts.filter((a) => owners.includes(a.id))) {
+    for (const { table, rows, columns } of attempt.result?.result?.lineage ?? []) {
+      const source = sourceTable(context, table);
+      if (!source || !rows?.length) continue;
+      const read = columns?.length ? `columns ${columns.join(", ")}` : "";
+      const where = tableSource(source);
+      const ids = new Set(rows.filter((r) => r < source.rows));
+      if (ids.size === source.rows && source.rows > SHOWN_ROWS) {
+        const also = read ? ` (${read})` : "";
+        parts.push(
+          `The result of ${attempt.id} comes from all ${source.rows} rows of ${where}${also}.`,
+        );
+        continue;
+      }
+      const places = [rowPlacesText(source, rows), read].filter(Boolean).join("; ");
+      const count = ids.size === 1 ? "1 row" : `${ids.size} rows`;
+      const head = `The result of ${attempt.id} comes from ${count} of ${where} (${places}):`;
+      parts.push(`${head}\n${indent(await renderSourceRows(source, rows, { columns }))}`);
+    }
+  }
+  return parts;
 }
 
 /** The human-readable result: the answer, then each piece of evidence it cites. */
@@ -60,7 +249,12 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
     parts.push("Evidence: none found for this answer.");
   } else {
     parts.push("Evidence:");
-    for (const e of cited) parts.push(indent(await describeEvidence(e, state.attempts), "  "));
+    const context: EvidenceContext = {
+      attempts: state.attempts,
+      tables: new Map(state.tables.map((t) => [t.name, t])),
+    };
+    for (const e of cited) parts.push(indent(await describeEvidence(e, context), "  "));
+    for (const rows of await supportingRows(cited, context)) parts.push(indent(rows, "  "));
   }
   return parts.join("\n");
 }

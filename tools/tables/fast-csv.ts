@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
+import type { RowPlaces } from "../../blackboard/schemas.js";
 import { adoptArtifact, artifactTempPath } from "../artifacts.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { sniffDelimiter } from "./delimiter.js";
@@ -9,6 +10,7 @@ import type { Dtype } from "./dtypes.js";
 import { scanCsv, withDuckDb } from "./duckdb-scan.js";
 import { rejectBinary } from "./errors.js";
 import { uniqueColumnNames } from "./names.js";
+import { RowPlacesBuilder } from "./row-places.js";
 
 /** From this size on a clean CSV is stored as it is, with DuckDB counting and typing it. */
 export const FAST_CSV_BYTES = 8 * 1024 * 1024;
@@ -22,6 +24,110 @@ export interface FastCsv {
   dtypes: Dtype[];
   sha256: string;
   uri: string;
+  /** The line the header is on. */
+  headerLine: number;
+  /** The line each data row starts on; null when the file's records could not be told apart. */
+  lines: RowPlaces | null;
+}
+
+const QUOTE = 34;
+const COMMA = 44;
+const LF = 10;
+const CR = 13;
+
+/**
+ * Follows comma-separated bytes chunk by chunk as parseDelimited reads them (a quote opens a
+ * field only at its start, line breaks inside quotes do not end a record, blank lines are no
+ * records) and records the line each record after the header starts on.
+ */
+export class RecordLines {
+  readonly rows = new RowPlacesBuilder();
+  /** The line the first record (the header) is on. */
+  header = 1;
+  private line = 1;
+  private records = 0;
+  private quoted = false;
+  /** A quote just closed a quoted field: another one right after is an escaped quote. */
+  private closed = false;
+  private lineStart = true;
+  private fieldStart = true;
+  /** The last byte was a CR: an LF right after it ends the same line. */
+  private cr = false;
+
+  feed(chunk: Buffer): void {
+    const n = chunk.length;
+    // The next LF, CR and quote at or after where each was last looked for (-1: none left).
+    let lf = -2;
+    let cr = -2;
+    let quote = -2;
+    const next = (cached: number, byte: number, from: number) =>
+      cached === -1 || cached >= from ? cached : chunk.indexOf(byte, from);
+    let i = 0;
+    while (i < n) {
+      if (this.cr) {
+        this.cr = false;
+        if (chunk[i] === LF) {
+          i++;
+          continue;
+        }
+      }
+      if (this.quoted) {
+        quote = next(quote, QUOTE, i);
+        const end = quote === -1 ? n : quote;
+        for (lf = next(lf, LF, i); lf !== -1 && lf < end; lf = chunk.indexOf(LF, lf + 1)) {
+          this.line++;
+        }
+        for (cr = next(cr, CR, i); cr !== -1 && cr < end; cr = chunk.indexOf(CR, cr + 1)) {
+          // A CR before an LF ends the same line; one at the chunk's end waits for the next.
+          if (chunk[cr + 1] === LF) continue;
+          this.line++;
+          if (cr + 1 === n) this.cr = true;
+        }
+        if (quote === -1) return;
+        this.quoted = false;
+        this.closed = true;
+        i = quote + 1;
+        continue;
+      }
+      const c = chunk[i];
+      if (this.closed) {
+        this.closed = false;
+        if (c === QUOTE) {
+          this.quoted = true;
+          i++;
+          continue;
+        }
+      }
+      if (c === LF || c === CR) {
+        this.line++;
+        this.cr = c === CR;
+        this.lineStart = true;
+        this.fieldStart = true;
+        i++;
+        continue;
+      }
+      if (this.lineStart) {
+        this.lineStart = false;
+        if (this.records++ > 0) this.rows.push(this.line);
+        else this.header = this.line;
+      }
+      if (c === QUOTE && this.fieldStart) {
+        this.quoted = true;
+        this.fieldStart = false;
+        i++;
+        continue;
+      }
+      // Plain bytes up to the next line break or quote.
+      lf = next(lf, LF, i + 1);
+      cr = next(cr, CR, i + 1);
+      quote = next(quote, QUOTE, i + 1);
+      let stop = lf === -1 ? n : lf;
+      if (cr !== -1 && cr < stop) stop = cr;
+      if (quote !== -1 && quote < stop) stop = quote;
+      this.fieldStart = chunk[stop - 1] === COMMA;
+      i = stop;
+    }
+  }
 }
 
 /** The header of a clean comma-separated UTF-8 head, or null when the file needs the full reader. */
@@ -65,16 +171,24 @@ async function readHead(file: string): Promise<Buffer> {
   }
 }
 
-/** Copies `file` (from byte `start`) into a temporary artifact, hashing it on the way. */
-async function copyHashed(file: string, start: number): Promise<{ tmp: string; digest: string }> {
+/**
+ * Copies `file` (from byte `start`) into a temporary artifact, hashing it and following its
+ * records' lines on the way.
+ */
+async function copyHashed(
+  file: string,
+  start: number,
+): Promise<{ tmp: string; digest: string; records: RecordLines }> {
   const tmp = await artifactTempPath("csv");
   const hash = createHash("sha256");
+  const records = new RecordLines();
   try {
     await pipeline(
       createReadStream(file, { start }),
       async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) {
           hash.update(chunk);
+          records.feed(chunk);
           yield chunk;
         }
       },
@@ -84,14 +198,14 @@ async function copyHashed(file: string, start: number): Promise<{ tmp: string; d
     await rm(tmp, { force: true });
     throw error;
   }
-  return { tmp, digest: hash.digest("hex") };
+  return { tmp, digest: hash.digest("hex"), records };
 }
 
 /**
  * Stores a large, clean CSV without parsing it in Node: UTF-8, comma-separated, a header of
  * distinct plain names and regular lines, checked strictly by DuckDB, which also counts the
  * rows and infers the dtypes pandas would. The stored bytes are the file's own (a UTF-8 BOM
- * dropped). Returns null when the file is not clean, for the full reader to handle (and
+ * dropped), followed on the way for the line each row starts on. Returns null when the file is not clean, for the full reader to handle (and
  * explain) it.
  */
 export async function storeCleanCsv(file: string): Promise<FastCsv | null> {
@@ -99,12 +213,14 @@ export async function storeCleanCsv(file: string): Promise<FastCsv | null> {
   const bom = UTF8_BOM.every((byte, i) => head[i] === byte) ? UTF8_BOM.length : 0;
   const header = cleanHeader(head.subarray(bom), file);
   if (!header) return null;
-  const { tmp, digest } = await copyHashed(file, bom);
+  const { tmp, digest, records } = await copyHashed(file, bom);
   try {
     const scanned = await withDuckDb((connection) => scanCsv(connection, tmp));
     if (scanned.header.join("\0") !== header.join("\0")) throw new Error("header read otherwise");
     const stored = await adoptArtifact(tmp, digest, "csv");
-    return { ...scanned, header, ...stored };
+    // DuckDB counted the rows; lines followed otherwise than it read them are not recorded.
+    const lines = records.rows.count === scanned.rows ? records.rows.places() : null;
+    return { ...scanned, header, ...stored, headerLine: records.header, lines };
   } catch {
     await rm(tmp, { force: true });
     return null;

@@ -8,6 +8,10 @@ export interface Grid {
   rows: string[][];
   /** What was guessed on the way in, for the user to know. */
   warnings?: string[];
+  /** Delimited text: the 1-based line the header and each row start on. */
+  lines?: { header: number; rows: number[] };
+  /** JSON: the pointer of the array of rows, and whether they are records or lists. */
+  json?: { pointer: string; shape: "records" | "rows" };
 }
 
 /** Stored text of one value: missing -> empty, scalars via String(), the rest as JSON. */
@@ -96,9 +100,12 @@ export function gridFromJson(text: string, file: string): Grid {
   } catch (error) {
     throw new TableLoadError(file, `invalid JSON: ${(error as Error).message}`, { cause: error });
   }
-  if (Array.isArray(value)) return gridFromRecords(value, file);
+  if (Array.isArray(value)) {
+    return { ...gridFromRecords(value, file), json: { pointer: "", shape: "records" } };
+  }
   if (isRecord(value) && "columns" in value && "data" in value) {
-    return gridFromColumnsData(value.columns, value.data, file);
+    const grid = gridFromColumnsData(value.columns, value.data, file);
+    return { ...grid, json: { pointer: "/data", shape: "rows" } };
   }
   const got = isRecord(value)
     ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`
@@ -127,7 +134,11 @@ export function gridFromDelimited(text: string, delimiter: string, file: string)
       );
     }
   }
-  return { header, rows: rest.map((record) => record.fields) };
+  return {
+    header,
+    rows: rest.map((record) => record.fields),
+    lines: { header: first?.line ?? 1, rows: rest.map((record) => record.line) },
+  };
 }
 
 /** A delimited text's grid: the separator sniffed from its first lines, with warnings. */

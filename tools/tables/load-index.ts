@@ -11,7 +11,7 @@ import { artifactDir, sha256, touchArtifact } from "../artifacts.js";
  * hashes the source's identity (path, size and mtime; or its content) and the load options.
  * Bump LOADER_VERSION when loading a file would give other tables than before.
  */
-const LOADER_VERSION = 2;
+const LOADER_VERSION = 3;
 
 const EntrySchema = z.object({
   version: z.literal(LOADER_VERSION),

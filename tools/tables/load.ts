@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import type { TableRef, TableSource } from "../../blackboard/schemas.js";
+import type { TableOrigin, TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, hashFile, putArtifact } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { formatCsv } from "./csv.js";
@@ -12,6 +12,7 @@ import { FAST_CSV_BYTES, storeCleanCsv } from "./fast-csv.js";
 import { type Grid, gridFromColumnsData, gridFromJson, gridFromText } from "./grid.js";
 import { indexKey, readIndex, writeIndex } from "./load-index.js";
 import { tableName, uniqueColumnNames } from "./names.js";
+import { rowPlaces } from "./row-places.js";
 
 export { TableLoadError } from "./errors.js";
 
@@ -92,12 +93,27 @@ interface Stored {
   sha256: string;
   uri: string;
   warnings?: string[];
+  origin?: TableOrigin;
+}
+
+/** The origin of a text file's grid: JSON's array, or each delimited row's line. */
+function textOrigin(grid: Grid, file: string, extension: string): TableOrigin | undefined {
+  const name = path.basename(file);
+  if (grid.json) return { format: "json", file: name, ...grid.json };
+  if (!grid.lines) return undefined;
+  return {
+    format: extension === ".tsv" ? "tsv" : "csv",
+    file: name,
+    header: grid.lines.header,
+    lines: rowPlaces(grid.lines.rows),
+  };
 }
 
 /** Names the grid's columns, stores it as canonical CSV and describes it. */
 async function storeGrid(
   grid: Grid,
   name: string,
+  origin: TableOrigin | undefined,
 ): Promise<{ table: TableRef; warnings: string[] }> {
   const naming = uniqueColumnNames(grid.header);
   const { sha256, uri } = await putArtifact(formatCsv(naming.names, grid.rows), "csv");
@@ -109,6 +125,7 @@ async function storeGrid(
     rows: grid.rows.length,
     columns: naming.names.map((column, i) => ({ name: column, dtype: inferDtype(grid.rows, i) })),
   };
+  if (origin) table.origin = origin;
   return { table, warnings: [...(grid.warnings ?? []), ...naming.warnings] };
 }
 
@@ -124,6 +141,7 @@ function describeStored(stored: Stored, name: string): { table: TableRef; warnin
       dtype: stored.dtypes[i] ?? "object",
     })),
   };
+  if (stored.origin) table.origin = stored.origin;
   return { table, warnings: stored.warnings ?? [] };
 }
 
@@ -139,7 +157,16 @@ async function loadText(
   const utf8 = opts.encoding === undefined || /^utf-?8$/i.test(opts.encoding.trim());
   if (extension === ".csv" && utf8 && size >= (opts.fastCsvBytes ?? FAST_CSV_BYTES)) {
     const stored = await storeCleanCsv(file);
-    if (stored) return [describeStored(stored, name)];
+    if (stored) {
+      const { headerLine, lines, ...rest } = stored;
+      const origin: TableOrigin = {
+        format: "csv",
+        file: path.basename(file),
+        header: headerLine,
+        lines,
+      };
+      return [describeStored({ ...rest, origin }, name)];
+    }
   }
   const decoded = decodeTable(await readWhole(file, size), file, opts.encoding);
   if (decoded.text.trim() === "")
@@ -148,7 +175,7 @@ async function loadText(
     extension === ".json"
       ? gridFromJson(decoded.text, file)
       : gridFromText(decoded.text, extension, file);
-  const loaded = await storeGrid(grid, name);
+  const loaded = await storeGrid(grid, name, textOrigin(grid, file, extension));
   if (decoded.warning) loaded.warnings.unshift(decoded.warning);
   return [loaded];
 }
@@ -159,7 +186,15 @@ async function loadWorkbook(file: string, size: number, base: string): Promise<U
   const loaded: Unprefixed[] = [];
   for (const { sheet, grid } of sheets) {
     const name = tableName(sheets.length === 1 ? base : `${base}_${sheet}`);
-    const table = await storeGrid(grid, name);
+    const origin: TableOrigin = {
+      format: path.extname(file).slice(1).toLowerCase() as "xlsx" | "xlsm" | "xls",
+      file: path.basename(file),
+      sheet,
+      header: grid.headerRow,
+      rows: rowPlaces(grid.rowNumbers),
+      columns: grid.letters,
+    };
+    const table = await storeGrid(grid, name, origin);
     table.warnings = table.warnings.map((w) => `sheet ${JSON.stringify(sheet)}: ${w}`);
     loaded.push(table);
   }
@@ -171,16 +206,25 @@ async function loadFile(file: string, size: number, base: string, opts: LoadOpti
   if (WORKBOOK_FORMATS.includes(extension)) return loadWorkbook(file, size, base);
   if (extension === ".parquet") {
     const { storeParquet } = await import("./parquet.js");
-    return [describeStored(await storeParquet(file), tableName(base))];
+    const origin: TableOrigin = { format: "parquet", file: path.basename(file) };
+    return [describeStored({ ...(await storeParquet(file)), origin }, tableName(base))];
   }
   if (TEXT_FORMATS.includes(extension))
     return loadText(file, extension, size, tableName(base), opts);
   throw new TableLoadError(file, `unsupported format ${extension}`);
 }
 
+/**
+ * The tables as loaded from `file`, warnings naming it. A load found by its content may have
+ * come from a file of another name: the origin names this one.
+ */
 function withFile(file: string, tables: readonly Unprefixed[]): LoadedTable[] {
+  const name = path.basename(file);
   return tables.map(({ table, warnings }) => ({
-    table,
+    table:
+      table.origin && "file" in table.origin && table.origin.file !== name
+        ? { ...table, origin: { ...table.origin, file: name } }
+        : table,
     warnings: warnings.map((warning) => `${file}: ${warning}`),
   }));
 }
@@ -220,7 +264,8 @@ export async function loadTables(
 ): Promise<LoadedTable[]> {
   if (!("path" in source)) {
     const grid = gridFromColumnsData(source.columns, source.data, "<inline>");
-    const loadedInline = await storeGrid(grid, tableName(opts.name || source.name || ""));
+    const name = tableName(opts.name || source.name || "");
+    const loadedInline = await storeGrid(grid, name, { format: "inline" });
     return withFile("<inline>", [loadedInline]);
   }
   const file = source.path;

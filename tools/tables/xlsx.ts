@@ -5,7 +5,7 @@ import { cellText, type Grid } from "./grid.js";
 /** One sheet of a workbook as a grid; empty sheets are left out. */
 export interface SheetGrid {
   sheet: string;
-  grid: Grid;
+  grid: SheetTable;
 }
 
 const OLE_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0];
@@ -57,16 +57,47 @@ function openWorkbook(bytes: Buffer, file: string): WorkBook {
   }
 }
 
-/** The sheet's rows as text, padded to one width, with empty trailing columns dropped. */
-function sheetRows(sheet: WorkBook["Sheets"][string]): string[][] {
-  const raw = utils.sheet_to_json<unknown[]>(sheet, {
-    header: 1,
+/** A sheet's non-empty rows as text, with their sheet rows and column letters. */
+interface SheetCells {
+  rows: string[][];
+  /** The 1-based sheet row of each of `rows`. */
+  rowNumbers: number[];
+  /** The letter of each column of `rows`. */
+  letters: string[];
+  /** Whether a row's non-empty cells are all text (not numbers, dates or booleans). */
+  allText: boolean[];
+}
+
+/**
+ * The sheet's rows as text over its used range (so column letters keep the range's offset),
+ * padded to one width, with empty rows and empty trailing columns dropped.
+ */
+function sheetCells(sheet: WorkBook["Sheets"][string]): SheetCells {
+  const ref = sheet["!ref"];
+  if (!ref) return { rows: [], rowNumbers: [], letters: [], allText: [] };
+  const range = utils.decode_range(ref);
+  const letters = Array.from({ length: range.e.c - range.s.c + 1 }, (_, i) =>
+    utils.encode_col(range.s.c + i),
+  );
+  // Keyed by column letter, each row carries its 0-based sheet row as `__rowNum__`.
+  const raw = utils.sheet_to_json<Record<string, unknown> & { __rowNum__?: number }>(sheet, {
+    header: "A",
     raw: true,
     defval: null,
     blankrows: false,
     UTC: true,
   });
-  const rows = raw.map((row) => row.map(valueText));
+  const rows: string[][] = [];
+  const rowNumbers: number[] = [];
+  const allText: boolean[] = [];
+  for (const [i, record] of raw.entries()) {
+    const values = letters.map((letter) => record[letter]);
+    const row = values.map(valueText);
+    if (row.every((value) => value === "")) continue;
+    rows.push(row);
+    rowNumbers.push((record.__rowNum__ ?? range.s.r + i) + 1);
+    allText.push(values.every((value, c) => row[c] === "" || typeof value === "string"));
+  }
   let width = 0;
   for (const row of rows) {
     for (let i = row.length - 1; i >= width; i--) {
@@ -76,14 +107,80 @@ function sheetRows(sheet: WorkBook["Sheets"][string]): string[][] {
       }
     }
   }
-  return rows
-    .map((row) => Array.from({ length: width }, (_, i) => row[i] ?? ""))
-    .filter((row) => row.some((value) => value !== ""));
+  return {
+    rows: rows.map((row) => row.slice(0, width)),
+    rowNumbers,
+    letters: letters.slice(0, width),
+    allText,
+  };
+}
+
+/** How many leading rows to look at for titles. */
+const MAX_TITLE_ROWS = 5;
+
+function filled(row: readonly string[]): number {
+  return row.filter((value) => value !== "").length;
+}
+
+/**
+ * How many leading rows are titles or captions: rows of one text cell above a header, a row of
+ * two or more filled cells that are all text or that a blank row sets apart from the titles.
+ */
+function titleRows(cells: SheetCells): number {
+  const { rows, rowNumbers, allText } = cells;
+  for (let n = 0; n < MAX_TITLE_ROWS && n + 1 < rows.length; n++) {
+    if (filled(rows[n] ?? []) !== 1 || !allText[n]) return 0;
+    const next = filled(rows[n + 1] ?? []);
+    if (next === 1) continue;
+    const apart = (rowNumbers[n + 1] ?? 0) - (rowNumbers[n] ?? 0) > 1;
+    return next >= 2 && (allText[n + 1] || apart) ? n + 1 : 0;
+  }
+  return 0;
+}
+
+/** A sheet's table: its header, its rows, and where they are in the sheet. */
+export interface SheetTable extends Grid {
+  /** The sheet row (1-based) of the header. */
+  headerRow: number;
+  /** The sheet row (1-based) of each row. */
+  rowNumbers: number[];
+  /** The column letter of each column. */
+  letters: string[];
+}
+
+/**
+ * The sheet's table: title rows skipped (with a warning), then the first row the header and
+ * empty leading columns (a title's) dropped; null when the sheet is empty.
+ */
+function sheetTable(sheet: WorkBook["Sheets"][string]): SheetTable | null {
+  const cells = sheetCells(sheet);
+  const titles = titleRows(cells);
+  const rows = cells.rows.slice(titles);
+  const rowNumbers = cells.rowNumbers.slice(titles);
+  const [header, ...data] = rows;
+  const [headerRow, ...dataRows] = rowNumbers;
+  if (!header || headerRow === undefined) return null;
+  let from = 0;
+  while (from < header.length - 1 && rows.every((row) => row[from] === "")) from++;
+  const warnings = cells.rows.slice(0, titles).map((row, i) => {
+    const title = row.find((value) => value !== "") ?? "";
+    return `skipped title row ${cells.rowNumbers[i]} (${JSON.stringify(title)}) above the header`;
+  });
+  return {
+    header: header.slice(from),
+    rows: data.map((row) => row.slice(from)),
+    warnings,
+    headerRow,
+    rowNumbers: dataRows,
+    letters: cells.letters.slice(from),
+  };
 }
 
 /**
  * Every non-empty sheet of an .xlsx or .xls workbook, in workbook order; each sheet's first
- * non-empty row is its header. Dates become `YYYY-MM-DD` (with ` HH:MM:SS` when they have a
+ * non-empty row is its header, after any title rows (a lone filled cell above a header of text),
+ * which are skipped with a warning. Each table says where it is: the sheet rows of its header
+ * and rows, and its columns' letters. Dates become `YYYY-MM-DD` (with ` HH:MM:SS` when they have a
  * time), numbers and booleans their plain text, formulas their cached values. Throws a
  * TableLoadError for `file` when the workbook is encrypted, corrupt, or has no data.
  */
@@ -93,9 +190,8 @@ export function gridsFromWorkbook(bytes: Buffer, file: string): SheetGrid[] {
   for (const name of workbook.SheetNames) {
     const sheet = workbook.Sheets[name];
     if (!sheet) continue;
-    const [header, ...rows] = sheetRows(sheet);
-    if (!header) continue;
-    sheets.push({ sheet: name, grid: { header, rows } });
+    const grid = sheetTable(sheet);
+    if (grid) sheets.push({ sheet: name, grid });
   }
   if (sheets.length === 0) {
     const names = workbook.SheetNames.map((n) => JSON.stringify(n)).join(", ");
