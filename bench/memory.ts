@@ -15,15 +15,21 @@ import type { Configuration } from "../blackboard/configuration.js";
 import { archiver } from "../nodes/archiver.js";
 import { recall } from "../nodes/recall.js";
 import type { NodeRuntime } from "../nodes/runtime.js";
-import { solvedState } from "../tests/support/episodes.js";
+import { MEDALS_TABLE, solvedState } from "../tests/support/episodes.js";
 import {
   encodeVector,
   OFFLINE_ID,
   OfflineEmbeddings,
   offlineEmbed,
 } from "../tools/memory/embeddings.js";
-import { type Episode, memoryNamespace, questionPattern } from "../tools/memory/episodes.js";
+import {
+  EPISODE_VERSION,
+  type Episode,
+  memoryNamespace,
+  questionPattern,
+} from "../tools/memory/episodes.js";
 import { SqliteStore } from "../tools/memory/sqlite-store.js";
+import { tableSchema } from "../tools/memory/table-schema.js";
 
 const EPISODES = Number(process.argv[2] ?? 10_000);
 const RUNS = Number(process.argv[3] ?? 30);
@@ -56,6 +62,9 @@ function episode(i: number): Episode {
   const q = question(i);
   const pattern = questionPattern(q);
   return {
+    version: EPISODE_VERSION,
+    columns: tableSchema([MEDALS_TABLE]),
+    verified: ["derived"],
     question: q,
     pattern,
     plan: ["Filter the rows of the subject.", "Aggregate the column.", "Print the value."],

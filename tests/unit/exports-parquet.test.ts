@@ -41,6 +41,7 @@ function question(id: string, scores: [number, number]): MinedQuestion {
       text: `1. plan ${p}`,
       execution: "",
       score: null,
+      derived: null,
     },
     {
       id: `p${p}.c1`,
@@ -50,6 +51,7 @@ function question(id: string, scores: [number, number]): MinedQuestion {
       text: "print(3)",
       execution: "3",
       score: null,
+      derived: "yes",
     },
     {
       id: `p${p}.c1.a1`,
@@ -59,6 +61,7 @@ function question(id: string, scores: [number, number]): MinedQuestion {
       text: "3",
       execution: "",
       score: scores[i] ?? 0,
+      derived: null,
     },
   ]);
   return {
