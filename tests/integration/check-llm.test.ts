@@ -141,14 +141,19 @@ describe("the check node with the LLM checker, against a stub model", () => {
     expect(prompt).toContain(`Question: ${MEDALS_QUESTION}`);
     expect(prompt).toContain("Answer: 203");
     expect(prompt).toMatch(/Output:\nnations: 10\n203/);
-    expect(prompt).toContain('- "203": found in a1:out2');
+    // The table context, the code's result and whether it is derived, what the rules traced.
+    expect(prompt).toContain("olympics_2020_medals");
+    expect(prompt).toMatch(
+      /Result \[a1:result\] \(the last value printed; derived from the table: yes/,
+    );
+    expect(prompt).toContain('- "203": derived (a1:result)');
   });
 
-  it("reads score lines too, also when the reply is streamed", async () => {
+  it("reads score lines too, also when the reply is streamed; a grounding doubt keeps it from passing", async () => {
     checkerReply = "Type: 2\nFormat: 2\nGrounding: 1\n- the total is printed without a label";
     const { update } = await check("203", { llmChecker: true, streaming: true });
     expect(update.verdict?.scores).toEqual({ type: 2, format: 2, grounding: 1 });
-    expect(update.verdict?.pass).toBe(true);
+    expect(update.verdict?.pass).toBe(false);
     expect(update.verdict?.issues).toEqual(["checker: the total is printed without a label"]);
   });
 
@@ -164,7 +169,7 @@ describe("the check node with the LLM checker, against a stub model", () => {
     const { update, checkerRequests } = await check("205", { llmChecker: true });
     expect(checkerRequests).toHaveLength(1);
     expect(lastMessage(checkerRequests[0] as StubRequest)).toContain(
-      'the answer "205" differs from a1:out2',
+      'the answer "205" differs from a1:result',
     );
     expect(update.verdict).toMatchObject({
       by: "rules+llm",
@@ -172,7 +177,7 @@ describe("the check node with the LLM checker, against a stub model", () => {
       pass: false,
     });
     expect(update.verdict?.issues).toEqual([
-      'the answer "205" differs from a1:out2, the last value the code printed: "203"',
+      'the answer "205" differs from a1:result, the code\'s last printed value: 203',
     ]);
     expect((update.claims as Claim[]).map((c) => [c.text, c.status])).toEqual([
       ["205", "conflicted"],

@@ -69,11 +69,11 @@ describe("table_qa's check and reflect loop", () => {
     ]);
     const first = state.checked[0]?.verdict;
     expect(first?.scores.grounding).toBe(0);
-    expect(first?.issues.join("\n")).toMatch(/"250" differs from a1:out2.*"203"/);
+    expect(first?.issues.join("\n")).toMatch(/"250" differs from a1:result.*: 203/);
     // The rejected answer stays in the evidence graph as a conflicted claim.
     const conflicted = state.claims.find((c) => c.text === "250");
     expect(conflicted?.status).toBe("conflicted");
-    const edge: Edge = { from: "a1:out2", to: conflicted?.id ?? "", kind: "conflicts" };
+    const edge: Edge = { from: "a1:result", to: conflicted?.id ?? "", kind: "conflicts" };
     expect(state.edges).toContainEqual(edge);
     expect(state.reflections).toHaveLength(1);
     expect(state.reflections[0]).toMatchObject({ route: "coder", byModel: true, afterAttempts: 1 });
@@ -88,17 +88,17 @@ describe("table_qa's check and reflect loop", () => {
   });
 
   it("returns the best checked answer with its verdict when reflections run out", async () => {
-    const state = await run([() => "Final Answer: 205, 203", () => "Final Answer: 250"], {
+    const state = await run([() => "Final Answer: 203, Chile", () => "Final Answer: 250"], {
       maxReflections: 1,
     });
     expect(state.reflections).toHaveLength(1);
     expect(state.checked.map((c) => [c.answer.final, c.verdict.pass])).toEqual([
-      ["205, 203", false],
+      ["203, Chile", false],
       ["250", false],
     ]);
-    // Half grounded (203 was printed, 205 never) beats contradicted: the earlier answer wins.
-    expect(state.answer?.final).toBe("205, 203");
-    expect(state.verdict?.answer).toBe("205, 203");
+    // Half grounded (203 was computed, Chile nowhere) beats contradicted: the earlier answer wins.
+    expect(state.answer?.final).toBe("203, Chile");
+    expect(state.verdict?.answer).toBe("203, Chile");
     expect(state.verdict?.pass).toBe(false);
     expect(state.verdict?.scores).toEqual({ type: 1, format: 2, grounding: 1 });
   });
