@@ -6,7 +6,10 @@
  *      loaded before timing (goal: <= 2x);
  *   3. throughput with one worker per core against a single worker;
  *   4. what forking ahead saves, and what an empty network namespace would cost per
- *      request instead of once per worker.
+ *      request instead of once per worker;
+ *   5. what tracing the result's derivation and lineage (re-runs on perturbed copies of
+ *      the table, ExecRequest.lineage, on by default) adds to the warm round trip.
+ * Sections 1-4 measure the pool itself, with lineage off.
  *
  *   npx tsx bench/sandbox.ts [warm requests=300]
  */
@@ -60,9 +63,9 @@ async function tableOf(rows: number, name: string): Promise<TableRef> {
   };
 }
 
-async function roundTrip(sandbox: LocalSandbox, table: TableRef): Promise<number> {
+async function roundTrip(sandbox: LocalSandbox, table: TableRef, lineage = false): Promise<number> {
   const started = performance.now();
-  const result = await sandbox.execute({ code: SNIPPET, tables: [table] });
+  const result = await sandbox.execute({ code: SNIPPET, tables: [table], lineage });
   const ms = performance.now() - started;
   if (!result.ok) throw new Error(`benchmark request failed: ${JSON.stringify(result.error)}`);
   return ms;
@@ -142,6 +145,7 @@ async function main(): Promise<void> {
   console.log(`local sandbox benchmark: ${python}, ${cores} core(s), ${os.cpus()[0]?.model ?? ""}`);
 
   const small = await tableOf(1_000, "small");
+  const tiny = await tableOf(20, "tiny");
   const large = await tableOf(1_000_000, "large");
 
   const pool = await LocalSandbox.start({ workers: cores });
@@ -220,6 +224,30 @@ async function main(): Promise<void> {
     const { info } = await pool.describe();
     const active = Object.entries(info.protections).filter(([, on]) => on);
     console.log(`   protections active: ${active.map(([name]) => name).join(", ")}`);
+
+    // 5. lineage on against off, interleaved, spaced as real requests are: on the
+    // 1,000-row table (derivation and columns traced) and on a 20-row one (rows too).
+    await warmUp(pool, [tiny], cores);
+    console.log("\n5. the result's lineage traced (the default) vs lineage: false");
+    for (const [label, table] of [
+      ["1,000 rows", small],
+      ["20 rows   ", tiny],
+    ] as const) {
+      const on: number[] = [];
+      const off: number[] = [];
+      for (let i = 0; i < WARM / 3; i++) {
+        await pause(SPACING_MS);
+        off.push(await roundTrip(pool, table, false));
+        await pause(SPACING_MS);
+        on.push(await roundTrip(pool, table, true));
+      }
+      console.log(`   ${label}, lineage off: ${summary(off)}`);
+      console.log(`   ${label}, lineage on:  ${summary(on)}`);
+      console.log(
+        `   ${label}, ratio on/off: p50 ${(quantile(on, 0.5) / quantile(off, 0.5)).toFixed(2)}x, ` +
+          `p99 ${(quantile(on, 0.99) / quantile(off, 0.99)).toFixed(2)}x`,
+      );
+    }
   } finally {
     await Promise.all([pool.close(), single.close(), noForkAhead.close()]);
     rmSync(home, { recursive: true, force: true });

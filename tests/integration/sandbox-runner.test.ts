@@ -59,14 +59,54 @@ describe("runner.py as a one-shot command", () => {
               { name: "region", dtype: "object" },
               { name: "amount", dtype: "int64" },
             ],
+            // Grouped: its rows are no source rows, its columns are.
+            lineage: [{ table: "sales", rows: null, columns: ["region", "amount"] }],
           },
         ],
+        // A failed run has no result.
+        result: null,
       });
       // The one wire form of a result, as both backends read it.
       expect(RunnerResultSchema.parse(result)).toEqual(result);
       expect(await readFile(path.join(scratch, "_tableminds_table_0.csv"), "utf8")).toBe(
         "region,amount\nnorth,6\nsouth,7\n",
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("writes the code's result with its derivation and lineage", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-runner-"));
+    try {
+      const scratch = path.join(dir, "scratch");
+      mkdirSync(scratch);
+      writeFileSync(path.join(dir, "sales.csv"), "region,amount\nnorth,5\nsouth,7\nnorth,1\n");
+      const request = {
+        code: "north = df[df.region == 'north']\nresult = int(north.amount.sum())",
+        tables: [{ name: "sales", path: path.join(dir, "sales.csv") }],
+        timeout_ms: 5_000,
+        output_bytes: 1_000,
+        scratch,
+      };
+      const traced = await runOnce(request, dir);
+      expect(traced.code).toBe(0);
+      expect((traced.result as { result: unknown }).result).toEqual({
+        from: "declared",
+        kind: "scalar",
+        values: [6],
+        labels: [],
+        text: "6",
+        line: 2,
+        derived: "yes",
+        derivation: "changed when the tables' values were perturbed: computed from the table",
+        lineage: [{ table: "sales", rows: [0, 2], columns: ["region", "amount"] }],
+      });
+      expect(RunnerResultSchema.parse(traced.result)).toEqual(traced.result);
+      const untraced = await runOnce({ ...request, lineage: false }, dir);
+      expect((untraced.result as { result: { derived: string } }).result.derived).toBe("unknown");
+      const bad = await runOnce({ ...request, lineage: "yes" }, dir);
+      expect(bad.code).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { appendUniqueById, upsertById } from "../../blackboard/reducers.js";
-import type { Attempt, ExecResult } from "../../blackboard/schemas.js";
+import type { Attempt, CodeResult, ExecResult } from "../../blackboard/schemas.js";
 import {
+  cellEvidence,
   codeLinesFor,
   evidenceFromExecution,
+  lineageParents,
   lineValue,
   outputLines,
 } from "../../grounding/evidence.js";
@@ -37,6 +39,7 @@ describe("evidence from an execution", () => {
     ],
     truncated: false,
     durationMs: 4,
+    result: null,
   };
   const attempt: Attempt = { id: "a1", code: "", raw: "", result, parseError: null };
   const packets = evidenceFromExecution(attempt, result, "execute", "2026-01-01T00:00:00Z");
@@ -62,6 +65,10 @@ describe("evidence from an execution", () => {
     expect(tablePacket?.value).toMatchObject({ name: "by_nation", sha256: "a".repeat(64) });
   });
 
+  it("posts no result packet when the run has no result", () => {
+    expect(packets.map((p) => p.id)).toEqual(["a1:out1", "a1:out2", "a1:by_nation"]);
+  });
+
   it("splits output into non-empty lines with offsets", () => {
     expect(outputLines("a\n\nbc\n")).toEqual([
       { text: "a", start: 0, end: 1 },
@@ -70,6 +77,95 @@ describe("evidence from an execution", () => {
     expect(codeLinesFor([{ line: 7, start: 0, end: 4 }], 5, 9)).toEqual([0, 0]);
     expect(lineValue(" -3.5 ")).toBe(-3.5);
     expect(lineValue("3.5 kg")).toBe("3.5 kg");
+  });
+});
+
+describe("the result's evidence", () => {
+  const base: ExecResult = {
+    ok: true,
+    stdout: "rows: 10\n203\n",
+    stderr: "",
+    error: null,
+    tables: [],
+    spans: [
+      { line: 3, start: 0, end: 9 },
+      { line: 5, start: 9, end: 13 },
+    ],
+    truncated: false,
+    durationMs: 4,
+    result: null,
+  };
+  const code: CodeResult = {
+    from: "printed",
+    kind: "scalar",
+    values: [203],
+    labels: [],
+    text: "203",
+    line: 5,
+    derived: "yes",
+    derivation: "changed when the tables' values were perturbed: computed from the table",
+    lineage: [
+      { table: "medals", rows: [0, 2], columns: ["gold", "silver"] },
+      { table: "hosts", rows: null, columns: ["city"] },
+    ],
+  };
+  const packetOf = (result: ExecResult) => {
+    const attempt: Attempt = { id: "a1", code: "", raw: "", result, parseError: null };
+    return evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z").find(
+      (p) => p.id === "a1:result",
+    );
+  };
+
+  it("anchors a printed result to its line and stdout slice, with its lineage's cells as parents", () => {
+    const packet = packetOf({ ...base, result: code });
+    expect(packet).toMatchObject({
+      modality: "code",
+      anchor: { kind: "code", attempt: "a1", lines: [5, 5], stdout: [9, 12] },
+      value: 203,
+      confidence: 1,
+      provenance: {
+        attempt: "a1",
+        // Rows by columns of each traced table; an untraced table (rows null) gives none.
+        parents: ["medals:r0:gold", "medals:r0:silver", "medals:r2:gold", "medals:r2:silver"],
+      },
+    });
+    // The same ids as the source cells' own packets.
+    expect(packet?.provenance.parents[0]).toBe(
+      cellEvidence("medals", { row: 0, value: "39" }, "gold", "lookup", "t").id,
+    );
+    // Printed lines keep their packets.
+    expect(
+      evidenceFromExecution(
+        { id: "a1", code: "", raw: "", result: { ...base, result: code }, parseError: null },
+        { ...base, result: code },
+        "executor",
+        "t",
+      ).map((p) => p.id),
+    ).toEqual(["a1:out1", "a1:out2", "a1:result"]);
+  });
+
+  it("gives a declared result with several values its text, and no stdout slice", () => {
+    const series: CodeResult = {
+      ...code,
+      from: "declared",
+      kind: "series",
+      values: ["United States", "China"],
+      labels: [0, 1],
+      text: "0    United States\n1            China",
+      line: 2,
+      lineage: [{ table: "medals", rows: [0, 1], columns: ["nation"] }],
+    };
+    const packet = packetOf({ ...base, result: series });
+    expect(packet?.anchor).toEqual({ kind: "code", attempt: "a1", lines: [2, 2], stdout: [0, 0] });
+    expect(packet?.value).toBe(series.text);
+    expect(packet?.provenance.parents).toEqual(["medals:r0:nation", "medals:r1:nation"]);
+  });
+
+  it("names at most 20 parent cells, none for untraced lineage", () => {
+    const rows = Array.from({ length: 30 }, (_, i) => i);
+    expect(lineageParents([{ table: "t", rows, columns: ["a"] }])).toHaveLength(20);
+    expect(lineageParents([{ table: "t", rows, columns: null }])).toEqual([]);
+    expect(lineageParents([{ table: "t", rows: [], columns: ["a"] }])).toEqual([]);
   });
 });
 

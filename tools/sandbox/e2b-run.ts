@@ -128,6 +128,7 @@ export class E2BRun {
       timeout_ms: job.timeoutMs,
       output_bytes: job.outputBytes,
       scratch: run.scratch,
+      lineage: job.lineage,
     });
     await this.upload(run.request, request, "writing the request");
     const exit = await this.runRunner(run, [...this.runnerPaths(), ...tables]);

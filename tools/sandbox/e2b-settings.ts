@@ -129,7 +129,7 @@ export interface E2BSettings extends Numbers {
   sandboxPerRequest: boolean;
   networkProbe: { host: string; port: number; answerMs?: number };
   runnerPath: string;
-  /** The Python files uploaded next to the runner (hardening, read rules, the wrapper). */
+  /** The Python files uploaded next to the runner (lineage, hardening, read rules, the wrapper). */
   helperPaths: string[];
   clock: E2BClock;
   random: () => number;
@@ -186,7 +186,12 @@ export function resolveSettings(opts: E2BSandboxOptions): E2BSettings {
       opts.sandboxPerRequest ?? envFlag(process.env.E2B_SANDBOX_PER_REQUEST) ?? false,
     networkProbe: opts.networkProbe ?? { host: "1.1.1.1", port: 80 },
     runnerPath: opts.runnerPath ?? HERE("runner.py"),
-    helperPaths: [HERE("hardening.py"), HERE("read_rules.py"), HERE("e2b_runner.py")],
+    helperPaths: [
+      HERE("lineage.py"),
+      HERE("hardening.py"),
+      HERE("read_rules.py"),
+      HERE("e2b_runner.py"),
+    ],
     clock: opts.clock ?? realClock,
     random: opts.random ?? Math.random,
   };

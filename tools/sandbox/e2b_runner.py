@@ -43,6 +43,8 @@ def main(request_path, result_path, workspace):
             request["output_bytes"],
             scratch,
             before_code=lambda: sys.addaudithook(hook),
+            lineage=request["lineage"],
+            table_files={t["name"]: t["path"] for t in request["tables"]},
         )
         sizes = {}
         for table in result["tables"]:

@@ -52,6 +52,8 @@ export interface WorkerRequest {
   timeout_ms: number;
   output_bytes: number;
   memory_mb: number;
+  /** Trace the result's derivation and lineage (worker.py's default: true). */
+  lineage?: boolean;
 }
 
 /** The line that asks the worker to run a request. */

@@ -161,6 +161,7 @@ export class LocalSandbox implements Sandbox {
         timeout_ms: request.timeoutMs,
         output_bytes: request.outputBytes,
         memory_mb: request.memoryMb,
+        lineage: request.lineage,
       },
       {
         loadMs: this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,

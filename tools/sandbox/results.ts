@@ -14,7 +14,11 @@ import { putArtifact } from "../artifacts.js";
  * A DataFrame the code left behind, as runner.py reports it: saved as a CSV file in the
  * run's scratch directory, not yet in the artifact store.
  */
-export const RunnerTableSchema = ProducedTableSchema.pick({ variable: true, line: true, lineage: true }).extend({
+export const RunnerTableSchema = ProducedTableSchema.pick({
+  variable: true,
+  line: true,
+  lineage: true,
+}).extend({
   /** A plain file name inside the scratch directory. */
   file: z.string(),
   ...TableRefSchema.pick({ rows: true, columns: true }).shape,
@@ -121,5 +125,6 @@ export async function execResultFromRunner(
     spans: result.spans,
     truncated: result.truncated,
     durationMs: elapsed(),
+    result: result.result,
   });
 }

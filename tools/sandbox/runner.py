@@ -14,7 +14,8 @@ REQUEST.json:
       "tables": [{"name": str, "path": str}],     # CSV files (or .parquet), read with pandas
       "timeout_ms": int,                          # soft limit: a Timeout error is raised into the code
       "output_bytes": int,                        # cap on each of stdout and stderr (UTF-8 bytes)
-      "scratch": str                              # existing directory; the code runs there (cwd)
+      "scratch": str,                             # existing directory; the code runs there (cwd)
+      "lineage": bool                             # optional (true): trace the result's lineage
     }
 
 The code sees each table by its name, the only table also as `df`, and `pd` / `np`.
@@ -32,11 +33,26 @@ RESULT.json (written once, atomically, also when the code fails):
                   "line": int | null,             # last line that assigns that name
                   "file": str,                    # plain file name of the CSV inside scratch
                   "rows": int,
-                  "columns": [{"name": str, "dtype": str}]}],
+                  "columns": [{"name": str, "dtype": str}],
+                  "lineage": [LINEAGE]}],         # off its index: see lineage.py
       "spans": [{"line": int, "start": int, "end": int}],  # which line printed which part
                                                   # of stdout (offsets in UTF-16 code units)
-      "truncated": bool                           # stdout or stderr hit the cap
+      "truncated": bool,                          # stdout or stderr hit the cap
+      "result": null | {                          # what the code computed (null: it failed,
+                                                  #   or declared nothing and printed nothing)
+          "from": "declared" | "printed",         # its global `result`, else its last printed line
+          "kind": "scalar" | "list" | "series" | "frame",
+          "values": [scalar],                     # JSON scalars, at most 1000; a frame row by row
+          "labels": [scalar],                     # index labels, when not positions
+          "text": str,                            # short text form (<= 500 characters)
+          "line": int | null,                     # the line that assigned (or printed) it
+          "derived": "yes" | "no" | "unknown",    # whether perturbing the tables changes it
+          "derivation": str,                      # why, in words
+          "lineage": [LINEAGE]}                   # one per input table
     }
+
+LINEAGE is {"table": str, "rows": [int] | null, "columns": [str] | null}: the source row ids
+(0-based) and columns it rests on, null where that was not traced.
 
 The exit status is 0 whenever RESULT.json was written, 2 when the request could not be read.
 This module keeps no state between runs and starts no processes; the limits that need
@@ -47,6 +63,7 @@ one-shot run lets the code read only its scratch, its own tables and what Python
 
 import ast
 import builtins
+import gc
 import hashlib
 import hmac
 import io
@@ -55,9 +72,13 @@ import os
 import pickle
 import signal
 import sys
+import time
 
 import numpy as np
 import pandas as pd
+
+# Next to this file: on sys.path whether it runs as a script or worker.py imports it.
+import lineage as result_lineage
 
 GENERATED = "<generated>"
 MAX_TABLES = 20
@@ -100,6 +121,7 @@ def failure(error_type, message, line=None):
         "spans": [],
         "truncated": False,
         "tables": [],
+        "result": None,
     }
 
 
@@ -220,11 +242,8 @@ def load_table_cached(path):
 # --- output capture ---------------------------------------------------------------
 
 
-def _utf16_len(text):
-    # Offsets are for JavaScript strings, which count UTF-16 code units.
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+# Offsets are for JavaScript strings, which count UTF-16 code units.
+_utf16_len = result_lineage.utf16_len
 
 
 def _generated_line():
@@ -449,7 +468,7 @@ def _write_csv(frame, path):
         frame.to_csv(handle, index=False)
 
 
-def _export_tables(namespace, inputs, code, scratch):
+def _export_tables(namespace, inputs, code, scratch, sources=()):
     tables = []
     notes = []
     candidates = [
@@ -472,7 +491,12 @@ def _export_tables(namespace, inputs, code, scratch):
             total = len(frame)
             if total > MAX_ROWS:
                 frame = frame.head(MAX_ROWS)
+                value = value.iloc[:MAX_ROWS]
                 notes.append(f"note: table {name} has {total} rows; only the first {MAX_ROWS} were kept")
+            try:
+                lineage = result_lineage.produced_lineage(value, frame.columns, sources)
+            except Exception:
+                lineage = []
             file_name = f"_tableminds_table_{len(tables)}.csv"
             _write_csv(frame, os.path.join(scratch, file_name))
             tables.append(
@@ -485,6 +509,7 @@ def _export_tables(namespace, inputs, code, scratch):
                         {"name": str(column), "dtype": str(dtype)}
                         for column, dtype in zip(frame.columns, frame.dtypes)
                     ],
+                    "lineage": lineage,
                 }
             )
         except BaseException as exc:
@@ -492,20 +517,22 @@ def _export_tables(namespace, inputs, code, scratch):
     return tables, notes
 
 
-# --- one request ----------------------------------------------------------------------
+# --- the result and its lineage --------------------------------------------------------------
+
+# Captured at import, before any generated code could replace them in the signal module.
+_set_handler = signal.signal
+_set_timer = signal.setitimer
+_unblock = getattr(signal, "pthread_sigmask", None)
+# Once the budget is spent the timer fires again this often until it is heeded, so code
+# that swallows one SoftTimeout (a bare `except:`) meets the next.
+RETRY_ALARM_S = 0.05
+# Reading the result has at least this long, even when the run used up its time.
+MIN_CAPTURE_S = 0.05
+_REDIRECTED_READERS = ("read_csv", "read_table")
 
 
-def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=None):
-    """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
-    result dict described at the top of this file. `before_code` is called just before
-    the code runs (the local sandbox installs its audit hook there)."""
-    os.chdir(scratch)
-    stdout = Capture(output_bytes, with_spans=True)
-    stderr = Capture(output_bytes, with_spans=False)
-    sys.stdout = stdout
-    sys.stderr = stderr
-    sys.stdin = io.StringIO()
-
+def _namespace(named_tables):
+    """What the code sees: each table by its name, the only one also as `df`, pd and np."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     for name, frame in named_tables:
         namespace[name] = frame
@@ -513,14 +540,208 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
         namespace["df"] = named_tables[0][1]
     namespace["pd"] = pd
     namespace["np"] = np
+    return namespace
+
+
+def _snapshot(named_tables):
+    """lineage.snapshot(), or None when the copies cannot be made."""
+    try:
+        return result_lineage.snapshot(named_tables)
+    except Exception:
+        return None
+
+
+class _Rerun:
+    """Runs the code again on other tables: a fresh namespace, output to a throwaway capture,
+    nothing exported. The code's own reads of its table files (`pd.read_csv("medals.csv")`)
+    get the re-run's table instead, written next to them. SoftTimeout passes through."""
+
+    def __init__(self, code_obj, output_bytes, scratch, table_files, sources):
+        self.code_obj = code_obj
+        self.output_bytes = output_bytes
+        self.scratch = scratch
+        self.runs = 0
+        self.files = {}
+        for name, path in (table_files or {}).items():
+            try:
+                self.files[os.path.realpath(path)] = name
+            except (OSError, ValueError, TypeError):
+                pass
+        self.names = [source.name for source in sources]
+        self.readers = {name: getattr(pd, name) for name in _REDIRECTED_READERS} if self.files else {}
+
+    def restore(self):
+        """pandas' readers as they were (also when a timeout cut a re-run short)."""
+        for name, reader in self.readers.items():
+            setattr(pd, name, reader)
+
+    def __call__(self, named_tables):
+        self.runs += 1
+        stdout = Capture(self.output_bytes, with_spans=False)
+        sys.stdout = stdout
+        sys.stderr = Capture(self.output_bytes, with_spans=False)
+        sys.stdin = io.StringIO()
+        os.chdir(self.scratch)
+        namespace = _namespace(named_tables)
+        for name, reader in self.readers.items():
+            setattr(pd, name, self._redirect(reader, dict(named_tables)))
+        error = None
+        try:
+            exec(self.code_obj, namespace)
+        except SoftTimeout:
+            raise
+        except SystemExit as exc:
+            if not (exc.code is None or exc.code == 0):
+                error = "SystemExit"
+        except MemoryError:
+            raise result_lineage.OutOfBudget("no memory left for another re-run") from None
+        except BaseException as exc:
+            error = type(exc).__name__
+        finally:
+            self.restore()
+        return namespace, stdout.getvalue(), stdout.truncated, error
+
+    def _redirect(self, reader, tables):
+        written = {}
+
+        def read(path, *args, **kwargs):
+            name = None
+            if isinstance(path, (str, os.PathLike)):
+                try:
+                    name = self.files.get(os.path.realpath(path))
+                except (OSError, ValueError, TypeError):
+                    name = None
+            if name is None or name not in tables:
+                return reader(path, *args, **kwargs)
+            if name not in written:
+                target = os.path.join(self.scratch, f"_tableminds_rerun_{self.names.index(name)}.csv")
+                _write_csv(tables[name], target)
+                written[name] = target
+            return reader(written[name], *args, **kwargs)
+
+        return read
+
+
+def _disarm(armed):
+    while True:
+        try:
+            armed[0] = False
+            _set_timer(signal.ITIMER_REAL, 0)
+            return
+        except SoftTimeout:
+            pass
+
+
+def _result(code, code_obj, namespace, stdout, copies, sources, options):
+    """The code's result, typed, with its derivation and lineage; None when it declared none
+    and printed nothing. Everything here, reading the result included, runs under a timer
+    of `options["budget_s"]`; re-runs only when `options["trace"]`."""
+    budget_s = options["budget_s"]
+    deadline = time.monotonic() + budget_s
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise SoftTimeout()
+
+    result = original = tracer = rerun = None
+    stopped = None
+    try:
+        try:
+            _set_handler(signal.SIGALRM, on_alarm)
+            if _unblock is not None:
+                _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
+            _set_timer(signal.ITIMER_REAL, max(budget_s, MIN_CAPTURE_S), RETRY_ALARM_S)
+            result, original = result_lineage.capture(
+                namespace, stdout.getvalue(), stdout.spans, stdout.truncated, _assignment_lines(code).get("result")
+            )
+            if result is not None and options["trace"] and copies:
+                tables, sampled = copies
+                rerun = _Rerun(code_obj, options["output_bytes"], options["scratch"], options["table_files"], sources)
+                base = result_lineage.canonical(result)
+                tracer = result_lineage.Tracer(result["from"], base, tables, rerun, deadline, sampled=sampled)
+                # No full collections between re-runs (each would touch the whole heap); the
+                # re-runs' namespaces are cleared, which frees what they made.
+                collecting = gc.isenabled()
+                gc.disable()
+                try:
+                    tracer.run()
+                finally:
+                    if collecting:
+                        gc.enable()
+        finally:
+            _disarm(armed)
+            if rerun is not None:
+                rerun.restore()
+    except SoftTimeout:
+        stopped = "out of time"
+    except result_lineage.OutOfBudget as exc:
+        stopped = str(exc)
+    except BaseException as exc:
+        stopped = f"tracing failed: {describe(exc)}"
+    if result is None:
+        return None
+    if tracer is not None:
+        if stopped:
+            tracer.stopped(stopped)
+        return result_lineage.finish(result, tracer.derived, tracer.derivation, tracer.lineage(original, sources))
+    if not options["trace"]:
+        why = "not traced: lineage was turned off for this run"
+    elif not sources:
+        why = "no table to perturb"
+    elif copies is None:
+        why = "not traced: the tables could not be copied"
+    else:
+        why = f"not traced: {stopped or 'no time was left'}"
+    lineage = result_lineage.untraced_lineage(original, sources)
+    return result_lineage.finish(result, "unknown", why, lineage)
+
+
+# --- one request ----------------------------------------------------------------------
+
+
+def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=None, lineage=True, table_files=None):
+    """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
+    result dict described at the top of this file. `before_code` is called just before
+    the code runs (the local sandbox installs its audit hook there). `lineage`: trace the
+    result's derivation and lineage by re-running the code (see lineage.py), within at most
+    min(3 s, half the time the run left). `table_files` ({name: path}): where the tables'
+    files are, so that re-runs can hand the code its re-run's table when it reads one."""
+    started = time.monotonic()
+    os.chdir(scratch)
+    stdout = Capture(output_bytes, with_spans=True)
+    stderr = Capture(output_bytes, with_spans=False)
+    sys.stdout = stdout
+    sys.stderr = stderr
+    sys.stdin = io.StringIO()
+
+    namespace = _namespace(named_tables)
     inputs = [frame for _, frame in named_tables]
+    sources = result_lineage.sources_of(named_tables)
 
     code_obj, error = _compile(code)
+    copies = None
     if code_obj is not None:
+        if lineage and sources:
+            copies = _snapshot(named_tables)
         if before_code is not None:
             before_code()
         error = _run_code(code_obj, namespace, timeout_ms)
-    tables, notes = _export_tables(namespace, inputs, code, scratch)
+    result = None
+    if error is None:
+        left_s = timeout_ms / 1000 - (time.monotonic() - started)
+        options = {
+            "budget_s": min(result_lineage.MAX_TRACE_S, max(0.0, left_s) / 2),
+            "trace": lineage,
+            "output_bytes": output_bytes,
+            "scratch": scratch,
+            "table_files": table_files,
+        }
+        result = _result(code, code_obj, namespace, stdout, copies, sources, options)
+        copies = None
+        sys.stdout, sys.stderr = stdout, stderr
+        os.chdir(scratch)
+    tables, notes = _export_tables(namespace, inputs, code, scratch, sources)
 
     sys.stdout = sys.__stdout__
     sys.stderr = sys.__stderr__
@@ -535,6 +756,7 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
         "spans": stdout.spans,
         "truncated": stdout.truncated or stderr.truncated,
         "tables": tables,
+        "result": result,
     }
 
 
@@ -598,6 +820,8 @@ def _read_request(path):
             raise ValueError(f"`{key}` must be a positive integer")
     if not isinstance(request.get("scratch"), str) or not os.path.isdir(request["scratch"]):
         raise ValueError("`scratch` must be an existing directory")
+    if not isinstance(request.setdefault("lineage", True), bool):
+        raise ValueError("`lineage` must be a boolean")
     return request
 
 
@@ -630,6 +854,8 @@ def run_one_shot(request_path, result_path):
             before_code=lambda: sys.addaudithook(
                 read_guard(request["scratch"], [t["path"] for t in request["tables"]])
             ),
+            lineage=request["lineage"],
+            table_files={t["name"]: t["path"] for t in request["tables"]},
         )
         text = dumps(result)
     except BaseException as exc:

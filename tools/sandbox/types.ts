@@ -23,6 +23,11 @@ export const ExecRequestSchema = z.object({
   timeoutMs: z.number().int().positive().default(EXEC_DEFAULTS.timeoutMs),
   memoryMb: z.number().int().positive().default(EXEC_DEFAULTS.memoryMb),
   outputBytes: z.number().int().positive().default(EXEC_DEFAULTS.outputBytes),
+  /**
+   * Trace the result's derivation and lineage by re-running the code on perturbed copies of
+   * the tables (at most min(3 s, half the time the run left)); false leaves them unknown.
+   */
+  lineage: z.boolean().default(true),
 });
 export type ExecRequest = z.input<typeof ExecRequestSchema>;
 

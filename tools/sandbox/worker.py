@@ -6,7 +6,8 @@ leave as one JSON object per line on fd 3, a descriptor that the forked children
 close, so nothing the generated code prints can reach the protocol.
 
 In:   {"type": "run", "id", "code", "tables": [{name, uri, sha256}], "timeout_ms",
-       "output_bytes", "memory_mb"}
+       "output_bytes", "memory_mb", "lineage" (optional, default true: trace the result's
+       derivation and lineage by re-running the code, see lineage.py)}
       {"type": "release", "scratch"}   the caller is done with a run's table files
 Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
        "protections": {name: bool}, "details": {name: str}}
@@ -170,6 +171,9 @@ class Worker:
                 "timeout_ms": timeout_ms,
                 "output_bytes": int(request["output_bytes"]),
                 "memory_mb": int(request["memory_mb"]),
+                "lineage": request.get("lineage", True) is not False,
+                # Where the child finds each table's file, for re-runs of code that reads it.
+                "files": [(str(t["name"]), placed[str(t["uri"])]) for t in request["tables"] if str(t["uri"]) in placed],
             }
         ).encode("utf-8")
         try:

@@ -33,6 +33,8 @@ WARM_UP_STEPS = (
     'print(int(warm["amount"].sum()), float(warm["share"].max()), warm["kind"].value_counts().to_dict())',
     "print(warm.to_string())",
 )
+# Then once with the result traced (lineage.py re-runs it on perturbed copies of the table).
+WARM_UP_TRACED = 'result = warm.loc[warm["amount"].idxmax(), "kind"]'
 
 WARM_UP_AFTER_IDLE_S = 0.003
 
@@ -153,11 +155,11 @@ def _warm_up(scratch, request_fd, warm):
     if not warm or select.select([request_fd], [], [], WARM_UP_AFTER_IDLE_S)[0]:
         return
     warm = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
-    for step in WARM_UP_STEPS:
+    for step in (*WARM_UP_STEPS, WARM_UP_TRACED):
         if select.select([request_fd], [], [], 0)[0]:
             return
         try:
-            result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch)
+            result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch, lineage=step == WARM_UP_TRACED)
             json.loads(runner.dumps(result))
             for table in result["tables"]:
                 os.unlink(os.path.join(scratch, table["file"]))
@@ -216,6 +218,8 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
             int(request["output_bytes"]),
             scratch,
             before_code=lambda: sys.addaudithook(hook),
+            lineage=request.get("lineage", True) is not False,
+            table_files=dict(request.get("files", [])),
         )
         payload = runner.dumps(result)
     except BaseException as exc:
