@@ -12,7 +12,7 @@ import {
 import { claimItems } from "../../grounding/items.js";
 import { carriedBy, claimed } from "../../grounding/matching.js";
 import { verifyGrounding } from "../../grounding/verify.js";
-import { ranAttempt } from "../support/evidence.js";
+import { codeResult, ranAttempt } from "../support/evidence.js";
 
 const table = {
   id: "table:by_nation",
@@ -194,14 +194,30 @@ describe("one grounding engine", () => {
     ]);
   });
 
-  it("selects the printed line that carries the answer", async () => {
-    const run = ranAttempt("a1", 'print("rows:", n)\nprint(total)', "rows: 10\n203\n");
+  it("supports the answer by the code's result, never by a printed line that merely carries it", async () => {
+    const derived = ranAttempt(
+      "a1",
+      'print("rows:", n)\nprint(total)',
+      "rows: 10\n203\n",
+      [],
+      codeResult([203], { from: "printed", line: 2 }),
+    );
+    const input = { answer: "203", question: "What is the total?" };
     const { checks } = await verifyGrounding({
-      answer: "203",
-      evidence: run.evidence,
-      attempts: [run.attempt],
+      ...input,
+      evidence: derived.evidence,
+      attempts: [derived.attempt],
     });
-    expect(checks.map((c) => c.supports)).toEqual([["a1:out2"]]);
+    expect(checks.map((c) => c.supports)).toEqual([["a1:result"]]);
+    // The same lines printed, with no result known: "203" only occurs in a1:out2.
+    const unknown = ranAttempt("a1", 'print("rows:", n)\nprint(total)', "rows: 10\n203\n");
+    const again = await verifyGrounding({
+      ...input,
+      evidence: unknown.evidence,
+      attempts: [unknown.attempt],
+    });
+    expect(again.checks.map((c) => [c.support, c.supports])).toEqual([["coincidental", []]]);
+    expect(again.checks[0]?.note).toMatch(/merely occurs in a1:out2/);
   });
 });
 
