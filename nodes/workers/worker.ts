@@ -93,4 +93,3 @@ export function taskWithInputs(task: string, inputs: WorkerInput[]): string {
   const known = inputs.map((i) => `- ${i.id} (${i.task}): ${i.answer ?? "no answer"}`);
   return `${task}\n\nAlready found by earlier steps:\n${known.join("\n")}`;
 }
-
