@@ -84,6 +84,14 @@ export function asksForOrder(question: string): boolean {
   );
 }
 
+/** An item's standing without the item itself; supports and conflicts default to none. */
+type Judged = Pick<ItemCheck, "status" | "support" | "note"> &
+  Partial<Pick<ItemCheck, "supports" | "conflicts">>;
+
+function unsupported(support: SupportKind, note: string): Judged {
+  return { status: "unsupported", support, note };
+}
+
 /** Columns the code names: as a quoted string or an attribute. */
 function columnsNamed(code: string, columns: string[]): string[] {
   return columns.filter((column) => {
@@ -189,111 +197,78 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     );
   });
   const prose = items.some((i) => i.kind === "prose") || isProse(input.answer);
-  const checks = items.map(({ item, kind }): ItemCheck => {
-    const base = { item, kind };
+  /** How one item stands: the result first, then a lookup, else coincidence or nothing. */
+  const judge = (item: string, kind: ItemKind): Judged => {
     if (kind === "prose") {
-      return {
-        ...base,
-        status: "unsupported",
-        support: "none",
-        supports: [],
-        conflicts: [],
-        note: "the answer is a sentence with no value in it to trace to the evidence",
-      };
+      return unsupported(
+        "none",
+        "the answer is a sentence with no value in it to trace to the evidence",
+      );
     }
     const claim = claimed(item);
     const yesno = kind === "yesno";
+    const lookup = (): Judged | null => {
+      const cells = !computed && !yesno ? lookedUp(claim) : [];
+      return cells.length > 0
+        ? { status: "supported", support: "looked-up", supports: cells }
+        : null;
+    };
     if (ran && elements && resultId) {
       const matches = matchResult(claim, elements, { percentQuestion, yesno });
       // A list answer must name the result's values, not pick one of several.
       const named = ran.result.kind === "frame" || elements.size === items.length;
       const singled = prose || yesno || elements.size <= 1 || (items.length > 1 && named);
       if (matches && singled) {
-        const cells = !computed && ran.result.derived !== "yes" ? lookedUp(claim) : [];
-        if (cells.length > 0) {
-          return {
-            ...base,
-            status: "supported",
-            support: "looked-up",
-            supports: cells,
-            conflicts: [],
-          };
-        }
         if (ran.result.derived === "yes") {
-          return {
-            ...base,
-            status: "supported",
-            support: "derived",
-            supports: [resultId],
-            conflicts: [],
-          };
+          return { status: "supported", support: "derived", supports: [resultId] };
         }
-        return {
-          ...base,
-          status: "unsupported",
-          support: "coincidental",
-          supports: [],
-          conflicts: [],
-          note: `${JSON.stringify(item)} equals ${resultId}, but that result is not derived from the table: ${ran.result.derivation}`,
-        };
+        return (
+          lookup() ??
+          unsupported(
+            "coincidental",
+            `${JSON.stringify(item)} equals ${resultId}, but that result is not derived from the table: ${ran.result.derivation}`,
+          )
+        );
       }
       if (!matches && comparable(claim, elements, yesno) && !prose) {
+        const from = ran.result.from === "declared" ? "declared result" : "last printed value";
         return {
-          ...base,
           status: "conflicted",
           support: "none",
-          supports: [],
           conflicts: [resultId],
-          note: `the answer ${JSON.stringify(item)} differs from ${resultId}, the code's ${ran.result.from === "declared" ? "declared result" : "last printed value"}: ${ran.result.text}`,
+          note: `the answer ${JSON.stringify(item)} differs from ${resultId}, the code's ${from}: ${ran.result.text}`,
         };
       }
       if (matches) {
-        return {
-          ...base,
-          status: "unsupported",
-          support: "coincidental",
-          supports: [],
-          conflicts: [],
-          note: `${resultId} holds ${elements.size} values and ${JSON.stringify(item)} is only one of them; make the code's result the answer itself`,
-        };
+        return unsupported(
+          "coincidental",
+          `${resultId} holds ${elements.size} values and ${JSON.stringify(item)} is only one of them; make the code's result the answer itself`,
+        );
       }
     }
-    if (!computed && !yesno) {
-      const cells = lookedUp(claim);
-      if (cells.length > 0) {
-        return {
-          ...base,
-          status: "supported",
-          support: "looked-up",
-          supports: cells,
-          conflicts: [],
-        };
-      }
-    }
+    const found = lookup();
+    if (found) return found;
     const seen = occurrences(claim);
     const why = computed
       ? "the question asks for a computation, so only the code's result can support it"
       : "no source cell in a column and row the question identifies holds it";
     if (seen.length > 0) {
-      return {
-        ...base,
-        status: "unsupported",
-        support: "coincidental",
-        supports: [],
-        conflicts: [],
-        note: `${JSON.stringify(item)} merely occurs in ${seen.slice(0, 3).join(", ")}: ${why}`,
-      };
+      return unsupported(
+        "coincidental",
+        `${JSON.stringify(item)} merely occurs in ${seen.slice(0, 3).join(", ")}: ${why}`,
+      );
     }
-    return {
-      ...base,
-      status: "unsupported",
-      support: "none",
-      supports: [],
-      conflicts: [],
-      note: ran
+    return unsupported(
+      "none",
+      ran
         ? `nothing the code computed and no source cell carries ${JSON.stringify(item)}`
         : `${JSON.stringify(item)} has no evidence: no code attempt succeeded and ${why}`,
-    };
+    );
+  };
+
+  const checks = items.map(({ item, kind }): ItemCheck => {
+    const verdict = judge(item, kind);
+    return { item, kind, conflicts: [], supports: [], ...verdict };
   });
   if (ran && elements && (input.ordered ?? asksForOrder(question)))
     markOrder(checks, ran.result, resultId ?? "");

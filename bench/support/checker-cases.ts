@@ -38,6 +38,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { TableSource } from "../../blackboard/schemas.js";
+import { seeded } from "../../tests/support/generated-cases.js";
+import { NA_VALUES } from "../../tools/tables/dtypes.js";
 import type { CaseFile, CaseTable, CheckerCase, Template, Variant } from "./checker-runner.js";
 
 export type { CaseFile, CaseTable, CheckerCase, Template, Variant };
@@ -76,18 +78,6 @@ export interface RawTable {
 }
 
 // --- seeded randomness -----------------------------------------------------------------
-
-/** mulberry32: a small seeded PRNG. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Random = () => number;
 
@@ -262,28 +252,6 @@ export function exampleTables(dir: string): RawTable[] {
 
 // --- what a table offers -----------------------------------------------------------------
 
-/** pandas.read_csv's default missing-value markers: such a cell is NaN to the code. */
-const NA_TOKENS = new Set([
-  "",
-  "#N/A",
-  "#N/A N/A",
-  "#NA",
-  "-1.#IND",
-  "-1.#QNAN",
-  "-NaN",
-  "-nan",
-  "1.#IND",
-  "1.#QNAN",
-  "<NA>",
-  "N/A",
-  "NA",
-  "NULL",
-  "NaN",
-  "None",
-  "n/a",
-  "nan",
-  "null",
-]);
 /** What pandas could read as a float, a truth value or a number with a separator. */
 const NOT_A_NAME = /^\s*[-+]?(?:[\d_,]*\.?\d*(?:[eE][-+]?\d+)?|inf(?:inity)?|nan|true|false)\s*$/i;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
@@ -311,7 +279,7 @@ function isLabelCell(cell: string): boolean {
     cell !== "" &&
     cell === cell.trim() &&
     cell.length <= MAX_LABEL_CHARS &&
-    !NA_TOKENS.has(cell) &&
+    !NA_VALUES.has(cell) &&
     !CONTROL.test(cell) &&
     /\p{L}/u.test(cell) &&
     !NOT_A_NAME.test(cell)
@@ -584,7 +552,7 @@ function looseNumber(text: string): number | null {
  */
 export function isWrongAnswer(candidate: string, gold: string): boolean {
   const text = candidate.trim();
-  if (text === "" || NA_TOKENS.has(text) || CONTROL.test(text)) return false;
+  if (text === "" || NA_VALUES.has(text) || CONTROL.test(text)) return false;
   const norm = (s: string) => s.trim().toLowerCase().replace(/\s+/g, " ");
   if (norm(text) === norm(gold) || ANSWER_WORDS.has(norm(text))) return false;
   const c = looseNumber(text);
