@@ -1,13 +1,6 @@
-import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { artifactDir, pruneArtifacts } from "../tools/artifacts.js";
-import {
-  describeSweep,
-  memoryFile,
-  SqliteStore,
-  sweepOutdatedEpisodes,
-} from "../tools/memory/index.js";
 import { nonNegativeInt } from "./args.js";
 
 const PruneFlagsSchema = z.object({
@@ -20,20 +13,6 @@ function size(bytes: number): string {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
-}
-
-/**
- * The memory entries an older tableminds archived (no table schema, no verification), dropped
- * from `$TABLEMINDS_HOME/memory.sqlite`: the line that says how many, or null without a file.
- */
-export function pruneMemory(dryRun: boolean, file = memoryFile()): string | null {
-  if (!existsSync(file)) return null;
-  const store = new SqliteStore(file);
-  try {
-    return describeSweep(file, sweepOutdatedEpisodes(store, dryRun), dryRun);
-  } finally {
-    store.close();
-  }
 }
 
 /**
@@ -61,6 +40,8 @@ export function registerPruneCommand(program: Command): void {
       console.log(
         `${verb} ${size(result.bytes)} in ${result.removed.length} file${result.removed.length === 1 ? "" : "s"} of ${artifactDir()}; kept ${result.kept} used within ${opts.olderThan} day${opts.olderThan === 1 ? "" : "s"}`,
       );
+      // Loaded only here: `tableminds --help` must not load the store's dependencies.
+      const { pruneMemory } = await import("../tools/memory/index.js");
       const memory = pruneMemory(opts.dryRun);
       if (memory) console.log(memory);
     });

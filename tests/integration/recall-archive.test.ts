@@ -5,7 +5,6 @@ import { AsyncBatchedStore, type BaseStore, InMemoryStore } from "@langchain/lan
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
 import { EvidenceSchema, MemorySchema, type Verdict } from "../../blackboard/schemas.js";
-import { pruneMemory } from "../../cli/prune.js";
 import { archiver } from "../../nodes/archiver.js";
 import { plannerPrompt } from "../../nodes/planner.js";
 import { renderMemories } from "../../nodes/prompts.js";
@@ -24,7 +23,7 @@ import {
   memoryNamespace,
   questionPattern,
 } from "../../tools/memory/episodes.js";
-import { openMemoryStore } from "../../tools/memory/index.js";
+import { openMemoryStore, pruneMemory } from "../../tools/memory/index.js";
 import { cosine, SqliteStore } from "../../tools/memory/sqlite-store.js";
 import { runCli } from "../support/cli.js";
 import { useStubEndpoint } from "../support/env.js";

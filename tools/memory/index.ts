@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { tablemindsHome } from "../artifacts.js";
 import { EPISODE_VERSION, isCurrentEpisode, MEMORY_ROOT } from "./episodes.js";
@@ -75,4 +76,18 @@ export function openMemoryStore(
 /** `tableminds prune`: drops (or, with `dryRun`, counts) the outdated entries of a memory store. */
 export function sweepOutdatedEpisodes(store: SqliteStore, dryRun = false): Sweep {
   return store.sweep(OUTDATED_EPISODES.prefix, OUTDATED_EPISODES.keep, dryRun);
+}
+
+/**
+ * The memory entries an older tableminds archived (no table schema, no verification), dropped
+ * from `$TABLEMINDS_HOME/memory.sqlite`: the line that says how many, or null without a file.
+ */
+export function pruneMemory(dryRun: boolean, file = memoryFile()): string | null {
+  if (!existsSync(file)) return null;
+  const store = new SqliteStore(file);
+  try {
+    return describeSweep(file, sweepOutdatedEpisodes(store, dryRun), dryRun);
+  } finally {
+    store.close();
+  }
 }
