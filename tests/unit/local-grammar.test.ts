@@ -14,7 +14,7 @@ import lookup from "../../nodes/workers/builtin/lookup.js";
 import pandas from "../../nodes/workers/builtin/pandas.js";
 import sql, { parseQuery, SQL_SYSTEM } from "../../nodes/workers/builtin/sql.js";
 import { evidenceIdsIn, grammarFor, roleOfSystem } from "../../tools/models/local-grammar.js";
-import { lit, sample, seq, textExcept, toGbnf } from "../../tools/models/local-grammar-dsl.js";
+import { lit, rep, sample, seq, textExcept, toGbnf } from "../../tools/models/local-grammar-dsl.js";
 import { localThreads } from "../../tools/models/local-runtime.js";
 
 /** A seeded generator (mulberry32), so a failing sample can be found again. */
@@ -139,10 +139,13 @@ describe("the local model's reply grammars", () => {
     expect(toGbnf(seq(lit('say "hi"\n\\'), textExcept('"\n', 1, 3)))).toBe(
       'root ::= ("say \\"hi\\"\\n\\\\" [^\\"\\n\\x00-\\x1f]{1,3})\n',
     );
-    // 24 code lines of up to 120 characters would make llama.cpp expand thousands of rules.
-    const coder = grammarFor(CODER_SYSTEM, "")?.gbnf ?? "";
-    expect(coder).toMatch(/^root ::= \("```python\\n"/);
-    expect(coder).toContain("{0,}");
+    // A run whose bound would make llama.cpp expand thousands of rules is left open.
+    expect(toGbnf(rep(seq(textExcept("\n", 0, 120), lit("\n")), 0, 23))).toContain("{0,}");
+    // The coder's 14 lines of up to 100 characters stay bounded, and close within its cap.
+    const coder = grammarFor(CODER_SYSTEM, "");
+    expect(coder?.gbnf).toMatch(/^root ::= \("```python\\n"/);
+    expect(coder?.gbnf).toContain("{0,100}");
+    expect(coder?.maxTokens).toBe(512);
     expect(grammarFor(PLANNER_SYSTEM, "")?.gbnf).toMatch(/"1\. "[\s\S]*"6\. "[\s\S]*"<\/plan>"/);
   });
 });

@@ -153,7 +153,9 @@ export function grammarFor(system: string, user: string): RoleGrammar | undefine
       case "planner":
         return [seq(lit("<plan>\n"), numbered(6, 160), lit("</plan>")), 320];
       case "coder":
-        return [fenced("python", 24, 120), 448];
+        // At most 14 lines of 100 characters (about 400 tokens): the fence always closes
+        // within the cap, whatever the model writes.
+        return [fenced("python", 14, 100), 512];
       case "answerer":
       case "composer":
         return [finalAnswer(user), 128];
