@@ -445,6 +445,13 @@ export const PacketSchema = z.object({
   trajectory: z.array(z.string()),
   /** The worker's confidence in its answer, 0-1 (a verifier's score or one minus a risk). */
   score: z.number().min(0).max(1),
+  /**
+   * Whether the answer is derived from the tables: it is the result of the worker's own last
+   * successful run (code or SQL) and that result changed on perturbed tables ("yes"); "no"
+   * when the result does not depend on the tables or is not the answer; "unknown" when there
+   * is no such result (a lookup, a worker that runs no code) or it could not be tested.
+   */
+  derived: z.enum(["yes", "no", "unknown"]).optional(),
   cost: z.object({ llmCalls: z.number().int().nonnegative(), ms: z.number().nonnegative() }),
   /** Why there is no answer, when there is none. */
   error: z.string().nullable(),

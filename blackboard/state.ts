@@ -254,7 +254,14 @@ export const WorkerTask = new StateSchema({
   tables,
   subtask: SubtaskSchema,
   worker: z.string(),
-  inputs: z.array(z.object({ id: z.string(), task: z.string(), answer: z.string().nullable() })),
+  inputs: z.array(
+    z.object({
+      id: z.string(),
+      task: z.string(),
+      answer: z.string().nullable(),
+      derived: PacketSchema.shape.derived,
+    }),
+  ),
 });
 
 /** What a worker adds to the blackboard: its packet, its evidence and attempts, its cost. */

@@ -20,13 +20,18 @@ export function unanswered(
   return { id, subtask, worker, answer: null, evidence: [], trajectory: [], score: 0, cost, error };
 }
 
-/** The answer a subtask settled on so far: its first worker's that answered. */
-export function answerOf(subtask: Subtask, packets: Packet[]): string | null {
+/** The packet whose answer a subtask settled on so far: its first worker's that answered. */
+export function answeringPacket(subtask: Subtask, packets: Packet[]): Packet | null {
   for (const worker of subtask.workers) {
     const packet = packets.find((p) => p.id === packetId(subtask.id, worker));
-    if (packet?.answer != null) return packet.answer;
+    if (packet?.answer != null) return packet;
   }
   return null;
+}
+
+/** The answer a subtask settled on so far: its first worker's that answered. */
+export function answerOf(subtask: Subtask, packets: Packet[]): string | null {
+  return answeringPacket(subtask, packets)?.answer ?? null;
 }
 
 /** Whether every worker of the subtask has returned its packet. */
@@ -41,11 +46,17 @@ export function readySubtasks(subtasks: Subtask[], packets: Packet[]): Subtask[]
   return subtasks.filter((s) => !done.has(s.id) && s.dependsOn.every((d) => done.has(d)));
 }
 
-/** The answers of the subtasks `subtask` depends on, in its order. */
+/**
+ * The answers of the subtasks `subtask` depends on, in its order, each with whether it is
+ * derived from the tables (its packet's `derived`).
+ */
 export function inputsOf(subtask: Subtask, subtasks: Subtask[], packets: Packet[]) {
   return subtask.dependsOn.flatMap((id) => {
     const dependency = subtasks.find((s) => s.id === id);
-    return dependency ? [{ id, task: dependency.task, answer: answerOf(dependency, packets) }] : [];
+    if (!dependency) return [];
+    const packet = answeringPacket(dependency, packets);
+    const derived = packet?.derived ?? "unknown";
+    return [{ id, task: dependency.task, answer: packet?.answer ?? null, derived }];
   });
 }
 

@@ -5,6 +5,7 @@ import type {
   CodeResult,
   Edge,
   Evidence,
+  Packet,
   SupportKind,
   TableRef,
 } from "../blackboard/schemas.js";
@@ -325,4 +326,21 @@ export function groundingScore(checks: ItemCheck[]): 0 | 1 | 2 {
   if (supported === checks.length) return 2;
   if (supported > 0) return 1;
   return checks.every((c) => c.kind === "prose") ? 1 : 0;
+}
+
+/**
+ * Whether a worker's answer is derived from the tables, as the checker would find it: every
+ * item of the answer is the derived result of the worker's own last successful run. "no"
+ * when that result is not derived or the answer is not it; "unknown" without such a result.
+ */
+export async function answerDerived(
+  answer: string | null,
+  attempts: Attempt[],
+  task: string,
+): Promise<NonNullable<Packet["derived"]>> {
+  const ran = resultOf(attempts);
+  if (answer === null || !ran) return "unknown";
+  if (ran.result.derived !== "yes") return ran.result.derived;
+  const { checks } = await verifyGrounding({ answer, evidence: [], attempts, question: task });
+  return checks.length > 0 && checks.every((c) => c.support === "derived") ? "yes" : "no";
 }

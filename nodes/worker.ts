@@ -2,6 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import type { Packet } from "../blackboard/schemas.js";
 import type { WorkerOutput, WorkerTask, WorkerTaskValue } from "../blackboard/state.js";
 import { packetId, unanswered } from "../blackboard/subtasks.js";
+import { answerDerived } from "../grounding/verify.js";
 import { ModelCallError } from "../tools/models/errors.js";
 import type { SolveRunnable } from "./branch.js";
 import { ConfigurationError, configurationOf, type NodeContext } from "./runtime.js";
@@ -57,14 +58,16 @@ export function workerNode(solve: SolveRunnable) {
       const result = await worker.run(input.data, kit);
       const posted = new Set(result.evidence.map((e) => e.id));
       const cited = (result.cited ?? [...posted]).filter((e) => posted.has(e));
+      const answer = result.answer?.trim() ? result.answer.trim() : null;
       const packet: Packet = {
         ...base,
-        answer: result.answer?.trim() ? result.answer.trim() : null,
+        answer,
         evidence: cited,
         trajectory: result.trajectory,
         score: Math.min(Math.max(result.score, 0), 1),
+        derived: await answerDerived(answer, result.attempts ?? [], task.subtask.task),
         cost: cost(),
-        error: result.answer?.trim() ? null : "the worker found no answer",
+        error: answer ? null : "the worker found no answer",
       };
       return {
         packets: [packet],

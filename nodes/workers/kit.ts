@@ -72,7 +72,7 @@ export function makeKit(parts: KitParts): {
       engine ??= DuckDbSql.open(tables, { timeoutMs: config.execTimeoutMs });
       const started = performance.now();
       try {
-        return await (await engine).query(query);
+        return await (await engine).query(query, { derive: true });
       } finally {
         spend({ execMs: performance.now() - started });
       }

@@ -18,6 +18,8 @@ export interface WorkerInput {
   id: string;
   task: string;
   answer: string | null;
+  /** Whether that answer is derived from the tables (see Packet.derived); absent: unknown. */
+  derived?: "yes" | "no" | "unknown";
 }
 
 /** What a worker may call on: each call is counted in the run's budget. */
@@ -37,7 +39,11 @@ export interface WorkerKit {
   ask(role: "planner" | "coder" | "answerer", system: string, user: string): Promise<string>;
   /** Runs Python in the run's sandbox, with the tables loaded as DataFrames. */
   run(code: string): Promise<ExecResult>;
-  /** A read-only SQL query over the tables (DuckDB), each table under its name. */
+  /**
+   * A read-only SQL query over the tables (DuckDB), each table under its name; its
+   * `derivation` says whether the result depends on the tables (re-run on perturbed copies).
+   * `sqlAttempt` (tools/sandbox/duckdb-result.ts) makes it an attempt the checker can read.
+   */
   sql(query: string): Promise<SqlResult>;
 }
 

@@ -270,6 +270,185 @@ describe("DuckDbSql", () => {
   });
 });
 
+describe("DuckDbSql's derivation: the query re-run on perturbed copies of its tables", () => {
+  let sql: DuckDbSql;
+  let tables: TableRef[];
+
+  beforeAll(async () => {
+    useTempHome();
+    // Many rows share the minimum 0 (scaling alone leaves it where it is), the largest kind
+    // and the flag: shuffling the rows and dropping one leaves them where they are.
+    const ties = {
+      name: "ties",
+      columns: ["n", "flag", "kind"],
+      data: [
+        [0, true, "y"],
+        [0, true, "y"],
+        [0, true, "x"],
+        [5, true, "x"],
+      ],
+    };
+    tables = await Promise.all([MEDALS, HOSTS, ties].map(async (t) => (await loadTable(t)).table));
+    sql = await DuckDbSql.open(tables, { threads: 2 });
+  });
+
+  afterAll(async () => {
+    await sql?.close();
+  });
+
+  const derive = (query: string) => sql.query(query, { derive: true });
+
+  it("finds a computation over the tables derived, with the rows and columns it reads", async () => {
+    const sum = await derive("SELECT sum(gold) AS total FROM medals");
+    expect(sum.derivation).toEqual({
+      derived: "yes",
+      derivation: "changed when the tables' values were perturbed: computed from the table",
+      lineage: [{ table: "medals", rows: null, columns: ["gold"] }],
+    });
+    const lookup = await derive("SELECT gold FROM medals WHERE nation = 'Japan'");
+    expect(lookup.derivation).toMatchObject({
+      derived: "yes",
+      lineage: [{ table: "medals", rows: [2], columns: ["nation", "gold"] }],
+    });
+    const best = await derive(
+      "SELECT m.* EXCLUDE (day) FROM medals m ORDER BY silver DESC LIMIT 1",
+    );
+    expect(best.derivation).toMatchObject({
+      derived: "yes",
+      lineage: [{ table: "medals", rows: [0], columns: ["nation", "gold", "silver"] }],
+    });
+    const joined = await derive(
+      "SELECT h.year FROM medals JOIN hosts h USING (nation) WHERE gold > 30 ORDER BY 1",
+    );
+    expect(joined.derivation).toMatchObject({
+      derived: "yes",
+      lineage: [
+        { table: "medals", rows: null, columns: ["nation", "gold"] },
+        { table: "hosts", rows: null, columns: ["nation", "year"] },
+      ],
+    });
+  });
+
+  it("moves a minimum that many rows hold, and counts the rows left", async () => {
+    const least = await derive("SELECT min(n) FROM ties");
+    expect(least.rows).toEqual([[0]]);
+    expect(least.derivation?.derived).toBe("yes");
+    expect((await derive("SELECT count(*) FROM ties")).derivation?.derived).toBe("yes");
+    const japan = await derive("SELECT count(*) FROM medals WHERE nation = 'Japan'");
+    expect(japan.derivation?.derived).toBe("yes");
+  });
+
+  it("changes one column at a time when the shuffled copies keep what a column holds", async () => {
+    const largest = await derive("SELECT max(kind) FROM ties");
+    expect(largest.rows).toEqual([["y"]]);
+    expect(largest.derivation?.derivation).toBe(
+      "changed when column kind of ties was perturbed: computed from the table",
+    );
+    const all = await derive("SELECT bool_and(flag) AS every FROM ties");
+    expect(all.derivation).toEqual({
+      derived: "yes",
+      derivation: "changed when column flag of ties was perturbed: computed from the table",
+      lineage: [{ table: "ties", rows: null, columns: ["flag"] }],
+    });
+  });
+
+  it("finds literals not derived, with or without a table in the query", async () => {
+    const bare = await derive("SELECT 750");
+    expect(bare.derivation).toMatchObject({ derived: "no", lineage: [] });
+    expect(bare.derivation?.derivation).toMatch(
+      /^unchanged when the table's values were perturbed: a literal .*\(the query reads no table\)$/,
+    );
+    const dressed = await derive("SELECT 750 AS total FROM medals LIMIT 1");
+    expect(dressed.rows).toEqual([[750]]);
+    expect(dressed.derivation).toMatchObject({
+      derived: "no",
+      lineage: [{ table: "medals", rows: [0], columns: [] }],
+    });
+    expect(dressed.derivation?.derivation).toMatch(/^unchanged when the table's values/);
+  });
+
+  it("finds a result that changes on the unchanged tables not deterministic", async () => {
+    const random = await derive("SELECT random() AS r FROM medals LIMIT 1");
+    expect(random.derivation).toMatchObject({
+      derived: "no",
+      derivation: "not deterministic: a re-run on the unchanged tables gave a different result",
+    });
+  });
+
+  it("says unknown when copies cannot stand in or time runs out, and stays usable", async () => {
+    const named = await derive("SELECT sum(gold) FROM memory.main.medals");
+    expect(named.derivation?.derived).toBe("unknown");
+    expect(named.derivation?.derivation).toMatch(/names a table's schema or database/);
+    const slow = await sql.query(
+      "SELECT count(*) FROM medals, range(4000000) r WHERE (r.range * gold) % 7 = 3",
+      { derive: true, deriveMs: 20 },
+    );
+    expect(slow.rows).toHaveLength(1);
+    expect(slow.derivation?.derived).toBe("unknown");
+    expect(slow.derivation?.derivation).toMatch(/ran out of their 20 ms/);
+    // A table read by name only (no table in the parse tree): copies of every table are made.
+    const byName = await derive("SELECT sum(year) FROM query_table('hosts')");
+    expect(byName.derivation?.derived).toBe("yes");
+    expect((await sql.query("SELECT 1")).derivation).toBeUndefined();
+  });
+
+  it("perturbs each copy: numbers scaled with an offset, dates moved, text shuffled, a row dropped", async () => {
+    await derive("SELECT sum(gold) FROM medals");
+    const original = await sql.query("SELECT * FROM medals");
+    const copies = await Promise.all(
+      [1, 2, 3].map((k) => sql.query(`SELECT * FROM tableminds_perturbed_${k}.medals`)),
+    );
+    for (const copy of copies) {
+      // Same columns and types; one row of five dropped, the others in their order.
+      expect(copy.columns).toEqual(original.columns);
+      expect(copy.rows).toHaveLength(4);
+      const kept = [0, 1, 2, 3, 4].map((dropped) => original.rows.filter((_, i) => i !== dropped));
+      const fits = kept.some((rows) =>
+        rows.every((row, i) => {
+          const [gold, silver] = [Number(row[1]), Number(row[2])];
+          const [g, s] = [Number(copy.rows[i]?.[1]), Number(copy.rows[i]?.[2])];
+          const within = (x: number, y: number) =>
+            y >= Math.round(x * 0.5) + 1 && y <= Math.round(x * 2) + 9;
+          return within(gold, g) && within(silver, s);
+        }),
+      );
+      expect(fits).toBe(true);
+      // Nations shuffled among the rows: four of the five, as they are spelled.
+      const nations = copy.rows.map((row) => row[0]);
+      expect(new Set(nations).size).toBe(4);
+      for (const nation of nations) expect(original.rows.map((row) => row[0])).toContain(nation);
+      // Dates move by up to a year; Japan's missing date stays missing somewhere or is dropped.
+      for (const day of copy.rows.map((row) => row[3])) {
+        if (day === null) continue;
+        const shift = Math.abs(Date.parse(String(day)) - Date.parse("2021-08-07")) / 86_400_000;
+        expect(shift).toBeLessThanOrEqual(367);
+      }
+    }
+    expect(new Set(copies.map((c) => JSON.stringify(c.rows))).size).toBe(3);
+    // Seeded: another engine over the same tables makes the same copies.
+    const again = await DuckDbSql.open(tables, { threads: 1 });
+    try {
+      await again.query("SELECT sum(gold) FROM medals", { derive: true });
+      const copy = await again.query("SELECT * FROM tableminds_perturbed_1.medals");
+      expect(copy.rows).toEqual(copies[0]?.rows);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("keeps the lockdown: no file access and no statements but one SELECT", async () => {
+    for (const query of [
+      "SELECT * FROM read_csv('/etc/passwd')",
+      `ATTACH ':memory:' AS other`,
+      "CREATE TABLE tableminds_perturbed_1.main.x AS SELECT 1",
+      "USE tableminds_perturbed_1",
+      "SET enable_external_access = true",
+    ]) {
+      await expect(sql.query(query, { derive: true }), query).rejects.toBeInstanceOf(SqlError);
+    }
+  });
+});
+
 describe("sqlEvidence", () => {
   const base: SqlResult = {
     columns: [

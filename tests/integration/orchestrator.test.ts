@@ -44,6 +44,26 @@ function plan(subtasks: object[]): string {
 
 const JOIN_SQL =
   "```sql\nSELECT sum(c.km_to_sea) AS km FROM cities c JOIN countries n ON c.country = n.country WHERE n.continent = 'Europe'\n```";
+/** The right number, written into the query instead of computed from the tables. */
+const LITERAL_SQL = "```sql\nSELECT 750 FROM cities LIMIT 1\n```";
+
+function chain(sql: string) {
+  return (req: StubRequest): StubReply => {
+    if (req.role === "decomposer") {
+      return plan([
+        { id: "s1", task: "Total km to the sea of European cities", workers: ["sql"] },
+        { id: "s2", task: "Convert s1 from km to miles", workers: ["calc"], dependsOn: ["s1"] },
+      ]);
+    }
+    if (req.role === "sql") return sql;
+    if (req.role === "calc") {
+      // The calc worker is told the earlier answer by name.
+      expect(lastMessage(req)).toContain("s1 = 750");
+      return '```python\nconvert(s1, "km", "mi")\n```';
+    }
+    return { status: 500, content: `unscripted ${req.role}` };
+  };
+}
 
 describe("the orchestrator against the stub model", () => {
   let stub: StubServer | undefined;
@@ -89,25 +109,51 @@ describe("the orchestrator against the stub model", () => {
     expect(state.selection?.packets).toEqual(["s1.sql"]);
     expect(stub?.requests.map((r) => r.role)).toEqual(["decomposer", "sql"]);
     expect(state.budget.llmCalls).toBe(2);
-    expect(state.verdict?.pass).toBe(true);
+    // The query is an attempt like a pandas run: its result re-ran on perturbed tables.
+    const attempt = state.attempts.find((a) => a.id === "s1.sql.q1");
+    expect(attempt?.code).toContain("SELECT sum(c.km_to_sea) AS km");
+    expect(attempt?.result).toMatchObject({ ok: true, error: null, spans: [], tables: [] });
+    expect(attempt?.result?.stdout).toBe("km\n750\n");
+    expect(attempt?.result?.result).toMatchObject({
+      from: "declared",
+      kind: "scalar",
+      values: [750],
+      derived: "yes",
+      lineage: [
+        { table: "cities", rows: null, columns: ["country", "km_to_sea"] },
+        { table: "countries", rows: null, columns: ["country", "continent"] },
+      ],
+    });
+    expect(packet?.derived).toBe("yes");
+    expect(state.evidence.map((e) => e.id)).toContain("s1.sql.q1:result");
+    expect(state.verdict).toMatchObject({ pass: true, support: "derived" });
   });
 
-  it("runs SQL, then exact unit arithmetic on its answer in the sandbox", async () => {
+  it("does not pass the right number when the SQL only states it as a literal", async () => {
     const state = await run((req) => {
       if (req.role === "decomposer") {
         return plan([
           { id: "s1", task: "Total km to the sea of European cities", workers: ["sql"] },
-          { id: "s2", task: "Convert s1 from km to miles", workers: ["calc"], dependsOn: ["s1"] },
         ]);
       }
-      if (req.role === "sql") return JOIN_SQL;
-      if (req.role === "calc") {
-        // The calc worker is told the earlier answer by name.
-        expect(lastMessage(req)).toContain("s1 = 750");
-        return '```python\nconvert(s1, "km", "mi")\n```';
-      }
+      if (req.role === "sql") return LITERAL_SQL;
       return { status: 500, content: `unscripted ${req.role}` };
     });
+    expect(state.answer?.final).toBe("750");
+    expect(state.packets.find((p) => p.id === "s1.sql")).toMatchObject({
+      answer: "750",
+      derived: "no",
+    });
+    const result = state.attempts.find((a) => a.id === "s1.sql.q1")?.result?.result;
+    expect(result).toMatchObject({ values: [750], derived: "no" });
+    expect(result?.derivation).toMatch(/unchanged when the table's values were perturbed/);
+    expect(state.verdict?.pass).toBe(false);
+    expect(state.verdict?.support).not.toBe("derived");
+    expect(state.verdict?.issues.join("\n")).toMatch(/not derived from the table/);
+  });
+
+  it("runs SQL, then exact unit arithmetic on its answer in the sandbox", async () => {
+    const state = await run(chain(JOIN_SQL));
     // 750 km / 1.609344 km per mile, computed exactly, shown to 10 significant digits.
     expect(state.answer?.final).toBe("466.0283942");
     expect(state.round).toBe(2);
@@ -123,6 +169,25 @@ describe("the orchestrator against the stub model", () => {
       "s1 [sql] Total km to the sea of European cities",
       "s2 [calc] Convert s1 from km to miles (after s1)",
     ]);
+    // The arithmetic reads no table itself; it is derived because s1's answer is.
+    const result = state.attempts.find((a) => a.id === "s2.calc.a1")?.result?.result;
+    expect(result).toMatchObject({ from: "declared", kind: "scalar", derived: "yes" });
+    expect(result?.values[0]).toBeCloseTo(466.0283942, 7);
+    expect(result?.derivation).toMatch(/^arithmetic over s1, an answer derived from the tables/);
+    expect(result?.derivation).toMatch(/the program itself reads no table/);
+    expect(calc?.derived).toBe("yes");
+    expect(state.verdict).toMatchObject({ pass: true, support: "derived" });
+  });
+
+  it("does not pass arithmetic on an answer the SQL only stated as a literal", async () => {
+    const state = await run(chain(LITERAL_SQL));
+    expect(state.answer?.final).toBe("466.0283942");
+    expect(state.packets.find((p) => p.id === "s1.sql")?.derived).toBe("no");
+    const result = state.attempts.find((a) => a.id === "s2.calc.a1")?.result?.result;
+    expect(result?.derived).toBe("no");
+    expect(result?.derivation).toMatch(/^arithmetic over s1; s1 is not derived from the tables/);
+    expect(state.packets.find((p) => p.id === "s2.calc")?.derived).toBe("no");
+    expect(state.verdict?.pass).toBe(false);
   });
 
   it("shows two workers' conflicting answers in the evidence and lets the composer weigh them", async () => {

@@ -2,14 +2,20 @@ import path from "node:path";
 import { Send } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { namespaced } from "../../blackboard/namespaces.js";
-import type { Attempt, Evidence, Packet, Subtask } from "../../blackboard/schemas.js";
+import type { Attempt, CodeResult, Evidence, Packet, Subtask } from "../../blackboard/schemas.js";
 import { finalSubtasks, inputsOf, readySubtasks } from "../../blackboard/subtasks.js";
 import { routeDispatch } from "../../graphs/orchestrator.js";
 import { evidenceGraph } from "../../grounding/evidence-graph.js";
 import { selectPackets } from "../../grounding/evidence-selection.js";
+import { answerDerived } from "../../grounding/verify.js";
 import { parseSubtasks, planOf } from "../../nodes/decomposer.js";
 import { ReplyParseError } from "../../nodes/llm.js";
-import { calcProgram, parseExpression } from "../../nodes/workers/builtin/calc.js";
+import {
+  calcProgram,
+  calcResult,
+  inputsUsed,
+  parseExpression,
+} from "../../nodes/workers/builtin/calc.js";
 import { answerOfRows, parseQuery } from "../../nodes/workers/builtin/sql.js";
 import { loadWorkers, WorkerRegistryError, workerDirs } from "../../nodes/workers/registry.js";
 
@@ -100,14 +106,15 @@ describe("reading subtasks and packets", () => {
 
   it("is ready when its dependencies are done, with their answers as inputs", () => {
     expect(readySubtasks(subtasks, []).map((s) => s.id)).toEqual(["s1", "s2"]);
-    const halfway = [packet("s1", "sql", "10"), packet("s2", "pandas", "4")];
+    const halfway = [packet("s1", "sql", "10", { derived: "yes" }), packet("s2", "pandas", "4")];
     // s2 waits for its second worker.
     expect(readySubtasks(subtasks, halfway).map((s) => s.id)).toEqual(["s2"]);
     const done = [...halfway, packet("s2", "sql", null)];
     expect(readySubtasks(subtasks, done).map((s) => s.id)).toEqual(["s3"]);
+    // Each answer says whether it is derived from the tables, as its packet found.
     expect(inputsOf(subtasks[2] as Subtask, subtasks, done)).toEqual([
-      { id: "s1", task: "task s1", answer: "10" },
-      { id: "s2", task: "task s2", answer: "4" },
+      { id: "s1", task: "task s1", answer: "10", derived: "yes" },
+      { id: "s2", task: "task s2", answer: "4", derived: "unknown" },
     ]);
     expect(finalSubtasks(subtasks).map((s) => s.id)).toEqual(["s3"]);
   });
@@ -128,8 +135,8 @@ describe("reading subtasks and packets", () => {
         subtask: subtasks[2],
         worker: "calc",
         inputs: [
-          { id: "s1", task: "task s1", answer: "10" },
-          { id: "s2", task: "task s2", answer: "4" },
+          { id: "s1", task: "task s1", answer: "10", derived: "unknown" },
+          { id: "s2", task: "task s2", answer: "4", derived: "unknown" },
         ],
       }),
     ]);
@@ -300,9 +307,130 @@ describe("the built-in workers' parsers", () => {
     expect(() => parseExpression("I would divide\nthe two numbers")).toThrow(ReplyParseError);
     const program = calcProgram("s1 / 3", [{ id: "s1", task: "t", answer: "1,062" }]);
     expect(program).toContain('s1 = _exact("1,062")');
-    expect(program.trimEnd().split("\n").slice(-2)).toEqual([
+    // The exact value is printed; `result` is left a plain number the checker can compare.
+    expect(program.trimEnd().split("\n").slice(-3)).toEqual([
       "result = (s1 / 3)",
       "print(_show(result))",
+      "result = _plain(result)",
     ]);
+  });
+
+  it("names the inputs an expression uses, as Python names", () => {
+    const inputs = ["s1", "s2", "s10"].map((id) => ({ id, task: id, answer: "1" }));
+    const used = (expression: string) => inputsUsed(expression, inputs).map((i) => i.id);
+    expect(used('convert(s1, "km", "mi")')).toEqual(["s1"]);
+    expect(used("s10 - s2")).toEqual(["s2", "s10"]);
+    expect(used("x.s1 + 2")).toEqual([]);
+    expect(used("750 / 1.609344")).toEqual([]);
+  });
+});
+
+describe("the calc worker's derivation", () => {
+  const STABLE =
+    "unchanged when the table's values were perturbed: a literal or metadata, not a computation over the table";
+  const ran = (over: Partial<CodeResult> = {}): CodeResult => ({
+    from: "declared",
+    kind: "scalar",
+    values: [466.0283941890459],
+    labels: [],
+    text: "466.0283941890459",
+    line: 52,
+    derived: "no",
+    derivation: STABLE,
+    lineage: [{ table: "cities", rows: [], columns: [] }],
+    ...over,
+  });
+  const input = (id: string, derived?: "yes" | "no" | "unknown") => ({
+    id,
+    task: `task ${id}`,
+    answer: "750",
+    ...(derived ? { derived } : {}),
+  });
+
+  it("is derived when every input it uses is, overriding the sandbox's 'reads no table'", () => {
+    const result = calcResult(ran(), "466.0283942", [input("s1", "yes"), input("s2", "yes")]);
+    expect(result).toMatchObject({ derived: "yes", values: [466.0283941890459], line: 52 });
+    expect(result?.derivation).toBe(
+      `arithmetic over s1, s2, answers derived from the tables by earlier steps' code: it changes when they do (the sandbox found that the program itself reads no table: ${STABLE})`,
+    );
+  });
+
+  it("is not derived over a literal input, and unknown over an input not known to be", () => {
+    const literal = calcResult(ran(), "1", [input("s1", "yes"), input("s2", "no")]);
+    expect(literal?.derived).toBe("no");
+    expect(literal?.derivation).toMatch(
+      /^arithmetic over s1, s2; s2 is not derived from the tables/,
+    );
+    const lookedUp = calcResult(ran(), "1", [input("s1", "yes"), input("s2")]);
+    expect(lookedUp?.derived).toBe("unknown");
+    expect(lookedUp?.derivation).toMatch(/whether s2 is derived from the tables is not known/);
+    const none = calcResult(ran(), "1", []);
+    expect(none).toMatchObject({ derived: "no" });
+    expect(none?.derivation).toMatch(/the expression uses none of the earlier answers$/);
+  });
+
+  it("leaves what the sandbox found otherwise as it is", () => {
+    const inputs = [input("s1", "yes")];
+    const reads = ran({ derived: "yes", derivation: "changed when ..." });
+    expect(calcResult(reads, "1", inputs)).toBe(reads);
+    const unsure = ran({ derived: "unknown", derivation: "not re-run: out of time" });
+    expect(calcResult(unsure, "1", inputs)).toBe(unsure);
+    const random = ran({ derivation: "not deterministic: a re-run on the unchanged tables ..." });
+    expect(calcResult(random, "1", inputs)).toBe(random);
+  });
+
+  it("makes a result from the output when the sandbox returned none", () => {
+    expect(calcResult(null, "466.0283942", [input("s1", "yes")])).toMatchObject({
+      from: "printed",
+      kind: "scalar",
+      values: [466.0283942],
+      derived: "yes",
+    });
+    expect(calcResult(null, "", [input("s1", "yes")])).toBeNull();
+  });
+});
+
+describe("whether a worker's answer is derived", () => {
+  const attempt = (result: CodeResult | null, ok = true): Attempt => ({
+    id: "s1.sql.q1",
+    code: "SELECT ...",
+    raw: "",
+    result: {
+      ok,
+      stdout: "",
+      stderr: "",
+      error: null,
+      tables: [],
+      spans: [],
+      truncated: false,
+      durationMs: 1,
+      result,
+    },
+    parseError: null,
+  });
+  const computed = (derived: CodeResult["derived"]): CodeResult => ({
+    from: "declared",
+    kind: "scalar",
+    values: [750],
+    labels: [],
+    text: "750",
+    line: null,
+    derived,
+    derivation: "...",
+    lineage: [],
+  });
+
+  it("is its last successful run's derived result, or says why not", async () => {
+    const task = "Total km to the sea of European cities";
+    expect(await answerDerived("750", [attempt(computed("yes"))], task)).toBe("yes");
+    expect(await answerDerived("750 km", [attempt(computed("yes"))], task)).toBe("yes");
+    // Derived, but not the answer given.
+    expect(await answerDerived("430", [attempt(computed("yes"))], task)).toBe("no");
+    expect(await answerDerived("750", [attempt(computed("no"))], task)).toBe("no");
+    expect(await answerDerived("750", [attempt(computed("unknown"))], task)).toBe("unknown");
+    expect(await answerDerived("750", [attempt(null)], task)).toBe("unknown");
+    expect(await answerDerived("750", [attempt(computed("yes"), false)], task)).toBe("unknown");
+    expect(await answerDerived("750", [], task)).toBe("unknown");
+    expect(await answerDerived(null, [attempt(computed("yes"))], task)).toBe("unknown");
   });
 });

@@ -191,3 +191,151 @@ export function rowIdColumnJson(qualifier: string, alias: string): string {
     column_names: [qualifier, "rowid"],
   });
 }
+
+/**
+ * The registered tables any base-table reference names, including names a WITH clause
+ * redefines (whose bodies may read the table of that name): the tables a perturbed copy
+ * of the database must hold for the query to run on it.
+ */
+export function namedTables(statement: Node, registered: ReadonlyMap<string, string>): string[] {
+  const found = new Set<string>();
+  visit(statement, (node) => {
+    const target = registeredTarget(node, registered);
+    if (target) found.add(target);
+  });
+  return [...found];
+}
+
+/**
+ * Whether a base-table reference names its schema or database (`memory.t`, `main.t` is
+ * fine): such a reference bypasses the search path a re-run on perturbed copies switches.
+ */
+export function namesDatabase(statement: Node): boolean {
+  let named = false;
+  visit(statement, (node) => {
+    if (node.type !== "BASE_TABLE") return;
+    const schema = text(node.schema_name).toLowerCase();
+    if (text(node.catalog_name) !== "" || !["", "main"].includes(schema)) named = true;
+  });
+  return named;
+}
+
+/** Whether the top query orders its rows (an ORDER BY that is not inside a subquery). */
+export function ordersRows(statement: Node): boolean {
+  const node = statement.node;
+  if (!isNode(node) || !Array.isArray(node.modifiers)) return false;
+  return node.modifiers.some(
+    (m) => isNode(m) && m.type === "ORDER_MODIFIER" && Array.isArray(m.orders) && m.orders.length,
+  );
+}
+
+/** A registered table the query reads, with its columns (as the table names them). */
+export interface ReadTable {
+  name: string;
+  columns: readonly string[];
+}
+
+/** Registered tables directly in a FROM clause (through joins, not into subqueries). */
+function fromTables(from: unknown, registered: ReadonlyMap<string, string>): Node[] {
+  if (!isNode(from)) return [];
+  if (from.type === "JOIN") {
+    return [...fromTables(from.left, registered), ...fromTables(from.right, registered)];
+  }
+  return registeredTarget(from, registered) ? [from] : [];
+}
+
+/** Visits expressions without entering nested queries (they are visited as queries). */
+function visitExpressions(value: unknown, onNode: (node: Node) => void): void {
+  if (Array.isArray(value)) {
+    for (const item of value) visitExpressions(item, onNode);
+  } else if (isNode(value)) {
+    if (value.type === "SELECT_NODE" || value.type === "SET_OPERATION_NODE") return;
+    onNode(value);
+    for (const child of Object.values(value)) visitExpressions(child, onNode);
+  }
+}
+
+/**
+ * Which columns of the tables a query reads it names, table by table, in each table's
+ * column order: column references (qualified by a table's name or alias, or unqualified
+ * and then every read table that has such a column), `*` and `t.*` in a SELECT over the
+ * tables of its own FROM clause (less its EXCLUDE list), and USING or NATURAL join columns.
+ * Names are compared as DuckDB does, ignoring case. A superset at worst: a name that a
+ * subquery gives to something else still counts when a table has a column so named.
+ */
+export function columnsRead(
+  statement: Node,
+  tables: readonly ReadTable[],
+  registered: ReadonlyMap<string, string>,
+): Map<string, string[]> {
+  const byName = new Map(tables.map((t) => [t.name, t]));
+  const lower = (s: string) => s.toLowerCase();
+  const found = new Map<string, Set<string>>(tables.map((t) => [t.name, new Set<string>()]));
+  const add = (table: string, column: string) => {
+    const known = byName.get(table)?.columns.find((c) => lower(c) === lower(column));
+    if (known !== undefined) found.get(table)?.add(known);
+  };
+  const addAll = (table: string, except: string[] = []) => {
+    const skip = new Set(except.map(lower));
+    for (const column of byName.get(table)?.columns ?? []) {
+      if (!skip.has(lower(column))) add(table, column);
+    }
+  };
+  const hasColumn = (table: string, column: string) =>
+    byName.get(table)?.columns.some((c) => lower(c) === lower(column)) ?? false;
+  // What each table is called in the query: its alias, else its name.
+  const aliases = new Map<string, string>();
+  visit(statement, (node) => {
+    const target = registeredTarget(node, registered);
+    if (target) aliases.set(lower(text(node.alias) || text(node.table_name)), target);
+  });
+  const tableOf = (ref: Node) => registeredTarget(ref, registered) ?? "";
+  visit(statement, (node) => {
+    if (node.class === "COLUMN_REF" && Array.isArray(node.column_names)) {
+      const names = node.column_names.map(text);
+      const column = names.at(-1) ?? "";
+      if (names.length === 1) {
+        for (const table of tables) add(table.name, column);
+        return;
+      }
+      const qualified = aliases.get(lower(names.at(-2) ?? ""));
+      if (qualified && hasColumn(qualified, column)) add(qualified, column);
+      // `s.field` on a struct column `s`.
+      else for (const table of tables) add(table.name, names[0] ?? "");
+      return;
+    }
+    if (node.type === "JOIN") {
+      const left = fromTables(node.left, registered).map(tableOf);
+      const right = fromTables(node.right, registered).map(tableOf);
+      const using = Array.isArray(node.using_columns) ? node.using_columns.map(text) : [];
+      for (const column of using) for (const table of [...left, ...right]) add(table, column);
+      if (node.ref_type === "NATURAL") {
+        for (const l of left) {
+          for (const column of byName.get(l)?.columns ?? []) {
+            if (right.some((r) => hasColumn(r, column))) {
+              add(l, column);
+              for (const r of right) add(r, column);
+            }
+          }
+        }
+      }
+      return;
+    }
+    if (node.type !== "SELECT_NODE") return;
+    const direct = fromTables(node.from_table, registered);
+    visitExpressions(node.select_list, (expression) => {
+      if (expression.class !== "STAR") return;
+      const except = Array.isArray(expression.exclude_list)
+        ? expression.exclude_list.map(text).filter(Boolean)
+        : [];
+      const relation = lower(text(expression.relation_name));
+      for (const ref of direct) {
+        const called = lower(text(ref.alias) || text(ref.table_name));
+        if (relation === "" || relation === called) addAll(tableOf(ref), except);
+      }
+    });
+  });
+  return new Map(
+    tables.map((t) => [t.name, t.columns.filter((c) => found.get(t.name)?.has(c) ?? false)]),
+  );
+}

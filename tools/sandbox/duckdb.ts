@@ -8,18 +8,36 @@ import {
   StatementType,
 } from "@duckdb/node-api";
 import { z } from "zod";
-import type { Evidence, TableRef } from "../../blackboard/schemas.js";
+import type { Evidence, Lineage, TableRef } from "../../blackboard/schemas.js";
 import { NA_VALUES } from "../tables/dtypes.js";
 import { TableLoadError } from "../tables/errors.js";
 import {
   appendToSelectList,
+  columnsRead,
   judgeSerialized,
   type Node,
+  namedTables,
+  namesDatabase,
+  ordersRows,
   referencedTables,
   rowIdColumnJson,
   traceTarget,
 } from "./duckdb-ast.js";
-import { csvScan, sqlIdentifier, verifyArtifact } from "./duckdb-csv.js";
+import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "./duckdb-csv.js";
+import {
+  CHANGED,
+  COLUMN_CATALOG,
+  canonicalRows,
+  DERIVE_BUDGET_MS,
+  NOT_DETERMINISTIC,
+  PERTURBED_COPIES,
+  perturbedCatalog,
+  perturbedColumnSql,
+  perturbedCopySql,
+  type SourceColumn,
+  STABLE,
+  unchangedViewSql,
+} from "./duckdb-perturb.js";
 import { plainCell, type SqlCell } from "./duckdb-values.js";
 
 export type { SqlCell } from "./duckdb-values.js";
@@ -37,6 +55,20 @@ export class SqlError extends Error {
   }
 }
 
+/**
+ * Whether a query's result depends on the tables' values (DESIGN.md, "Evidence that
+ * proves"): "yes" when a re-run on a perturbed copy of the tables changed it or failed, "no"
+ * when no copy changed it (a literal, metadata) or a re-run on the unchanged tables did, and
+ * "unknown" when that could not be tried. `derivation` says why, in words; `lineage` which
+ * rows (the result rows' source rows, where DuckDB keeps them) and columns (those the query
+ * names) of each table it reads the result rests on, null where not traced.
+ */
+export interface SqlDerivation {
+  derived: "yes" | "no" | "unknown";
+  derivation: string;
+  lineage: Lineage[];
+}
+
 export interface SqlResult {
   /** Result columns with their DuckDB types (BIGINT, DOUBLE, VARCHAR, DATE, ...). */
   columns: { name: string; dtype: string }[];
@@ -50,6 +82,8 @@ export interface SqlResult {
   table: string | null;
   /** Every registered table the query reads. */
   tables: string[];
+  /** Whether the result is derived from the tables, when the query asked (`derive`). */
+  derivation?: SqlDerivation;
 }
 
 const OpenOptionsSchema = z.object({
@@ -67,6 +101,13 @@ export type DuckDbSqlOptions = z.input<typeof OpenOptionsSchema>;
 const QueryOptionsSchema = z.object({
   timeoutMs: z.number().int().positive().optional(),
   rowLimit: z.number().int().positive().optional(),
+  /**
+   * After the query succeeds, re-run it on perturbed copies of the tables it reads to tell
+   * whether its result is derived from them (`SqlResult.derivation`), within `deriveMs`
+   * (at most DERIVE_BUDGET_MS and the query's timeout by default).
+   */
+  derive: z.boolean().default(false),
+  deriveMs: z.number().int().positive().optional(),
 });
 export type SqlQueryOptions = z.input<typeof QueryOptionsSchema>;
 
@@ -117,6 +158,14 @@ export class DuckDbSql {
   /** Tables with a real column named rowid, which hides DuckDB's row number. */
   private readonly untraceable: ReadonlySet<string>;
   private readonly running = new Set<DuckDBConnection>();
+  /** The tables by name, for lineage. */
+  private readonly refs: ReadonlyMap<string, TableRef>;
+  /** Perturbed copies of tables made, as `copy/table`. */
+  private readonly copies = new Set<string>();
+  /** Each table's columns as DuckDB stores them and its rows, once read. */
+  private readonly shapes = new Map<string, { columns: SourceColumn[]; rows: number }>();
+  /** The derivation running (they run one at a time: they switch views and copies). */
+  private deriving: Promise<void> = Promise.resolve();
   private closed = false;
 
   private constructor(
@@ -127,6 +176,7 @@ export class DuckDbSql {
     this.instance = instance;
     this.options = options;
     this.registered = new Map(tables.map((t) => [t.name.toLowerCase(), t.name]));
+    this.refs = new Map(tables.map((t) => [t.name, t]));
     this.untraceable = new Set(
       tables
         .filter((t) => t.columns.some((c) => c.name.toLowerCase() === "rowid"))
@@ -155,6 +205,11 @@ export class DuckDbSql {
       const connection = await instance.connect();
       try {
         for (const table of tables) await loadTable(connection, table);
+        // Empty in-memory databases for the perturbed copies of tables (see `derive`).
+        const catalogs = [...Array(PERTURBED_COPIES).keys()].map(perturbedCatalog);
+        for (const catalog of [...catalogs, COLUMN_CATALOG]) {
+          await connection.run(`ATTACH ':memory:' AS ${sqlIdentifier(catalog)}`);
+        }
         await connection.run("SET enable_external_access = false");
         await connection.run("SET lock_configuration = true");
       } finally {
@@ -170,8 +225,8 @@ export class DuckDbSql {
   /** Runs one read-only query; throws SqlError. */
   async query(sql: string, opts: SqlQueryOptions = {}): Promise<SqlResult> {
     if (this.closed) throw new Error("the DuckDB SQL backend is closed");
-    const { timeoutMs = this.options.timeoutMs, rowLimit = this.options.rowLimit } =
-      QueryOptionsSchema.parse(opts);
+    const parsed = QueryOptionsSchema.parse(opts);
+    const { timeoutMs = this.options.timeoutMs, rowLimit = this.options.rowLimit } = parsed;
     const started = performance.now();
     const connection = await this.instance.connect();
     this.running.add(connection);
@@ -180,9 +235,9 @@ export class DuckDbSql {
       timedOut = true;
       connection.interrupt();
     }, timeoutMs);
+    let ran: Awaited<ReturnType<DuckDbSql["run"]>>;
     try {
-      const result = await this.run(connection, sql, rowLimit);
-      return { ...result, durationMs: performance.now() - started };
+      ran = await this.run(connection, sql, rowLimit);
     } catch (error) {
       if (error instanceof SqlError) throw error;
       if (this.closed) {
@@ -203,6 +258,265 @@ export class DuckDbSql {
       this.running.delete(connection);
       connection.closeSync();
     }
+    const { statement, ...rest } = ran;
+    const result: SqlResult = { ...rest, durationMs: performance.now() - started };
+    if (!parsed.derive) return result;
+    const budget = parsed.deriveMs ?? Math.min(DERIVE_BUDGET_MS, timeoutMs);
+    return { ...result, derivation: await this.derive(sql, statement, result, rowLimit, budget) };
+  }
+
+  /**
+   * Whether `result`, what `sql` returned, is derived from the tables: the query re-run once
+   * on the unchanged tables (it must give the same result), then on each perturbed copy of
+   * the tables it reads (DuckDB's search path switched to the copy's database); when no copy
+   * changed it, once more per column it names with only that column changed (as lineage.py
+   * traces columns), which can still find it derived. Within `budgetMs`, one derivation at a
+   * time. Never throws: what could not be tried is "unknown".
+   */
+  private async derive(
+    sql: string,
+    statement: Node,
+    result: Omit<SqlResult, "derivation">,
+    rowLimit: number,
+    budgetMs: number,
+  ): Promise<SqlDerivation> {
+    const previous = this.deriving;
+    let release = () => {};
+    this.deriving = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await previous;
+    try {
+      return await this.deriveAlone(sql, statement, result, rowLimit, budgetMs);
+    } finally {
+      release();
+    }
+  }
+
+  private async deriveAlone(
+    sql: string,
+    statement: Node,
+    result: Omit<SqlResult, "derivation">,
+    rowLimit: number,
+    budgetMs: number,
+  ): Promise<SqlDerivation> {
+    const lineage = this.lineage(statement, result);
+    const unknown = (why: string): SqlDerivation => ({
+      derived: "unknown",
+      derivation: `not known: ${why}`,
+      lineage,
+    });
+    if (this.closed) return unknown("the SQL backend was closed");
+    if (namesDatabase(statement)) {
+      return unknown(
+        "the query names a table's schema or database, so perturbed copies cannot stand in for it",
+      );
+    }
+    const ordered = ordersRows(statement);
+    const base = canonicalRows(result.rows, result.truncated, ordered);
+    const differs = (rows: { rows: SqlCell[][]; truncated: boolean }) =>
+      canonicalRows(rows.rows, rows.truncated, ordered) !== base;
+    let named = namedTables(statement, this.registered);
+    let connection: DuckDBConnection;
+    try {
+      connection = await this.instance.connect();
+    } catch (error) {
+      return unknown(`no connection for the re-runs (${firstLine(error)})`);
+    }
+    this.running.add(connection);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, budgetMs);
+    const stopped = () => timedOut || this.closed;
+    const outOfTime = (done: string) =>
+      this.closed
+        ? unknown("the SQL backend was closed during the re-runs")
+        : unknown(`the re-runs ran out of their ${budgetMs} ms (${done})`);
+    try {
+      try {
+        if (differs(await readRows(connection, sql, rowLimit))) {
+          return { derived: "no", derivation: NOT_DETERMINISTIC, lineage };
+        }
+      } catch (error) {
+        if (stopped()) return outOfTime("before any perturbed copy");
+        return unknown(
+          `the query failed when re-run on the unchanged tables (${firstLine(error)})`,
+        );
+      }
+      for (let copy = 0; copy < PERTURBED_COPIES; copy++) {
+        const tried = `${copy} of ${PERTURBED_COPIES} perturbed copies tried`;
+        // An interrupt between two statements may not stop the next one.
+        if (stopped()) return outOfTime(tried);
+        try {
+          for (const table of named) {
+            if (stopped()) return outOfTime(tried);
+            await this.perturbedCopy(connection, copy, table);
+          }
+          await connection.run(`USE ${sqlIdentifier(perturbedCatalog(copy))}`);
+        } catch (error) {
+          if (stopped()) return outOfTime(tried);
+          return unknown(`no perturbed copy of the tables could be made (${firstLine(error)})`);
+        }
+        let rerun: { rows: SqlCell[][]; truncated: boolean };
+        try {
+          rerun = await readRows(connection, sql, rowLimit);
+        } catch (error) {
+          if (stopped()) return outOfTime(tried);
+          const message = firstLine(error);
+          // A table the copies do not hold, read by a name the parse tree does not show
+          // (`query_table('t')`): once more with copies of every table.
+          if (/^Catalog Error/i.test(message)) {
+            if (named.length < this.registered.size) {
+              named = [...this.registered.values()];
+              copy--;
+              continue;
+            }
+            return unknown(`the query reads a table its perturbed copies do not hold (${message})`);
+          }
+          return {
+            derived: "yes",
+            derivation: `failed on a perturbed copy of the tables (${message}): it depends on the tables' values`,
+            lineage,
+          };
+        }
+        if (differs(rerun)) return { derived: "yes", derivation: CHANGED, lineage };
+      }
+      const none = named.length === 0 ? " (the query reads no table)" : "";
+      const stable: SqlDerivation = { derived: "no", derivation: `${STABLE}${none}`, lineage };
+      // Shuffles keep what a column holds (a count of Japan's rows, of true flags): changing
+      // one column at a time, as lineage.py's column tracing does, can still move the result.
+      const changed = await this.columnTrials(connection, sql, rowLimit, named, lineage, {
+        differs,
+        stopped,
+      });
+      return changed ? { ...stable, derived: "yes", derivation: changed } : stable;
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(connection);
+      connection.closeSync();
+    }
+  }
+
+  /**
+   * Re-runs the query with one column it names changed at a time (views in the column
+   * database); the sentence saying which changed the result, or null when none did or time
+   * ran out (the copies' verdict stands).
+   */
+  private async columnTrials(
+    connection: DuckDBConnection,
+    sql: string,
+    rowLimit: number,
+    named: string[],
+    lineage: Lineage[],
+    judge: {
+      differs: (rows: { rows: SqlCell[][]; truncated: boolean }) => boolean;
+      stopped: () => boolean;
+    },
+  ): Promise<string | null> {
+    const trials = lineage.flatMap(({ table, columns }) => {
+      const ref = this.refs.get(table);
+      if (!ref || !named.includes(table)) return [];
+      return (columns ?? []).map((column) => ({
+        table,
+        column,
+        position: ref.columns.findIndex((c) => c.name === column),
+      }));
+    });
+    if (trials.length === 0) return null;
+    try {
+      for (const table of named) await connection.run(unchangedViewSql(table));
+      await connection.run(`USE ${sqlIdentifier(COLUMN_CATALOG)}`);
+    } catch {
+      return null;
+    }
+    for (const { table, column, position } of trials) {
+      if (judge.stopped()) return null;
+      try {
+        const { columns } = await this.described(connection, table);
+        const view = perturbedColumnSql(table, columns, position);
+        if (view === null) continue;
+        await connection.run(view);
+      } catch {
+        // A column this cannot change (a type it does not know how to); the next one.
+        continue;
+      }
+      let outcome: "changed" | "failed" | "same";
+      let message = "";
+      try {
+        outcome = judge.differs(await readRows(connection, sql, rowLimit)) ? "changed" : "same";
+      } catch (error) {
+        message = firstLine(error);
+        outcome = "failed";
+      } finally {
+        // The view shows the table unchanged again, whatever happened.
+        await connection.run(unchangedViewSql(table)).catch(() => {});
+      }
+      if (outcome === "changed") {
+        return `changed when column ${column} of ${table} was perturbed: computed from the table`;
+      }
+      // Interrupted at the deadline is no failure of the query's.
+      if (judge.stopped()) return null;
+      if (outcome === "failed" && !/^Catalog Error/i.test(message)) {
+        return `failed when column ${column} of ${table} was perturbed (${message}): it depends on the table's values`;
+      }
+    }
+    return null;
+  }
+
+  /** The columns of `table` as DuckDB stores them (name and type, in order), and its rows. */
+  private async described(
+    connection: DuckDBConnection,
+    table: string,
+  ): Promise<{ columns: SourceColumn[]; rows: number }> {
+    const known = this.shapes.get(table);
+    if (known) return known;
+    const read = await connection.runAndReadAll(
+      `SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'memory' AND schema_name = 'main' AND table_name = ${sqlString(table)} ORDER BY column_index`,
+    );
+    const columns = read
+      .getRows()
+      .map(([name, type]) => ({ name: String(name), type: String(type) }));
+    if (columns.length === 0) throw new Error(`table ${table} has no columns`);
+    const counted = await connection.runAndReadAll(
+      `SELECT count(*) FROM memory.main.${sqlIdentifier(table)}`,
+    );
+    const described = { columns, rows: Number(counted.getRows()[0]?.[0] ?? 0) };
+    this.shapes.set(table, described);
+    return described;
+  }
+
+  /** Makes perturbed copy `copy` of `table` unless it was made before. */
+  private async perturbedCopy(
+    connection: DuckDBConnection,
+    copy: number,
+    table: string,
+  ): Promise<void> {
+    const key = `${copy}/${table}`;
+    if (this.copies.has(key)) return;
+    const { columns, rows } = await this.described(connection, table);
+    await connection.run(
+      perturbedCopySql(table, columns, copy, !this.untraceable.has(table), rows),
+    );
+    this.copies.add(key);
+  }
+
+  /**
+   * Per table the query reads: the source rows of the result's rows when DuckDB kept them
+   * (one table, rows whole, none cut by the row limit), and the columns the query names.
+   */
+  private lineage(statement: Node, result: Omit<SqlResult, "derivation">): Lineage[] {
+    const tables = result.tables.map((name) => ({
+      name,
+      columns: this.refs.get(name)?.columns.map((c) => c.name) ?? [],
+    }));
+    const columns = columnsRead(statement, tables, this.registered);
+    return result.tables.map((table) => {
+      const traced = table === result.table && result.rowIds !== null && !result.truncated;
+      const rows = traced ? [...new Set(result.rowIds)].sort((a, b) => a - b) : null;
+      return { table, rows, columns: columns.get(table) ?? null };
+    });
   }
 
   /** Stops running queries and frees the database; later queries fail. */
@@ -217,7 +531,7 @@ export class DuckDbSql {
     connection: DuckDBConnection,
     sql: string,
     rowLimit: number,
-  ): Promise<Omit<SqlResult, "durationMs">> {
+  ): Promise<Omit<SqlResult, "durationMs"> & { statement: Node }> {
     const serialized = await connection.runAndReadAll("SELECT json_serialize_sql($1::VARCHAR)", [
       sql,
     ]);
@@ -241,7 +555,7 @@ export class DuckDbSql {
     }));
     const rows = kept.map((row) => row.slice(0, width).map(plainCell));
     const rowIds = traced ? kept.map((row) => Number(row[width])) : null;
-    return { columns, rows, rowIds, truncated, table, tables };
+    return { columns, rows, rowIds, truncated, table, tables, statement: verdict.statement };
   }
 
   /**
@@ -279,6 +593,27 @@ export class DuckDbSql {
       return null;
     }
   }
+}
+
+/** The first line of an error's message. */
+function firstLine(error: unknown): string {
+  return messageOf(error).split("\n")[0] ?? "";
+}
+
+/** Runs a query already judged read-only; its first `rowLimit` rows as plain cells. */
+async function readRows(
+  connection: DuckDBConnection,
+  sql: string,
+  rowLimit: number,
+): Promise<{ rows: SqlCell[][]; truncated: boolean }> {
+  const prepared = await prepareSelect(connection, sql);
+  const reader = new DuckDBResultReader(await prepared.stream());
+  await reader.readUntil(rowLimit + 1);
+  const fetched = reader.getRows().slice(0, rowLimit + 1);
+  return {
+    rows: fetched.slice(0, rowLimit).map((row) => row.map(plainCell)),
+    truncated: fetched.length > rowLimit,
+  };
 }
 
 /** Prepares `sql`, insisting that DuckDB sees exactly one SELECT statement. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Attempt } from "../../../blackboard/schemas.js";
-import { evidenceFromExecution } from "../../../grounding/evidence.js";
+import type { Attempt, CodeResult, ExecResult } from "../../../blackboard/schemas.js";
+import { evidenceFromExecution, lineValue } from "../../../grounding/evidence.js";
 import { ReplyParseError } from "../../llm.js";
 import { defineWorker, TaskInput, type WorkerInput } from "../worker.js";
 
@@ -51,6 +51,10 @@ def _exact(text):
     except (ValueError, ZeroDivisionError):
         return text
     return value / 100 if percent else value
+def _plain(value):
+    if isinstance(value, _F):
+        return int(value) if value.denominator == 1 else float(value)
+    return value
 def _show(value):
     if isinstance(value, bool) or not isinstance(value, (_F, int, float)):
         return str(value)
@@ -71,11 +75,91 @@ export function parseExpression(reply: string): string {
   return found;
 }
 
-/** The Python the sandbox runs: the inputs as exact numbers, the expression, its value printed. */
+/**
+ * The Python the sandbox runs: the inputs as exact numbers, the expression, its value printed;
+ * then `result` as a plain number (a fraction is not one the checker can read).
+ */
 export function calcProgram(expression: string, inputs: WorkerInput[]): string {
   const bindings = inputs.map((i) => `${i.id} = _exact(${JSON.stringify(i.answer ?? "")})`);
   const body = expression.includes("\n") ? [expression] : [`result = (${expression})`];
-  return [PRELUDE, ...bindings, ...body, "print(_show(result))"].join("\n");
+  return [PRELUDE, ...bindings, ...body, "print(_show(result))", "result = _plain(result)"].join(
+    "\n",
+  );
+}
+
+/** The inputs an expression names (as Python names: `s1`, not `s10` or `x.s1`). */
+export function inputsUsed(expression: string, inputs: WorkerInput[]): WorkerInput[] {
+  const literal = (id: string) => id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return inputs.filter((i) => new RegExp(`(?<![\\w.])${literal(i.id)}(?!\\w)`).test(expression));
+}
+
+function names(inputs: WorkerInput[]): string {
+  return inputs.map((i) => i.id).join(", ");
+}
+
+/** Whether arithmetic over `used` is derived from the tables: as derived as its least derived input. */
+function fromInputs(used: WorkerInput[]): Pick<CodeResult, "derived" | "derivation"> {
+  const over = `arithmetic over ${names(used)}`;
+  const not = used.filter((i) => i.derived === "no");
+  if (not.length > 0) {
+    return {
+      derived: "no",
+      derivation: `${over}; ${names(not)} ${not.length === 1 ? "is" : "are"} not derived from the tables (a literal, or not its worker's computed result)`,
+    };
+  }
+  const unsure = used.filter((i) => i.derived !== "yes");
+  if (unsure.length > 0) {
+    return {
+      derived: "unknown",
+      derivation: `${over}; whether ${names(unsure)} ${unsure.length === 1 ? "is" : "are"} derived from the tables is not known`,
+    };
+  }
+  return {
+    derived: "yes",
+    derivation: `${over}, ${used.length === 1 ? "an answer" : "answers"} derived from the tables by earlier steps' code: it changes when they do`,
+  };
+}
+
+/**
+ * The calc run's result with its derivation from the inputs it uses. The sandbox re-ran the
+ * program on perturbed tables; the program reads no table but through its inputs, so the
+ * sandbox finds it "no" (a literal): in that case only, the inputs decide (`derivation` says
+ * so). A result the sandbox found derived (the expression reads a table itself), unknown, or
+ * not deterministic stays as it is; a run that returned no result gets one from its output.
+ */
+export function calcResult(
+  computed: CodeResult | null,
+  printed: string,
+  used: WorkerInput[],
+): CodeResult | null {
+  if (computed === null) {
+    if (!printed) return null;
+    const judged = used.length > 0 ? fromInputs(used) : null;
+    return {
+      from: "printed",
+      kind: "scalar",
+      values: [lineValue(printed)],
+      labels: [],
+      text: printed,
+      line: null,
+      derived: judged?.derived ?? "unknown",
+      derivation: `${judged?.derivation ?? "the expression uses none of the earlier answers"} (the sandbox returned no result of its own)`,
+      lineage: [],
+    };
+  }
+  if (computed.derived !== "no" || /not deterministic/i.test(computed.derivation)) return computed;
+  if (used.length === 0) {
+    return {
+      ...computed,
+      derivation: `${computed.derivation}; the expression uses none of the earlier answers`,
+    };
+  }
+  const judged = fromInputs(used);
+  return {
+    ...computed,
+    ...judged,
+    derivation: `${judged.derivation} (the sandbox found that the program itself reads no table: ${computed.derivation})`,
+  };
 }
 
 /** Exact arithmetic and unit conversion, computed in the sandbox. */
@@ -103,10 +187,14 @@ export default defineWorker({
         ),
       );
     const code = calcProgram(written, kit.inputs);
-    const result = await kit.run(code);
+    const ran = await kit.run(code);
+    const printed = ran.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+    const used = inputsUsed(written, kit.inputs);
+    const result: ExecResult = ran.ok
+      ? { ...ran, result: calcResult(ran.result, printed, used) }
+      : ran;
     const attempt: Attempt = { id: `${kit.id}.a1`, code, raw: written, result, parseError: null };
     const evidence = evidenceFromExecution(attempt, result, "calc", new Date().toISOString());
-    const printed = result.stdout.trim().split("\n").at(-1)?.trim() ?? "";
     return {
       answer: result.ok && printed ? printed : null,
       evidence,
@@ -114,6 +202,9 @@ export default defineWorker({
       trajectory: [
         `expression: ${written}`,
         result.ok ? `= ${printed}` : `failed: ${result.error?.type}: ${result.error?.message}`,
+        ...(result.result
+          ? [`derived from the tables: ${result.result.derived} (${result.result.derivation})`]
+          : []),
       ],
       score: result.ok && printed ? 1 : 0,
     };

@@ -1,5 +1,7 @@
-import type { Evidence } from "../../../blackboard/schemas.js";
+import type { Attempt, Evidence } from "../../../blackboard/schemas.js";
+import { lineageParents } from "../../../grounding/evidence.js";
 import { SqlError, type SqlResult, sqlEvidence } from "../../../tools/sandbox/duckdb.js";
+import { failedSqlAttempt, sqlAttempt } from "../../../tools/sandbox/duckdb-result.js";
 import { ReplyParseError } from "../../llm.js";
 import { renderTables } from "../../prompts.js";
 import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
@@ -34,7 +36,37 @@ export function answerOfRows(result: SqlResult): string | null {
   return rows.map((row) => cellText(row.at(-1) ?? null)).join(", ");
 }
 
-/** DuckDB over the tables: one SELECT written by the model, rewritten once when it fails. */
+/**
+ * The query's result as evidence, `<attempt>:result` as a pandas run's: its value (the cell,
+ * else the rows' text), anchored to the query and the rows it comes from, the source cells
+ * its lineage names as parents.
+ */
+export function sqlResultEvidence(
+  attempt: Attempt,
+  result: SqlResult,
+  time: string,
+): Evidence | null {
+  const computed = attempt.result?.result;
+  if (!computed) return null;
+  const table = result.table ?? result.tables.join(", ");
+  const rows = computed.lineage.find((l) => l.table === result.table)?.rows ?? [];
+  return {
+    id: `${attempt.id}:result`,
+    modality: "sql",
+    source: "sql",
+    anchor: { kind: "sql", query: attempt.code, table, rowIds: rows },
+    value: computed.values.length === 1 ? (computed.values[0] ?? null) : computed.text,
+    time,
+    provenance: { attempt: attempt.id, parents: lineageParents(computed.lineage) },
+    confidence: 1,
+  };
+}
+
+/**
+ * DuckDB over the tables: one SELECT written by the model, rewritten once when it fails. Each
+ * query is an attempt (`<subtask>.sql.q1`, ...) whose result the sandbox re-ran on perturbed
+ * copies of the tables, so the checker can tell a computed answer from a literal one.
+ */
 export default defineWorker({
   name: "sql",
   description:
@@ -46,27 +78,41 @@ export default defineWorker({
     const profiles = await renderTables(kit.tables, task, kit.config);
     const base = `Tables:\n${profiles.join("\n\n")}\n\nQuestion: ${taskWithInputs(task, kit.inputs)}`;
     const trajectory: string[] = [];
+    const attempts: Attempt[] = [];
     let feedback = "";
     for (let i = 1; i <= TRIES; i++) {
-      const query = parseQuery(await kit.ask("coder", SQL_SYSTEM, base + feedback));
-      const attempt = `${kit.id}.q${i}`;
+      const reply = await kit.ask("coder", SQL_SYSTEM, base + feedback);
+      const query = parseQuery(reply);
+      const id = `${kit.id}.q${i}`;
+      const started = performance.now();
       try {
         const result = await kit.sql(query);
-        trajectory.push(`${attempt}: ${query}`, `${result.rows.length} rows`);
-        const evidence: Evidence[] = sqlEvidence(result, query, attempt, new Date().toISOString());
+        const attempt = sqlAttempt(id, query, reply, result);
+        const derived = attempt.result?.result;
+        trajectory.push(
+          `${id}: ${query}`,
+          `${result.rows.length} rows; derived from the tables: ${derived?.derived} (${derived?.derivation})`,
+        );
+        const time = new Date().toISOString();
+        const evidence: Evidence[] = [
+          ...sqlEvidence(result, query, id, time),
+          ...[sqlResultEvidence(attempt, result, time)].filter((e) => e !== null),
+        ];
         const answer = answerOfRows(result);
         return {
           answer,
           evidence,
+          attempts: [...attempts, attempt],
           trajectory,
           score: answer === null ? 0 : result.truncated ? 0.5 : 0.9,
         };
       } catch (error) {
         if (!(error instanceof SqlError)) throw error;
-        trajectory.push(`${attempt}: ${query}`, `failed: ${error.message}`);
+        attempts.push(failedSqlAttempt(id, query, reply, error, performance.now() - started));
+        trajectory.push(`${id}: ${query}`, `failed: ${error.message}`);
         feedback = `\n\nThis query failed:\n\`\`\`sql\n${query}\n\`\`\`\nError: ${error.message}\nWrite a corrected query.`;
       }
     }
-    return { answer: null, evidence: [], trajectory, score: 0 };
+    return { answer: null, evidence: [], attempts, trajectory, score: 0 };
   },
 });
