@@ -332,7 +332,8 @@ def _numbers_as_text(series):
 
 def _scaled(series, rng, reflect):
     """A numeric column with each cell multiplied by a factor in [0.5, 2] (zeros moved off
-    zero), or reflected (max + min - x); integers stay integers."""
+    zero; integers also stepped up by 0-3), or reflected (max + min - x); integers stay
+    integers."""
     dtype = series.dtype
     if isinstance(dtype, np.dtype):
         values = series.to_numpy().astype("float64")
@@ -351,7 +352,10 @@ def _scaled(series, rng, reflect):
             new = np.where(zeros, offsets, new)
     if ptypes.is_integer_dtype(dtype):
         info = np.iinfo(dtype.numpy_dtype if hasattr(dtype, "numpy_dtype") else dtype)
-        new = np.clip(np.rint(new), info.min, info.max)
+        # Small counts barely move when scaled and rounded (a minimum of 1 held by five rows
+        # stays 1): each cell also gets a random step of 0-3.
+        steps = 0 if reflect else rng.integers(0, 4, len(values))
+        new = np.clip(np.rint(new) + steps, info.min, info.max)
     if isinstance(dtype, np.dtype):
         return new.astype(dtype)
     return pd.array(new, dtype=dtype)
