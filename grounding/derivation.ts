@@ -29,9 +29,19 @@ export function needsDerivation(question: string, columns: string[] = []): boole
   return COMPUTED.test(text.replace(NOT_SUPERLATIVE, " "));
 }
 
-/** The code's result a run's answer is judged against: the last successful attempt's. */
-export function resultOf(attempts: Attempt[]): { attempt: Attempt; result: CodeResult } | null {
-  const attempt = attempts.findLast((a) => a.result?.ok);
+/**
+ * The code's result an answer is judged against: the last successful attempt whose result the
+ * answer cites (an orchestrator's answer rests on the packets it selected, not on whichever
+ * worker ran last), else the last successful attempt.
+ */
+export function resultOf(
+  attempts: Attempt[],
+  cited: readonly string[] = [],
+): { attempt: Attempt; result: CodeResult } | null {
+  const citedRun = attempts.findLast(
+    (a) => a.result?.ok && a.result.result && cited.includes(`${a.id}:result`),
+  );
+  const attempt = citedRun ?? attempts.findLast((a) => a.result?.ok);
   const result = attempt?.result?.result;
   return attempt && result ? { attempt, result } : null;
 }

@@ -135,6 +135,7 @@ export async function ruleVerdict(
     attempts: state.attempts,
     tables: state.tables,
     question: state.question,
+    cited: state.answer.evidence,
     source: "checker",
   });
   const format = formatScore(final, expectedType);

@@ -63,6 +63,8 @@ export interface GroundingInput {
   question?: string;
   /** Overrides what the question says about order. */
   ordered?: boolean;
+  /** Evidence the answer cites: the run whose result it cites is the one it is judged against. */
+  cited?: readonly string[];
   /** Timestamp of the cell evidence the verifier posts (tests pin it). */
   now?: string;
   /** The node posting that cell evidence. */
@@ -125,7 +127,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     (input.tables ?? []).flatMap((t) => t.columns.map((c) => c.name)),
   );
   const good = new Set(input.attempts.filter((a) => a.result?.ok).map((a) => a.id));
-  const ran = resultOf(input.attempts);
+  const ran = resultOf(input.attempts, input.cited);
   const elements = ran ? resultElements(ran.result) : null;
   const resultId = ran ? `${ran.attempt.id}:result` : null;
   const known = new Set(input.evidence.map((e) => e.id));

@@ -118,17 +118,18 @@ export const composer = (async (state, runtime) => {
       );
     }
   }
+  const selected = chosen.flatMap((p) => p.evidence);
   const grounding = await verifyGrounding({
     answer: final,
     evidence: state.evidence,
     attempts: state.attempts,
     tables: state.tables,
     question: state.question,
+    cited: [...modelCited, ...selected],
     source: "composer",
   });
   const { claims, edges } = claimsFrom(final, grounding.checks);
   const known = new Set(state.evidence.map((e) => e.id));
-  const selected = chosen.flatMap((p) => p.evidence);
   const traced = grounding.checks.flatMap((check) => check.supports);
   const cited = [...new Set([...modelCited, ...selected, ...traced])].filter(
     (id) => known.has(id) || traced.includes(id),

@@ -219,6 +219,27 @@ describe("derived from the code's result", () => {
   });
 });
 
+describe("which run an answer is judged against", () => {
+  it("takes the run whose result the answer cites (an orchestrator's chosen worker), else the last", async () => {
+    const pandas = ranAttempt("s1.pandas.a1", "result = df.gold.sum()", "", [], codeResult([203]));
+    const other = ranAttempt("s2.sql.q1", "SELECT count(*) FROM medals", "", [], codeResult([10]));
+    const input = {
+      answer: "203",
+      evidence: [...pandas.evidence, ...other.evidence],
+      attempts: [pandas.attempt, other.attempt],
+      question: "What is the total gold?",
+    };
+    const cited = await verifyGrounding({ ...input, cited: ["s1.pandas.a1:result"] });
+    expect(cited.checks.map((c) => [c.status, c.supports])).toEqual([
+      ["supported", ["s1.pandas.a1:result"]],
+    ]);
+    const last = await verifyGrounding(input);
+    expect(last.checks.map((c) => [c.status, c.conflicts])).toEqual([
+      ["conflicted", ["s2.sql.q1:result"]],
+    ]);
+  });
+});
+
 describe("looked up, and coincidence", () => {
   it("supports a lookup by the cell in the row the question names and the column it asks for", async () => {
     const table = await medalsRef();
