@@ -55,7 +55,8 @@ export function checkerPrompt(
     `Answer: ${state.answer?.final ?? ""}`,
   );
   if (good?.result) {
-    sections.push(`Code (${good.id}):\n\`\`\`python\n${numberLines(good.code)}\n\`\`\``);
+    const language = /^\s*(?:select|with)\b/i.test(good.code) ? "sql" : "python";
+    sections.push(`Code (${good.id}):\n\`\`\`${language}\n${numberLines(good.code)}\n\`\`\``);
     sections.push(`Output:\n${good.result.stdout.trim().slice(0, 4000) || "(nothing printed)"}`);
     const result = good.result.result;
     sections.push(
