@@ -3,7 +3,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["tests/**/*.test.ts"],
-    testTimeout: 30_000,
+    // A guard against hangs, not a speed target: end-to-end tests spawn several CLI processes
+    // that each run generated code (and re-run it on perturbed tables) on two shared cores.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     // Tracing stays off in tests: with no reachable endpoint it would block on flush.
     env: { LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false" },

@@ -296,7 +296,7 @@ describe("tableminds eval run directories keep one configuration", () => {
     expect(readFileSync(path.join(out, "report.md"), "utf8")).toContain(
       "The configuration changed at invocation 2 (--allow-config-change; 0 results since): selection: first 4 -> first 2.",
     );
-  });
+  }, 120_000); // five CLI runs
 
   it("samples questions across subtypes with --sample and --seed, and says so", async () => {
     const out = path.join(runs, "sample");
