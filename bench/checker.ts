@@ -16,19 +16,11 @@
  *
  *   npm run bench:checker [-- --seed 21 --tables 40 --per-table 2 --baseline 8cb955a --no-baseline]
  */
-import { execFileSync, spawn } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { baselineWorktree, git, ROOT, TSX } from "./support/baseline.js";
 import {
   buildCaseFile,
   type CaseFile,
@@ -39,8 +31,6 @@ import {
 } from "./support/checker-cases.js";
 import type { CaseVerdict, RunnerOutput } from "./support/checker-runner.js";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 const RUNNER = "bench/support/checker-runner.ts";
 const TABLEBENCH = path.resolve(ROOT, "../shared/datasets/tablebench/tablebench_test.jsonl");
 const EXAMPLES = path.join(ROOT, "examples");
@@ -50,36 +40,6 @@ const GOAL = { precision: 0.98, recall: 0.9 };
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(name);
   return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
-
-function git(args: string[], cwd = ROOT): string {
-  return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
-    .toString()
-    .trim();
-}
-
-/** A worktree of `commit` in the temp directory, reused while it is still at that commit. */
-function baselineWorktree(commit: string): string {
-  const sha = git(["rev-parse", `${commit}^{commit}`]);
-  let dir = path.join(os.tmpdir(), `tableminds-checker-${sha.slice(0, 12)}`);
-  let reuse = false;
-  if (existsSync(dir)) {
-    try {
-      reuse = git(["rev-parse", "HEAD"], dir) === sha;
-    } catch {
-      reuse = false;
-    }
-    if (!reuse) dir = mkdtempSync(`${dir}-`);
-  }
-  if (!reuse) {
-    git(["worktree", "prune"]);
-    git(["worktree", "add", "--detach", "--force", dir, sha]);
-  }
-  const modules = path.join(dir, "node_modules");
-  if (!existsSync(modules)) symlinkSync(path.join(ROOT, "node_modules"), modules, "dir");
-  mkdirSync(path.join(dir, path.dirname(RUNNER)), { recursive: true });
-  copyFileSync(path.join(ROOT, RUNNER), path.join(dir, RUNNER));
-  return dir;
 }
 
 /** Runs the case runner in `cwd` (its own artifact store), streaming its progress. */
@@ -432,7 +392,7 @@ async function main(): Promise<void> {
       git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
     const engines: Engine[] = [];
     if (withBaseline) {
-      const dir = baselineWorktree(baselineCommit);
+      const dir = baselineWorktree(baselineCommit, [RUNNER]);
       const output = await runEngine("baseline", dir, casesFile, work);
       engines.push({
         name: "baseline",
