@@ -8,16 +8,12 @@
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { loadResults } from "../evals/results-file.js";
 import { isRight } from "../evals/selective.js";
 import { baselineWorktree, ROOT, TSX } from "./support/baseline.js";
 
 const JUDGE = "bench/support/judge-trajectories.ts";
-
-function option(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
 
 /** Whether each trajectory passed, judged by the checker of the tree at `cwd`. */
 function judge(cwd: string, trajectories: string, extra: string[]): Map<string, boolean> {
@@ -32,11 +28,13 @@ function judge(cwd: string, trajectories: string, extra: string[]): Map<string, 
   );
 }
 
-const dir = process.argv[2];
-if (!dir || dir.startsWith("--")) {
-  throw new Error("usage: real-model-verdicts.ts <run directory> [--baseline <commit>]");
-}
-const commit = option("--baseline", "8cb955a");
+const { values, positionals } = parseArgs({
+  options: { baseline: { type: "string", default: "8cb955a" } },
+  allowPositionals: true,
+});
+const dir = positionals[0];
+if (!dir) throw new Error("usage: real-model-verdicts.ts <run directory> [--baseline <commit>]");
+const commit = values.baseline;
 const trajectories = path.resolve(dir, "trajectories.jsonl");
 const right = new Map(
   loadResults(path.resolve(dir, "results.jsonl")).records.map((r) => [r.id, isRight(r.score)]),
