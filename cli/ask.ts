@@ -16,6 +16,7 @@ import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { askOnTerminal, describeEvent } from "./events.js";
 import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
+import { terminalJson, terminalText } from "./terminal-text.js";
 
 export interface AskOptions {
   tables: string[];
@@ -171,7 +172,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   const say = (line: string) => {
     if (options.quiet) return;
     endTokenLine();
-    process.stderr.write(`${line}\n`);
+    process.stderr.write(`${terminalText(line)}\n`);
   };
   const streamTokens = config.streaming && !options.quiet && process.stderr.isTTY === true;
   const interrupt = new AbortController();
@@ -236,7 +237,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
           if (!token) continue;
           if (!tokenLineOpen) process.stderr.write(`${"answerer".padEnd(LABEL_WIDTH)} `);
           tokenLineOpen = true;
-          process.stderr.write(token);
+          process.stderr.write(terminalText(token));
         }
         if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
         if (mode === "custom") {
@@ -286,9 +287,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   }
   if (!state) throw new Error("the graph produced no state");
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(jsonResult(state), null, 2)}\n`);
+    process.stdout.write(`${terminalJson(JSON.stringify(jsonResult(state), null, 2))}\n`);
   } else {
-    process.stdout.write(`${await renderResult(state)}\n`);
+    process.stdout.write(`${terminalText(await renderResult(state))}\n`);
   }
   return state;
 }

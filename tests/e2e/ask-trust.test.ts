@@ -69,6 +69,13 @@ describe("ask never asserts an answer the check did not pass", () => {
     expect(verdict.confidence).toBeLessThan(0.5);
   });
 
+  it("prints what the model wrote without obeying its terminal escape sequences", async () => {
+    const result = await ask("gold = df['gold']", "14\u001b]0;owned\u0007");
+    expect(result.stdout).not.toContain("\u001b");
+    expect(result.stdout).not.toContain("\u0007");
+    expect(result.stdout).toContain("Best candidate: 14\\x1b]0;owned\\x07");
+  });
+
   it("fails the right number typed in as a literal: it does not depend on the table", async () => {
     const result = await ask("print(203)", "203");
     expect(result.code, result.stderr).toBe(3);
