@@ -23,7 +23,7 @@ export function registerPruneCommand(program: Command): void {
   program
     .command("prune")
     .description(
-      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load), and memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite",
+      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load), memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite, and the scratch folders sandbox workers killed with SIGKILL left in the temp directory",
     )
     .option("--older-than <days>", "not used for this many days", nonNegativeInt, 30)
     .option("--dry-run", "only list what would be removed", false)
@@ -44,5 +44,13 @@ export function registerPruneCommand(program: Command): void {
       const { pruneMemory } = await import("../tools/memory/index.js");
       const memory = pruneMemory(opts.dryRun);
       if (memory) console.log(memory);
+      if (!opts.dryRun) {
+        const { reclaimDeadScratch } = await import("../tools/sandbox/scratch-reclaim.js");
+        const scratch = reclaimDeadScratch();
+        const plural = scratch.length === 1 ? "" : "s";
+        console.log(
+          `removed ${scratch.length} scratch folder${plural} of sandbox workers that are gone`,
+        );
+      }
     });
 }

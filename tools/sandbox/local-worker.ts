@@ -2,6 +2,7 @@
  * The lifecycle of one warm worker (worker.py): spawn, readiness, one run at a time
  * with a watchdog, and its end (stop, kill, or death noticed and reported).
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import type { Socket } from "node:net";
@@ -19,6 +20,7 @@ import {
   type WorkerResult,
   type WorkerVersions,
 } from "./local-protocol.js";
+import { reclaimDeadScratch } from "./scratch-reclaim.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("./worker.py", import.meta.url));
 /** Importing pandas on a cold CI disk can take a while. */
@@ -100,6 +102,15 @@ function workerEnv(): NodeJS.ProcessEnv {
 }
 
 /** SIGKILLs a process group, or the process alone when it leads no group. */
+/** Scratch roots already swept of dead workers' folders by this process. */
+const reclaimed = new Set<string>();
+
+function reclaimOnce(root: string): void {
+  if (reclaimed.has(root)) return;
+  reclaimed.add(root);
+  reclaimDeadScratch(root);
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, "SIGKILL");
@@ -180,7 +191,9 @@ export class WarmWorker {
   }
 
   static async start(python: string, opts: WarmWorkerOptions = {}): Promise<WarmWorker> {
-    const args = [WORKER_SCRIPT, opts.scratchRoot ?? os.tmpdir()];
+    const root = opts.scratchRoot ?? os.tmpdir();
+    reclaimOnce(root);
+    const args = [WORKER_SCRIPT, root];
     if (opts.forkAhead === false) args.push("--no-fork-ahead");
     if (opts.landlock === false) args.push("--no-landlock");
     const child = spawn(python, args, {

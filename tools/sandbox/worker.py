@@ -83,7 +83,8 @@ _table_cache = OrderedDict()
 
 class Worker:
     def __init__(self, scratch_root, fork_ahead, landlock=True):
-        self.root = tempfile.mkdtemp(prefix="tableminds-worker-", dir=scratch_root)
+        # The pid in the name lets a later start reclaim the folder if this worker is killed.
+        self.root = tempfile.mkdtemp(prefix=f"tableminds-worker-{os.getpid()}-", dir=scratch_root)
         self.fork_ahead = fork_ahead
         self.pid = os.getpid()
         self.ahead = None

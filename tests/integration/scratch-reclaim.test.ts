@@ -1,0 +1,60 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { WarmWorker } from "../../tools/sandbox/local-worker.js";
+import { findPython } from "../../tools/sandbox/python.js";
+import { reclaimDeadScratch } from "../../tools/sandbox/scratch-reclaim.js";
+
+const root = mkdtempSync(path.join(os.tmpdir(), "tableminds-reclaim-"));
+
+/** A pid that ran and has exited. */
+function deadPid(): number {
+  const pid = spawnSync("true").pid;
+  if (!pid) throw new Error("could not start `true`");
+  return pid;
+}
+
+async function gone(pid: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`process ${pid} is still there`);
+}
+
+describe("scratch folders of sandbox workers killed with SIGKILL", () => {
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("reclaims the folders of workers that are gone, and only those", () => {
+    const dead = path.join(root, `tableminds-worker-${deadPid()}-abc`);
+    mkdirSync(path.join(dead, "run-1", "inputs"), { recursive: true });
+    writeFileSync(path.join(dead, "run-1", "inputs", "table.csv"), "a\n1\n");
+    const alive = path.join(root, `tableminds-worker-${process.pid}-def`);
+    const unnamed = path.join(root, "tableminds-worker-xyz");
+    mkdirSync(alive);
+    mkdirSync(unnamed);
+    expect(reclaimDeadScratch(root)).toEqual([dead]);
+    expect([existsSync(dead), existsSync(alive), existsSync(unnamed)]).toEqual([false, true, true]);
+  });
+
+  it("names a worker's folder by its pid, so a start after kill -9 removes what it left", async () => {
+    const python = (await findPython()).executable;
+    const worker = await WarmWorker.start(python, { scratchRoot: root });
+    const folder = worker.readiness.scratch_root;
+    const pid = worker.readiness.pid;
+    expect(path.basename(folder)).toMatch(new RegExp(`^tableminds-worker-${pid}-`));
+    // As after `kill -9` of the whole process: nobody ran the worker's own clean-up.
+    process.kill(pid, "SIGKILL");
+    await gone(pid);
+    expect(existsSync(folder)).toBe(true);
+    expect(reclaimDeadScratch(root)).toContain(folder);
+    expect(existsSync(folder)).toBe(false);
+    await worker.kill();
+  });
+});
