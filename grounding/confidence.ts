@@ -1,3 +1,4 @@
+import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
 import type { SupportKind, Verdict } from "../blackboard/schemas.js";
 import type { ItemCheck } from "./verify.js";
 
@@ -62,8 +63,17 @@ export function confidenceOf(input: ConfidenceInput): number {
  * the reward (mcts) behind it, and whether the run is still sure of it.
  */
 export function withAgreement(verdict: Verdict, share: number, minConfidence: number): Verdict {
-  const confidence = round(verdict.confidence * (0.5 + 0.5 * Math.min(1, Math.max(0, share))));
-  return { ...verdict, confidence, sure: confidence >= minConfidence };
+  const agreement = 0.5 + 0.5 * Math.min(1, Math.max(0, share));
+  return { ...verdict, ...rated(verdict.confidence * agreement, minConfidence) };
+}
+
+/** A confidence as a verdict holds it, and whether the run is sure at `minConfidence`. */
+export function rated(
+  confidence: number,
+  minConfidence = DEFAULT_MIN_CONFIDENCE,
+): Pick<Verdict, "confidence" | "sure"> {
+  const rounded = round(confidence);
+  return { confidence: rounded, sure: rounded >= minConfidence };
 }
 
 function round(x: number): number {

@@ -1,3 +1,4 @@
+import { lastSuccessful } from "../blackboard/attempts.js";
 import type { Attempt, CodeResult, ResultScalar } from "../blackboard/schemas.js";
 import { type Claimed, normalizeText } from "./matching.js";
 import { numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
@@ -41,7 +42,7 @@ export function resultOf(
   const citedRun = attempts.findLast(
     (a) => a.result?.ok && a.result.result && cited.includes(`${a.id}:result`),
   );
-  const attempt = citedRun ?? attempts.findLast((a) => a.result?.ok);
+  const attempt = citedRun ?? lastSuccessful(attempts);
   const result = attempt?.result?.result;
   return attempt && result ? { attempt, result } : null;
 }

@@ -53,3 +53,10 @@ export function majorityVote(branches: Branch[]): Ballot {
   const answer = answered.find((b) => b.id === winner)?.answer?.final ?? null;
   return { answer, winner, method: "majority", tally, matches: [] };
 }
+
+/** The share of the vote's weight behind the winning answer; 0 when no branch answered. */
+export function winnerShare(ballot: Ballot): number {
+  const total = ballot.tally.reduce((sum, t) => sum + t.weight, 0);
+  const winner = ballot.tally.find((t) => t.branches.includes(ballot.winner ?? ""));
+  return total > 0 ? (winner?.weight ?? 0) / total : 0;
+}

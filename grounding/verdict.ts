@@ -1,4 +1,3 @@
-import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
 import type {
   Answer,
   AnswerType,
@@ -8,7 +7,7 @@ import type {
   Verdict,
 } from "../blackboard/schemas.js";
 import { expectedAnswerType, judgeType } from "./answer-type.js";
-import { confidenceOf, scoreFactor, supportOf } from "./confidence.js";
+import { confidenceOf, rated, scoreFactor, supportOf } from "./confidence.js";
 import { isProse } from "./items.js";
 import { type Grounding, groundingScore, type ItemCheck, verifyGrounding } from "./verify.js";
 
@@ -160,7 +159,7 @@ export async function ruleVerdict(
     failedAttempts,
     reflections: state.reflected ?? 0,
   });
-  const threshold = state.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+
   return {
     verdict: {
       answer: final,
@@ -171,8 +170,7 @@ export async function ruleVerdict(
       by: "rules",
       claims: [],
       support: supportOf(grounding.checks),
-      confidence,
-      sure: confidence >= threshold,
+      ...rated(confidence, state.minConfidence),
     },
     grounding,
   };
@@ -197,15 +195,12 @@ export function combine(rules: Verdict, model: ModelScores, minConfidence?: numb
     (factor, key) => (factor * scoreFactor(scores[key])) / scoreFactor(rules.scores[key]),
     1,
   );
-  const confidence = Math.round(rules.confidence * lowered * 1000) / 1000;
-  const threshold = minConfidence ?? DEFAULT_MIN_CONFIDENCE;
   return {
     ...rules,
     scores,
     issues,
     pass: passes(scores),
     by: "rules+llm",
-    confidence,
-    sure: confidence >= threshold,
+    ...rated(rules.confidence * lowered, minConfidence),
   };
 }

@@ -2,7 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import { winnerTrajectory } from "../blackboard/branches.js";
 import type { MomState } from "../blackboard/state.js";
 import { withAgreement } from "../grounding/confidence.js";
-import { majorityVote } from "../grounding/tally.js";
+import { majorityVote, winnerShare } from "../grounding/tally.js";
 import { emit, voteEvent } from "./events.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
@@ -14,12 +14,8 @@ export const vote = (async (state, runtime) => {
   const ballot = majorityVote(state.branches);
   emit(runtime, voteEvent(ballot));
   const trajectory = winnerTrajectory(state, ballot.winner);
-  const total = ballot.tally.reduce((sum, t) => sum + t.weight, 0);
-  const share =
-    total > 0
-      ? (ballot.tally.find((t) => t.branches.includes(ballot.winner ?? ""))?.weight ?? 0) / total
-      : 0;
   const { minConfidence } = configurationOf(runtime);
-  const verdict = trajectory.verdict && withAgreement(trajectory.verdict, share, minConfidence);
+  const verdict =
+    trajectory.verdict && withAgreement(trajectory.verdict, winnerShare(ballot), minConfidence);
   return { ballot, ...trajectory, ...(verdict ? { verdict } : {}) };
 }) satisfies GraphNode<typeof MomState, NodeContext>;
