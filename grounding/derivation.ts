@@ -47,6 +47,11 @@ export function resultOf(
   return attempt && result ? { attempt, result } : null;
 }
 
+/** Where a result came from, in words for a prompt. */
+export function resultOrigin(result: CodeResult): string {
+  return result.from === "declared" ? "assigned to `result`" : "the last value printed";
+}
+
 /** One element of a result, as the matcher compares it. */
 interface Element {
   number: ParsedNumber | null;

@@ -1,6 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { lastSuccessful } from "../blackboard/attempts.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
+import { resultOrigin } from "../grounding/derivation.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
 import { parseAnswer } from "./final-answer.js";
 import { ask } from "./llm.js";
@@ -35,8 +36,9 @@ export function answererPrompt(
     sections.push(`Output:\n${good.result.stdout.trim() || "(nothing printed)"}`);
     const result = good.result.result;
     if (result) {
-      const how = result.from === "declared" ? "assigned to `result`" : "the last value printed";
-      sections.push(`The code's result [${good.id}:result] (${how}):\n${result.text}`);
+      sections.push(
+        `The code's result [${good.id}:result] (${resultOrigin(result)}):\n${result.text}`,
+      );
     }
     const own = state.evidence.filter((e) => e.provenance.attempt === good.id);
     if (own.length > 0) sections.push(`Results:\n${renderEvidenceList(own)}`);

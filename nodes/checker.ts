@@ -2,6 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import { lastSuccessful } from "../blackboard/attempts.js";
 import type { Verdict } from "../blackboard/schemas.js";
 import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
+import { resultOf, resultOrigin } from "../grounding/derivation.js";
 import { combine, type ModelScores, ruleVerdict } from "../grounding/verdict.js";
 import { claimsFrom, type ItemCheck } from "../grounding/verify.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
@@ -47,7 +48,9 @@ export function checkerPrompt(
   checks: ItemCheck[],
   tableContext = "",
 ): string {
-  const good = lastSuccessful(state.attempts);
+  // The run the rules judged the answer against: the one whose result it cites, else the last.
+  const good =
+    resultOf(state.attempts, state.answer?.evidence)?.attempt ?? lastSuccessful(state.attempts);
   const sections = [`Question: ${state.question}`];
   if (tableContext) sections.push(tableContext);
   sections.push(
@@ -61,7 +64,7 @@ export function checkerPrompt(
     const result = good.result.result;
     sections.push(
       result
-        ? `Result [${good.id}:result] (${result.from === "declared" ? "assigned to result" : "the last value printed"}; derived from the table: ${result.derived}, ${result.derivation}):\n${result.text}`
+        ? `Result [${good.id}:result] (${resultOrigin(result)}; derived from the table: ${result.derived}, ${result.derivation}):\n${result.text}`
         : "The code computed no result.",
     );
   } else {
