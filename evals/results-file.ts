@@ -2,6 +2,7 @@ import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } f
 import path from "node:path";
 import { z } from "zod";
 import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../tools/jsonl.js";
+import { isAlive } from "../tools/pids.js";
 import { QuestionScoreSchema } from "./types.js";
 
 /**
@@ -88,15 +89,6 @@ export function writeResults(file: string, records: readonly ResultRecord[]): vo
 export class ResultsWriter extends JsonLinesWriter<ResultRecord> {
   constructor(file: string, syncEveryMs = 1_000) {
     super(file, ResultRecordSchema, syncEveryMs);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

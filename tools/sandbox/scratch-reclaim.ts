@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isAlive } from "../pids.js";
 
 /*
  * A sandbox worker keeps its scratch folders (the tables handed to generated code among them)
@@ -10,16 +11,6 @@ import path from "node:path";
  */
 
 const NAME = /^tableminds-worker-(\d+)-/;
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes this user's scratch folders of sandbox workers that are gone; returns their paths. */
 export function reclaimDeadScratch(root = os.tmpdir()): string[] {
@@ -33,7 +24,7 @@ export function reclaimDeadScratch(root = os.tmpdir()): string[] {
   const removed: string[] = [];
   for (const name of names) {
     const pid = Number(NAME.exec(name)?.[1]);
-    if (!pid || running(pid)) continue;
+    if (!pid || isAlive(pid)) continue;
     const folder = path.join(root, name);
     try {
       const stat = lstatSync(folder);
