@@ -157,10 +157,12 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   };
 
   /** Source cells that carry the item exactly, in a named column and a named row. */
+  // The rows the question names, per source table: found once, asked for each item.
+  const questionRows = sources.map((loaded) => rowsNamed(loaded.table, question));
   const lookedUp = (item: Claimed): string[] => {
     const ids: string[] = [];
-    for (const loaded of sources) {
-      const rows = rowsNamed(loaded.table, question);
+    for (const [i, loaded] of sources.entries()) {
+      const rows = questionRows[i] ?? new Set<number>();
       const hits = tableHits(item, loaded.table, { rounding: false, percentQuestion }).cells.filter(
         (cell) =>
           rows.has(cell.row) &&
