@@ -282,6 +282,29 @@ export const ConfigurationSchema = z.object({
 
 export type Configuration = z.infer<typeof ConfigurationSchema>;
 
+/**
+ * Fields that pick files to read or code to load: the operator's (environment, CLI flags; see
+ * blackboard/operator.ts), never a run's context, which on a server is any caller's.
+ */
+export const OPERATOR_FIELDS = [
+  "sandbox",
+  "replayCache",
+  "workersDir",
+] as const satisfies readonly (keyof Configuration)[];
+
+/** A configuration as a context to hand on (to a branch, a subgraph): the operator's fields left out. */
+export function callerFields(config: Partial<Configuration>): Partial<Configuration> {
+  const { sandbox: _s, replayCache: _r, workersDir: _w, ...rest } = config;
+  return rest;
+}
+
+/** The environment variable (or flag) that sets each operator field instead. */
+export const OPERATOR_SOURCE: Record<(typeof OPERATOR_FIELDS)[number], string> = {
+  sandbox: "TABLEMINDS_SANDBOX or --sandbox",
+  replayCache: "TABLEMINDS_REPLAY_CACHE or --replay-cache",
+  workersDir: "TABLEMINDS_WORKERS or --workers-dir",
+};
+
 /** Each field of `schema`, failing on no value; its JSON Schema (and default) unchanged. */
 function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
   const shown = z.toJSONSchema(schema, { io: "input" }).properties ?? {};
@@ -297,9 +320,12 @@ function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
  * What a caller may pass: any subset; the defaults fill the rest (and show in Studio's form).
  * LangGraph checks a run's context against this schema before the first node and would throw
  * zod's issue list as JSON, so no value fails here: `configurationOf` (nodes/runtime.ts)
- * reports a bad one in one line instead. The JSON Schema is the configuration's own.
+ * reports a bad one in one line instead. The JSON Schema is the configuration's own, without
+ * the operator's fields.
  */
-export const ContextSchema = lenient(ConfigurationSchema.partial());
+export const ContextSchema = lenient(
+  ConfigurationSchema.omit({ sandbox: true, replayCache: true, workersDir: true }).partial(),
+);
 
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {

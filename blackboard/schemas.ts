@@ -345,8 +345,17 @@ export const BudgetSchema = z.object({
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
-/** A table to ingest: a file path, or inline rows (TableBench's {columns, data}). */
+/**
+ * A table to ingest: a file path, an upload into the artifact store (`POST /tables` on the API
+ * server answers with this source), or inline rows (TableBench's {columns, data}).
+ */
 export const TableSourceSchema = z.union([
+  z.object({
+    /** `<sha256>.<extension>` of a file uploaded into the artifact store. */
+    upload: z.string().regex(/^[0-9a-f]{64}\.[a-z]+$/),
+    name: z.string().optional(),
+    encoding: z.string().min(1).optional(),
+  }),
   z.object({
     path: z.string().min(1),
     name: z.string().optional(),

@@ -1,6 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { type BaseStore, Command, MemorySaver } from "@langchain/langgraph";
 import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
+import {
+  adoptOperatorFields,
+  operatorSettings,
+  setOperatorSettings,
+} from "../blackboard/operator.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
 import {
@@ -153,7 +158,9 @@ function answererToken(payload: unknown): string {
  * Returns the final state, or undefined when interrupted.
  */
 export async function ask(options: AskOptions): Promise<TableQAStateValue | undefined> {
-  const config = ensureConfiguration(options.context);
+  // The operator's fields among the caller's settings hold for the process, not for the run.
+  const context = adoptOperatorFields(options.context);
+  const config = { ...ensureConfiguration(context), ...operatorSettings() };
   const reviewing = config.review !== "off";
   const decide = options.decide ?? (process.stdin.isTTY ? askOnTerminal : undefined);
   if (reviewing && !decide) throw new ReviewNeedsTerminalError();
@@ -198,7 +205,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   try {
     // The local sandbox starts now, while the graph loads and the planner's model call is in
     // flight, not when the executor first needs it; a failed start is tried again there.
-    if (config.sandbox === "local") getSandbox("local").catch(() => {});
+    if (operatorSettings().sandbox === "local") getSandbox("local").catch(() => {});
+    // The files named on the command line are the user's choice, wherever they are.
+    setOperatorSettings({ tableFiles: options.tables });
     const graph = await loadGraph(options.graph, {
       persistence: { checkpointer: saver, store: options.store ?? ownStore },
     });
@@ -223,7 +232,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
         streamMode: streamTokens ? [...modes, "messages"] : modes,
         // Progress of the nodes inside subgraphs too (table_qa's solve).
         subgraphs: true,
-        context: options.context,
+        context,
         recursionLimit: options.recursionLimit ?? limits.recursionLimit,
         maxConcurrency: limits.maxConcurrency,
         signal,

@@ -2,6 +2,7 @@ import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { z } from "zod";
 import { type Configuration, ConfigurationSchema } from "../blackboard/configuration.js";
+import { adoptOperatorFields } from "../blackboard/operator.js";
 
 type Key = keyof Configuration;
 
@@ -142,7 +143,11 @@ export function withConfigurationFlags(
   return command;
 }
 
-/** The configuration given on the command line; the rest is left to the defaults. */
+/**
+ * The configuration given on the command line; the rest is left to the defaults. The operator's
+ * fields among the flags (where code runs, the replay cache, the workers folder) are set for the
+ * process instead (blackboard/operator.ts): a run's context never carries them.
+ */
 export function configurationFromFlags(command: Command): Partial<Configuration> {
   const given: Record<string, unknown> = {};
   for (const option of command.options) {
@@ -157,5 +162,5 @@ export function configurationFromFlags(command: Command): Partial<Configuration>
   const parsed = ConfigurationSchema.partial().parse(given);
   const context: Partial<Configuration> = {};
   for (const key of Object.keys(given) as Key[]) Object.assign(context, { [key]: parsed[key] });
-  return context;
+  return adoptOperatorFields(context);
 }

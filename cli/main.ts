@@ -3,6 +3,7 @@ import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { z } from "zod";
 import { listGraphs } from "../graphs/registry.js";
+import { TABLE_FORMATS } from "../tools/tables/formats.js";
 import { graphOption } from "./args.js";
 import {
   ASK_FLAGS,
@@ -23,19 +24,8 @@ import { routeWarnings } from "./warnings.js";
  * action, so printing help or a usage error never pays for it.
  */
 
-/**
- * The table file types `ask` reads, as tools/tables/load.ts's TABLE_FORMATS (which would load
- * DuckDB just for help; tests/unit/package.test.ts keeps the two equal).
- */
-export const ASK_TABLE_FORMATS: readonly string[] = [
-  ".csv",
-  ".tsv",
-  ".json",
-  ".xlsx",
-  ".xlsm",
-  ".xls",
-  ".parquet",
-];
+/** The table file types `ask` reads. */
+export const ASK_TABLE_FORMATS = TABLE_FORMATS;
 
 const ENVIRONMENT = `
 Environment:

@@ -4,6 +4,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
+import { adoptOperatorFields } from "../blackboard/operator.js";
 import { loadGraph, PROJECT_ROOT, runLimits } from "../graphs/registry.js";
 import type { Env } from "../tools/models/config.js";
 import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
@@ -257,6 +258,8 @@ async function answerRemaining(
   const limits = options.runnable
     ? {}
     : await runLimits(options.graph, ensureConfiguration(options.context));
+  // The operator's fields (replay cache, sandbox) hold for the process, not in a run's context.
+  const context = adoptOperatorFields(options.context);
   const records = [...loaded.records];
   const unscored: Unscored[] = [];
   const failedToRun: Unscored[] = [];
@@ -286,7 +289,7 @@ async function answerRemaining(
           graph.invoke(
             { question: example.question, sources: example.tables },
             {
-              context: options.context,
+              context,
               signal,
               ...limits,
               ...traceOf(options.graph, example, tries),

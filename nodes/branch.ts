@@ -1,6 +1,6 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { STAGES, stageAfter } from "../blackboard/branches.js";
-import type { Configuration } from "../blackboard/configuration.js";
+import { type Configuration, callerFields } from "../blackboard/configuration.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
 import type { Branch, Stage } from "../blackboard/schemas.js";
 import type {
@@ -52,7 +52,7 @@ export function branchContext(
       return [key, config[key] ?? SAMPLING_TEMPERATURE];
     }),
   );
-  return { ...config, ...temperatures, seed: (config.seed ?? 0) + task.seed };
+  return { ...callerFields(config), ...temperatures, seed: (config.seed ?? 0) + task.seed };
 }
 
 /** The stages a task runs and the id of the branch each one leaves: `p3`, `p3.c1`, `p3.c1.a1`. */

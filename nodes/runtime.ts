@@ -4,7 +4,11 @@ import {
   type Configuration,
   ConfigurationSchema,
   ensureConfiguration,
+  OPERATOR_FIELDS,
+  OPERATOR_SOURCE,
 } from "../blackboard/configuration.js";
+import { operatorSettings } from "../blackboard/operator.js";
+import { namesLocalPath } from "../tools/models/local-spec.js";
 
 /** What a caller may set for a run: any part of the configuration. */
 export type NodeContext = Partial<Configuration>;
@@ -21,15 +25,44 @@ export function configurationOf(
 ): Configuration {
   const context = runtime?.context;
   const fromConfigurable = knownSettings(runtime?.configurable);
-  if (fromConfigurable) return checked({ ...fromConfigurable, ...(context ?? {}) });
-  if (!context) return checked({});
-  // Every node of a run reads the same context object: it is validated once per run.
-  let parsed = parsedContexts.get(context);
-  if (!parsed) {
-    parsed = Object.freeze(checked(context));
-    parsedContexts.set(context, parsed);
+  let caller: Configuration;
+  if (fromConfigurable) caller = checked({ ...fromConfigurable, ...(context ?? {}) });
+  else if (!context) caller = checked({});
+  else {
+    // Every node of a run reads the same context object: it is validated once per run.
+    let parsed = parsedContexts.get(context);
+    if (!parsed) {
+      parsed = Object.freeze(checked(context));
+      parsedContexts.set(context, parsed);
+    }
+    caller = parsed;
   }
-  return parsed;
+  return withOperator(caller, authUserOf(runtime?.configurable));
+}
+
+/** The user the API server authenticated for this run (it sets this itself), if any. */
+function authUserOf(configurable: object | undefined): string | undefined {
+  const user = (configurable as Record<string, unknown> | undefined)?.langgraph_auth_user_id;
+  return typeof user === "string" && user ? user : undefined;
+}
+
+/**
+ * The caller's configuration with the operator's fields in force and, on a server, memory kept
+ * per authenticated user.
+ */
+function withOperator(caller: Configuration, user: string | undefined): Configuration {
+  const operator = operatorSettings();
+  const own = user ? `${user}/` : "";
+  const memoryNamespace = caller.memoryNamespace.startsWith(own)
+    ? caller.memoryNamespace
+    : own + caller.memoryNamespace;
+  return {
+    ...caller,
+    sandbox: operator.sandbox,
+    replayCache: operator.replayCache,
+    workersDir: operator.workersDir,
+    memoryNamespace,
+  };
 }
 
 /** A run configuration that is not one: every problem, in one line. */
@@ -38,6 +71,9 @@ export class ConfigurationError extends Error {
 }
 
 function checked(context: object): Configuration {
+  const problems = callerProblems(context);
+  if (problems.length)
+    throw new ConfigurationError(`invalid run configuration: ${problems.join("; ")}`);
   try {
     return ensureConfiguration(context);
   } catch (error) {
@@ -45,6 +81,31 @@ function checked(context: object): Configuration {
     const problems = error.issues.map((i) => `${i.path.join(".") || "(the whole)"}: ${i.message}`);
     throw new ConfigurationError(`invalid run configuration: ${problems.join("; ")}`);
   }
+}
+
+/**
+ * What a run's context may not set: the operator's fields, and (on a server) a local model
+ * named by its path. Empty when it sets none of them. The API server's authorization asks too.
+ */
+export function callerProblems(context: object): string[] {
+  const given = context as Record<string, unknown>;
+  const problems = OPERATOR_FIELDS.filter((key) => given[key] !== undefined).map(
+    (key) => `${key}: set by the operator (${OPERATOR_SOURCE[key]}), not by a run`,
+  );
+  if (!operatorSettings().localModelPaths) {
+    for (const [key, value] of Object.entries(given)) {
+      if (
+        (key === "model" || key.endsWith("Model")) &&
+        typeof value === "string" &&
+        namesLocalPath(value)
+      ) {
+        problems.push(
+          `${key}: a local model is named here by its name in the models folder, not by a path`,
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 const parsedContexts = new WeakMap<object, Configuration>();

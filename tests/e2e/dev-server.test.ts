@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
-import { MEDALS_INPUT, useTempHome } from "../support/env.js";
+import { EXAMPLES, MEDALS_INPUT, useTempHome } from "../support/env.js";
 import { MEDALS_CODE, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -16,6 +16,8 @@ describe("langgraph dev server", () => {
       OPENAI_API_KEY: "test-key",
       TABLEMINDS_MODEL: "stub-model",
       TABLEMINDS_HOME: useTempHome(),
+      // The operator lets runs read the example tables by path (a server reads none by default).
+      TABLEMINDS_TABLE_ROOTS: EXAMPLES,
     });
   }, 150_000);
 

@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
+import { adoptOperatorFields } from "../../blackboard/operator.js";
 import type { OrchestratorStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/orchestrator.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
@@ -87,7 +88,7 @@ describe("the orchestrator against the stub model", () => {
     useStubEndpoint(stub.url);
     return (await graph.invoke(
       { question: QUESTION, sources: [CITIES, COUNTRIES] },
-      { context: { ...fast, ...context } },
+      { context: adoptOperatorFields({ ...fast, ...context }) },
     )) as OrchestratorStateValue;
   }
 

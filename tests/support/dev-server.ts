@@ -76,7 +76,7 @@ export async function startDevServer(
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
     try {
-      const response = await fetch(`${url}/ok`);
+      const response = await fetch(`${url}/info`);
       if (response.ok) return { url, log: () => output, stop };
     } catch {
       // not listening yet

@@ -2,6 +2,7 @@ import path from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
+import { operatorSettings, resetOperatorSettings } from "../../blackboard/operator.js";
 import {
   ASK_FLAGS,
   configurationFromFlags,
@@ -61,12 +62,16 @@ describe("the configuration flags", () => {
       llmChecker: true,
       maxReflections: 0,
       temperature: 0.5,
-      sandbox: "e2b",
       streaming: true,
       memory: false,
       memoryNamespace: "ada",
+    });
+    // Where code runs and which replies are replayed are the operator's, not the run context's.
+    expect(operatorSettings()).toMatchObject({
+      sandbox: "e2b",
       replayCache: path.resolve("replies.jsonl"),
     });
+    resetOperatorSettings();
   });
 
   it("refuses a value the schema refuses, naming the flag", () => {

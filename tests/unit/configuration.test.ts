@@ -1,21 +1,31 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigurationSchema, ContextSchema } from "../../blackboard/configuration.js";
+import {
+  ConfigurationSchema,
+  ContextSchema,
+  OPERATOR_FIELDS,
+} from "../../blackboard/configuration.js";
 import { ConfigurationError, configurationOf } from "../../nodes/runtime.js";
 
 describe("the run configuration", () => {
   it("shows Studio and the SDK the configuration's own schema, defaults included", () => {
     const shown = z.toJSONSchema(ContextSchema, { io: "input" });
-    expect(shown).toEqual(z.toJSONSchema(ConfigurationSchema.partial(), { io: "input" }));
+    const callers = ConfigurationSchema.omit({
+      sandbox: true,
+      replayCache: true,
+      workersDir: true,
+    });
+    expect(shown).toEqual(z.toJSONSchema(callers.partial(), { io: "input" }));
+    for (const key of OPERATOR_FIELDS) expect(shown.properties).not.toHaveProperty(key);
     expect(shown.properties?.temperature).toMatchObject({ default: 0, maximum: 2 });
   });
 
   it("lets a bad value through LangGraph's check, to be reported in one line by the nodes", () => {
-    expect(() => ContextSchema.parse({ temperature: 7, sandbox: "moon" })).not.toThrow();
-    const bad = { context: { temperature: 7, sandbox: "moon" } };
+    expect(() => ContextSchema.parse({ temperature: 7, judge: "moon" })).not.toThrow();
+    const bad = { context: { temperature: 7, judge: "moon" } };
     expect(() => configurationOf(bad)).toThrow(ConfigurationError);
     expect(() => configurationOf(bad)).toThrow(
-      /^invalid run configuration: temperature: Too big: expected number to be <=2; sandbox: Invalid option: expected one of "local"\|"e2b"$/,
+      /^invalid run configuration: temperature: Too big: expected number to be <=2; judge: Invalid option: expected one of "off"\|"text"\|"always"$/,
     );
   });
 

@@ -54,12 +54,12 @@ describe("the TabFact loader on the 3-table fixture", () => {
       .trim()
       .split(/\r?\n/);
     const first = examples[0]?.tables[0];
-    if (!first || "path" in first) throw new Error("expected an inline table");
+    if (!first || !("data" in first)) throw new Error("expected an inline table");
     expect(first.columns).toEqual(lines[0]?.split("#"));
     expect(first.data).toEqual(lines.slice(1).map((line) => line.split("#")));
     for (const example of examples) {
       const source = example.tables[0];
-      if (!source || "path" in source) throw new Error("expected an inline table");
+      if (!source || !("data" in source)) throw new Error("expected an inline table");
       const { table } = await loadTable(source);
       expect(table.rows).toBe(source.data.length);
     }

@@ -72,7 +72,7 @@ describe("the TableBench loader on the 40-question fixture", () => {
     const raw = rawRows() as { table: { columns: string[]; data: unknown[][] } }[];
     for (const [i, example] of examples.entries()) {
       const source = example.tables[0];
-      if (!source || "path" in source) throw new Error("expected an inline table");
+      if (!source || !("data" in source)) throw new Error("expected an inline table");
       const { table } = await loadTable(source);
       expect(table.rows).toBe(raw[i]?.table.data.length);
       expect(table.columns.length).toBe(raw[i]?.table.columns.length);

@@ -72,7 +72,7 @@ describe("the WikiTQ loader on the 15-question fixture", () => {
     const examples = await loadDataset("wikitq", { path: ROOT });
     for (const [i, example] of examples.entries()) {
       const source = example.tables[0];
-      if (!source || "path" in source) throw new Error("expected an inline table");
+      if (!source || !("data" in source)) throw new Error("expected an inline table");
       const [columns, ...data] = pythonReads(path.join(ROOT, tsvRows()[i]?.[2] ?? ""));
       expect(source.columns).toEqual(columns);
       expect(source.data).toEqual(data);
@@ -87,7 +87,7 @@ describe("the WikiTQ loader on the 15-question fixture", () => {
     const examples = await loadDataset("wikitq", { path: ROOT });
     for (const example of examples) {
       const source = example.tables[0];
-      if (!source || "path" in source) throw new Error("expected an inline table");
+      if (!source || !("data" in source)) throw new Error("expected an inline table");
       const { table } = await loadTable(source);
       expect(table.rows).toBe(source.data.length);
       expect(table.columns.length).toBe(source.columns.length);

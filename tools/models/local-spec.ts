@@ -90,6 +90,15 @@ export function isLocalSpec(model: string): boolean {
   return model === LOCAL_PREFIX || model.startsWith(`${LOCAL_PREFIX}:`);
 }
 
+/** Whether a `local:` spec names a file by its path rather than a model by its name. */
+export function namesLocalPath(spec: string): boolean {
+  return (
+    isLocalSpec(spec) &&
+    spec !== LOCAL_PREFIX &&
+    looksLikePath(spec.slice(LOCAL_PREFIX.length + 1).trim())
+  );
+}
+
 function looksLikePath(target: string): boolean {
   return (
     target.includes("/") || target.includes(path.sep) || target.toLowerCase().endsWith(".gguf")

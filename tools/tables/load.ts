@@ -9,10 +9,12 @@ import { type Dtype, inferDtype } from "./dtypes.js";
 import { decodeTable } from "./encoding.js";
 import { fileProblem, TableLoadError } from "./errors.js";
 import { FAST_CSV_BYTES, storeCleanCsv } from "./fast-csv.js";
+import { TABLE_FORMATS } from "./formats.js";
 import { type Grid, gridFromColumnsData, gridFromJson, gridFromText } from "./grid.js";
 import { indexKey, readIndex, writeIndex } from "./load-index.js";
 import { tableName, uniqueColumnNames } from "./names.js";
 import { rowPlaces } from "./row-places.js";
+import { allowedSource } from "./sources.js";
 
 export { TableLoadError } from "./errors.js";
 
@@ -38,7 +40,9 @@ export interface LoadOptions {
 export const MAX_TABLE_BYTES = 200 * 1024 * 1024;
 
 /** File extensions the loader reads. */
-export const TABLE_FORMATS = [".csv", ".tsv", ".json", ".xlsx", ".xlsm", ".xls", ".parquet"];
+export { TABLE_FORMATS };
+
+const NO_PATHS = { tableRoots: [], tableFiles: [] };
 const TEXT_FORMATS = [".csv", ".tsv", ".json"];
 const WORKBOOK_FORMATS = [".xlsx", ".xlsm", ".xls"];
 
@@ -262,6 +266,7 @@ export async function loadTables(
   source: TableSource,
   opts: LoadOptions = {},
 ): Promise<LoadedTable[]> {
+  if ("upload" in source) return loadTables(allowedSource(source, NO_PATHS), opts);
   if (!("path" in source)) {
     const grid = gridFromColumnsData(source.columns, source.data, "<inline>");
     const name = tableName(opts.name || source.name || "");

@@ -1,7 +1,9 @@
 import { getConfigTypeSchema } from "@langchain/langgraph/zod/schema";
 import { Hono } from "hono";
 import { z } from "zod";
-import { loadGraph } from "./registry.js";
+import { enterServedMode } from "../blackboard/operator.js";
+import { loadGraph } from "../graphs/registry.js";
+import { storeUpload, UploadError, uploadLimitBytes } from "../tools/tables/sources.js";
 
 /*
  * Routes the LangGraph API server (`langgraphjs dev`, Studio's backend) takes from langgraph.json's
@@ -25,7 +27,31 @@ export async function contextSchemaOf(graphId: string): Promise<unknown> {
   return getConfigTypeSchema(graph as Parameters<typeof getConfigTypeSchema>[0]) ?? null;
 }
 
+enterServedMode();
+
 export const app = new Hono();
+
+/*
+ * A table file into the artifact store: the body is the file's bytes, `?name=` its file name
+ * (the extension says the format). The answer is the source a run names it by. The limit is
+ * checked on the declared length first and on the bytes as they arrive.
+ */
+app.post("/tables", async (c) => {
+  const name = c.req.query("name") ?? "";
+  const limit = uploadLimitBytes();
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > limit)
+    return c.json({ detail: `${name}: larger than ${limit / 1024 / 1024} MB` }, 413);
+  if (!name) return c.json({ detail: "name the file: POST /tables?name=<file name>" }, 400);
+  const body = c.req.raw.body;
+  if (!body) return c.json({ detail: `${name}: the file is empty` }, 400);
+  try {
+    return c.json({ source: await storeUpload(body, name, limit) }, 201);
+  } catch (error) {
+    if (error instanceof UploadError) return c.json({ detail: error.message }, error.status);
+    throw error;
+  }
+});
 
 app.get("/assistants/:assistant_id/schemas", async (c, next) => {
   await next();

@@ -1,0 +1,94 @@
+import path from "node:path";
+import { z } from "zod";
+import { type Configuration, OPERATOR_FIELDS } from "./configuration.js";
+
+/*
+ * The operator's settings: what a run may read from disk and which code it may load. They come
+ * from the environment (langgraph.json's `env` file included) or from the process that runs the
+ * graphs in-process (the CLI's flags), never from a run's context, which on a server is the
+ * caller's. The configuration fields among them (OPERATOR_FIELDS) are refused in a context.
+ */
+
+const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+export const OperatorEnvSchema = z.object({
+  TABLEMINDS_SANDBOX: z.preprocess(blank, z.enum(["local", "e2b"]).optional()),
+  TABLEMINDS_REPLAY_CACHE: z.preprocess(blank, z.string().optional()),
+  TABLEMINDS_TABLE_ROOTS: z.preprocess(blank, z.string().optional()),
+});
+
+type OperatorField = (typeof OPERATOR_FIELDS)[number];
+
+export type OperatorSettings = Pick<Configuration, OperatorField> & {
+  /**
+   * Folders a run's `path` sources may name, absolute. A CLI's default is its working folder;
+   * a server's is none (tables arrive inline or as uploads).
+   */
+  tableRoots: string[];
+  /** Files a run may name though they are under no root: the ones given on a command line. */
+  tableFiles: string[];
+  /** Whether a `local:` model may be named by a path, not only by a name in the models folder. */
+  localModelPaths: boolean;
+};
+
+let served = false;
+let overrides: Partial<OperatorSettings> = {};
+
+function rootsOf(list: string): string[] {
+  return list
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.resolve(dir));
+}
+
+/** The settings in force: what the process set, else the environment, else the defaults. */
+export function operatorSettings(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
+  const vars = OperatorEnvSchema.safeParse(env);
+  const given = vars.success ? vars.data : {};
+  const envRoots = given.TABLEMINDS_TABLE_ROOTS ? rootsOf(given.TABLEMINDS_TABLE_ROOTS) : [];
+  return {
+    sandbox: overrides.sandbox ?? given.TABLEMINDS_SANDBOX ?? "local",
+    replayCache: overrides.replayCache ?? given.TABLEMINDS_REPLAY_CACHE,
+    workersDir: overrides.workersDir,
+    tableRoots: overrides.tableRoots ?? (served ? envRoots : [process.cwd(), ...envRoots]),
+    tableFiles: overrides.tableFiles ?? [],
+    localModelPaths: overrides.localModelPaths ?? !served,
+  };
+}
+
+/** Sets some of the operator's settings for the rest of the process (the CLI's flags, tests). */
+export function setOperatorSettings(settings: Partial<OperatorSettings>): void {
+  overrides = { ...overrides, ...settings };
+}
+
+/**
+ * A configuration given to in-process code that the operator runs (the CLI, an evaluation) with
+ * its operator fields taken out and set for the process; what is left is a run's context.
+ */
+export function adoptOperatorFields(given: Partial<Configuration>): Partial<Configuration> {
+  const context: Partial<Configuration> = {};
+  const operator: Partial<Configuration> = {};
+  for (const [key, value] of Object.entries(given)) {
+    const target = (OPERATOR_FIELDS as readonly string[]).includes(key) ? operator : context;
+    if (value !== undefined) Object.assign(target, { [key]: value });
+  }
+  setOperatorSettings(operator);
+  return context;
+}
+
+/** Back to the environment and the defaults. */
+export function resetOperatorSettings(): void {
+  overrides = {};
+}
+
+/**
+ * Called by the API server's own modules (authentication, routes) when it loads them: tables
+ * only inline, uploaded or under TABLEMINDS_TABLE_ROOTS, local models only by name.
+ */
+export function enterServedMode(): void {
+  served = true;
+}
+
+export function isServed(): boolean {
+  return served;
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import { createWriteStream, realpathSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { TableRef, TableSource } from "../../blackboard/schemas.js";
+import { artifactDir, hashFile } from "../artifacts.js";
+import { TableLoadError } from "./errors.js";
+import { TABLE_FORMATS } from "./formats.js";
+
+/*
+ * Where a run's tables may come from (the input policy): inline rows, files uploaded into the
+ * artifact store, or paths under the operator's table roots. Everything else is refused, in one
+ * line, before a byte of it is read.
+ */
+
+/** An upload's id: the sha256 of its bytes and the table format it was sent as. */
+export const UPLOAD_ID = new RegExp(
+  `^[0-9a-f]{64}(${TABLE_FORMATS.map((f) => f.replace(".", "\\.")).join("|")})$`,
+);
+
+/** Uploads bigger than this are cut off: TABLEMINDS_UPLOAD_MAX_MB, default 256 MB. */
+export function uploadLimitBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const mb = Number(env.TABLEMINDS_UPLOAD_MAX_MB ?? "");
+  return (Number.isFinite(mb) && mb > 0 ? mb : 256) * 1024 * 1024;
+}
+
+function uploadDir(): string {
+  return path.join(artifactDir(), "uploads");
+}
+
+export class UploadError extends Error {
+  override name = "UploadError";
+  constructor(
+    message: string,
+    readonly status: 400 | 413,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Stores an uploaded table file under its sha256 and returns the source a run names it by.
+ * The bytes are streamed to a temporary file and counted, so an upload over the limit is cut
+ * off, not held.
+ */
+export async function storeUpload(
+  body: ReadableStream<Uint8Array> | Readable,
+  fileName: string,
+  limit = uploadLimitBytes(),
+): Promise<{ upload: string; name: string }> {
+  const extension = path.extname(fileName).toLowerCase();
+  if (!TABLE_FORMATS.includes(extension)) {
+    throw new UploadError(
+      `${fileName}: unsupported format (supported: ${TABLE_FORMATS.join(", ")})`,
+      400,
+    );
+  }
+  const dir = uploadDir();
+  await mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, `${randomUUID()}.tmp`);
+  let seen = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit) {
+        done(new UploadError(`${fileName}: larger than ${limit / 1024 / 1024} MB`, 413));
+      } else done(null, chunk);
+    },
+  });
+  const source = body instanceof Readable ? body : Readable.fromWeb(body as never);
+  try {
+    await pipeline(source, counted, createWriteStream(tmp, { flags: "wx", mode: 0o600 }));
+    if (seen === 0) throw new UploadError(`${fileName}: the file is empty`, 400);
+    const upload = `${await hashFile(tmp)}${extension}`;
+    await rename(tmp, path.join(dir, upload));
+    return { upload, name: path.basename(fileName, extension) };
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/** The file of an upload in the store. */
+export function uploadPath(upload: string): string {
+  if (!UPLOAD_ID.test(upload)) throw new TableLoadError(upload, "not an upload's id");
+  return path.join(uploadDir(), upload);
+}
+
+function real(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+function inside(file: string, root: string): boolean {
+  const relative = path.relative(real(root), file);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+export interface SourcePolicy {
+  tableRoots: readonly string[];
+  tableFiles: readonly string[];
+}
+
+/**
+ * The source as the loader reads it: an upload becomes its file in the store; a path must lie,
+ * after its symbolic links are followed, under a table root or be one of the files the
+ * operator named. Inline rows pass as they are.
+ */
+export function allowedSource(source: TableSource, policy: SourcePolicy): TableSource {
+  if ("upload" in source) {
+    const { upload, ...rest } = source;
+    return { ...rest, path: uploadPath(upload), name: source.name ?? path.parse(upload).name };
+  }
+  if (!("path" in source)) return source;
+  const file = real(source.path);
+  const named = policy.tableFiles.some((f) => real(f) === file);
+  if (named || policy.tableRoots.some((root) => inside(file, root))) return source;
+  const roots = policy.tableRoots.length
+    ? `outside the table roots (${policy.tableRoots.join(", ")})`
+    : "refused: this server reads no table paths";
+  throw new TableLoadError(
+    source.path,
+    `${roots}; send the rows inline or upload the file (POST /tables), or have the operator add its folder to TABLEMINDS_TABLE_ROOTS`,
+  );
+}
+
+/**
+ * A table handed to a run ready-made must be a file of the artifact store under its own
+ * digest: its `uri` is read by the sandbox, so it cannot be any path.
+ */
+export function assertStoredTable(table: TableRef): void {
+  const file = real(table.uri);
+  const store = artifactDir();
+  const ownName = path.basename(file).startsWith(table.sha256);
+  if (!inside(file, store) || !ownName) {
+    throw new TableLoadError(
+      table.name,
+      "a table given ready-made must be in the artifact store under its sha256; give its rows or file instead",
+    );
+  }
+}
