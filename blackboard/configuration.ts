@@ -55,7 +55,9 @@ export const ConfigurationSchema = z.object({
   sandbox: z
     .enum(["local", "e2b"])
     .default("local")
-    .describe("Where generated code runs: local Python pool, or E2B cloud sandboxes (E2B_API_KEY)"),
+    .describe(
+      "Where generated code runs: local Python pool, or E2B cloud sandboxes (E2B_API_KEY); the operator's setting",
+    ),
   execTimeoutMs: z.number().int().positive().default(15_000).describe("Wall-clock limit per run"),
   execMemoryMb: z
     .number()

@@ -9,7 +9,11 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, type Option } from "commander";
 import { z } from "zod";
-import { type Configuration, ConfigurationSchema } from "../blackboard/configuration.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  OPERATOR_SOURCE,
+} from "../blackboard/configuration.js";
 import { withConfigurationFlags } from "../cli/configuration-flags.js";
 import { buildProgram } from "../cli/main.js";
 
@@ -153,9 +157,12 @@ const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, "
 
 export function renderFieldTable(fields: readonly FieldReference[]): string {
   const rows = fields.map((field) => {
-    const flag = field.flag
-      ? `\`${field.flag}\` (${field.commands.join(", ")})`
-      : "none: context or Studio only";
+    const operator = OPERATOR_SOURCE[field.key as keyof typeof OPERATOR_SOURCE];
+    const flag = operator
+      ? `the operator's: ${operator} (${field.commands.join(", ")}); refused in a run's context`
+      : field.flag
+        ? `\`${field.flag}\` (${field.commands.join(", ")})`
+        : "none: context or Studio only";
     return `| \`${field.key}\` | ${field.type} | ${cell(field.allowed)} | ${field.default} | ${cell(flag)} | ${cell(field.description)} |`;
   });
   return [
@@ -263,6 +270,34 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     name: "TABLEMINDS_REPLAY_CACHE",
     readBy: "the model factory (`tools/models/chat.ts`)",
     meaning: "file of recorded model replies, used when the configuration's `replayCache` is unset",
+  },
+  {
+    name: "TABLEMINDS_SANDBOX",
+    readBy: "the operator's settings (`blackboard/operator.ts`)",
+    meaning:
+      "where generated code runs, `local` (default) or `e2b`; `--sandbox` sets it for one command",
+  },
+  {
+    name: "TABLEMINDS_TABLE_ROOTS",
+    readBy: "the input policy (`tools/tables/sources.ts`)",
+    meaning:
+      "folders (separated like `PATH`) whose files a run may name by path; the CLI adds its working folder and the files on its command line, the API server nothing else",
+  },
+  {
+    name: "TABLEMINDS_API_KEYS",
+    readBy: "the API server's authentication (`server/access.ts`)",
+    meaning:
+      "`user:key` pairs (comma- or newline-separated, keys of 16+ characters); unset: the server serves one local user, on loopback only",
+  },
+  {
+    name: "TABLEMINDS_API_KEYS_FILE",
+    readBy: "the API server's authentication",
+    meaning: "a file of `user:key` lines, added to `TABLEMINDS_API_KEYS`",
+  },
+  {
+    name: "TABLEMINDS_UPLOAD_MAX_MB",
+    readBy: "the API server's `POST /tables`",
+    meaning: "the largest table file an upload may send, in MB (default 256)",
   },
   {
     name: "TABLEMINDS_HOME",
