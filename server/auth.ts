@@ -24,6 +24,7 @@ const RunInputSchema = z.looseObject({
 
 const RunKwargsSchema = z.looseObject({
   input: z.unknown().optional(),
+  webhook: z.unknown().optional(),
   context: z.record(z.string(), z.unknown()).nullish(),
   config: z.looseObject({ configurable: z.record(z.string(), z.unknown()).nullish() }).nullish(),
 });
@@ -36,7 +37,9 @@ function refuse(message: string): never {
 export function checkRunSettings(kwargs: unknown): void {
   const parsed = RunKwargsSchema.safeParse(kwargs ?? {});
   if (!parsed.success) return;
-  const { context, config, input } = parsed.data;
+  const { context, config, input, webhook } = parsed.data;
+  // The server would call the URL itself: a way to reach what only it can reach.
+  if (webhook) refuse("webhooks are not served");
   const problems = [
     ...callerProblems(context ?? {}),
     ...callerProblems(config?.configurable ?? {}),
@@ -65,6 +68,8 @@ function ownsNamespace(user: string, namespace: readonly string[] | null | undef
 
 export const auth = new Auth()
   .authenticate(async (request) => {
+    // The development server's /internal routes wipe every user's threads.
+    if (new URL(request.url).pathname.startsWith("/internal/")) refuse("not served");
     const verdict = decide(access, request.headers);
     if ("user" in verdict) return { identity: verdict.user, permissions: [] };
     throw new HTTPException(verdict.status, { message: verdict.message });

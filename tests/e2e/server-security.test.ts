@@ -146,6 +146,18 @@ describe("the API server against callers it does not trust", () => {
     expect(anonymous.status).toBe(401);
   }, 120_000);
 
+  it("calls no webhook a caller names, and serves no route that wipes every thread", async () => {
+    const input = { question: "q", sources: [{ columns: ["a"], data: [[1]] }] };
+    await expect(
+      alice().runs.wait(null, "table_qa", { input, webhook: "http://127.0.0.1:9/hook" }),
+    ).rejects.toThrow(/webhooks are not served/);
+    const truncate = await rawPost("/internal/truncate", JSON.stringify({ threads: true }), {
+      "x-api-key": ALICE,
+      "content-type": "application/json",
+    });
+    expect(truncate.status).toBe(403);
+  });
+
   it("keeps each thread to the user who made it", async () => {
     const thread = await alice().threads.create();
     await expect(bob().threads.get(thread.thread_id)).rejects.toThrow(/404/);

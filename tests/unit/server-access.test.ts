@@ -9,6 +9,7 @@ import {
 } from "../../blackboard/operator.js";
 import { callerProblems, configurationOf } from "../../nodes/runtime.js";
 import { type Access, decide, isLoopbackUrl, keysOf, LOCAL_USER } from "../../server/access.js";
+import { parseExecRequest } from "../../tools/sandbox/types.js";
 import { allowedSource, assertStoredTable } from "../../tools/tables/sources.js";
 
 const STUDIO = "https://smith.langchain.com";
@@ -103,6 +104,12 @@ describe("the input policy", () => {
     expect(() => assertStoredTable({ ...table, uri: stored })).not.toThrow();
     const elsewhere = path.join(home, "artifacts", `${"b".repeat(64)}.csv`);
     expect(() => assertStoredTable({ ...table, uri: elsewhere })).toThrow(/artifact store/);
+    // A thread's state can be written through the API: the sandbox checks again at its door.
+    const forged = { code: "print(df)", tables: [{ ...table, uri: "/etc/passwd" }] };
+    expect(() => parseExecRequest(forged)).toThrow(/artifact store/);
+    expect(
+      parseExecRequest({ code: "1", tables: [{ ...table, uri: stored }] }).tables,
+    ).toHaveLength(1);
   });
 
   it("keeps the operator's fields out of a run's context, and in the process's settings", () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import { type ExecResult, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { assertStoredTable } from "../tables/sources.js";
 
 /** The run configuration's limits, so that a request without them runs as a graph run would. */
 const CONFIGURED = ConfigurationSchema.pick({
@@ -34,10 +35,16 @@ export type ExecRequest = z.input<typeof ExecRequestSchema>;
 /** A request with its defaults filled in and its tables checked. */
 export type ValidExecRequest = z.output<typeof ExecRequestSchema> & { tables: TableRef[] };
 
-/** Checks a request at a backend's door; throws (a ZodError) on a malformed one. */
+/**
+ * Checks a request at a backend's door; throws (a ZodError) on a malformed one, and a
+ * TableLoadError on a table that is no file of the artifact store (a caller may have written
+ * any `uri` into a thread's state).
+ */
 export function parseExecRequest(request: ExecRequest): ValidExecRequest {
   const parsed = ExecRequestSchema.parse(request);
-  return { ...parsed, tables: z.array(TableRefSchema).parse(parsed.tables) };
+  const tables = z.array(TableRefSchema).parse(parsed.tables);
+  for (const table of tables) assertStoredTable(table);
+  return { ...parsed, tables };
 }
 
 /** What a backend can tell about its own protections, for `tableminds doctor`. */
