@@ -9,6 +9,7 @@ import {
 } from "../../blackboard/operator.js";
 import { callerProblems, configurationOf } from "../../nodes/runtime.js";
 import { type Access, decide, isLoopbackUrl, keysOf, LOCAL_USER } from "../../server/access.js";
+import { serverDoctorLines, serverFacts } from "../../server/posture.js";
 import { parseExecRequest } from "../../tools/sandbox/types.js";
 import { allowedSource, assertStoredTable } from "../../tools/tables/sources.js";
 
@@ -135,5 +136,26 @@ describe("the input policy", () => {
     });
     expect(config.memoryNamespace).toBe("bo/ada/default");
     expect(configurationOf({ context: {} }).memoryNamespace).toBe("default");
+  });
+});
+
+describe("what doctor says of the API server", () => {
+  it("reads the guards from langgraph.json and the environment", () => {
+    const facts = serverFacts({
+      TABLEMINDS_API_KEYS: "ada:0123456789abcdef",
+      TABLEMINDS_TABLE_ROOTS: "/data",
+    });
+    expect(facts).toMatchObject({ authWired: true, keyedUsers: 1, tableRoots: ["/data"] });
+    expect(facts.origins).toEqual([STUDIO]);
+    expect(serverDoctorLines(facts)[0]).toBe(
+      "API server: API keys of 1 user(s); each thread is its user's",
+    );
+    const dir = mkdtempSync(path.join(tmpdir(), "tm-lgjson-"));
+    const bare = path.join(dir, "langgraph.json");
+    writeFileSync(bare, JSON.stringify({ graphs: {} }));
+    const open = serverFacts({}, bare);
+    expect(open).toMatchObject({ authWired: false, keyedUsers: 0, origins: [], tableRoots: [] });
+    expect(serverDoctorLines(open)[0]).toMatch(/NO AUTHENTICATION/);
+    expect(serverFacts({ TABLEMINDS_API_KEYS: "ada:short" }).keyedUsers).toMatch(/16\+/);
   });
 });

@@ -1,0 +1,65 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { OperatorEnvSchema } from "../blackboard/operator.js";
+import { uploadLimitBytes } from "../tools/tables/sources.js";
+import { allowedOrigins, keysOf } from "./access.js";
+
+/** What `tableminds doctor` says about the API server's guards, from langgraph.json and the environment. */
+export interface ServerFacts {
+  /** langgraph.json names our authentication, with Studio's unchecked pass switched off. */
+  authWired: boolean;
+  /** Users with an API key; 0: one local user, on loopback only. A bad entry: its problem. */
+  keyedUsers: number | string;
+  origins: string[];
+  tableRoots: string[];
+  uploadMb: number;
+}
+
+const AuthConfigSchema = z.looseObject({
+  auth: z.looseObject({ path: z.string(), disable_studio_auth: z.boolean().optional() }).optional(),
+});
+
+export function serverFacts(
+  env: NodeJS.ProcessEnv = process.env,
+  configFile = path.resolve("langgraph.json"),
+): ServerFacts {
+  let authWired = false;
+  try {
+    const config = AuthConfigSchema.parse(JSON.parse(readFileSync(configFile, "utf8")));
+    authWired = Boolean(
+      config.auth?.path.includes("server/auth") && config.auth.disable_studio_auth,
+    );
+  } catch {
+    authWired = false;
+  }
+  let keyedUsers: number | string;
+  try {
+    keyedUsers = new Set(keysOf(env).values()).size;
+  } catch (error) {
+    keyedUsers = (error as Error).message;
+  }
+  const roots = OperatorEnvSchema.safeParse(env).data?.TABLEMINDS_TABLE_ROOTS ?? "";
+  return {
+    authWired,
+    keyedUsers,
+    origins: allowedOrigins(configFile),
+    tableRoots: roots.split(path.delimiter).filter(Boolean),
+    uploadMb: uploadLimitBytes(env) / 1024 / 1024,
+  };
+}
+
+export function serverDoctorLines(facts: ServerFacts): string[] {
+  const who =
+    typeof facts.keyedUsers === "string"
+      ? `BROKEN - ${facts.keyedUsers}`
+      : facts.keyedUsers > 0
+        ? `API keys of ${facts.keyedUsers} user(s); each thread is its user's`
+        : "no API keys: one local user, served on loopback only";
+  return [
+    `API server: ${facts.authWired ? who : "NO AUTHENTICATION - langgraph.json lacks auth.path (server/auth.ts) or disable_studio_auth"}`,
+    `  web pages allowed: ${facts.origins.length ? facts.origins.join(", ") : "none"}`,
+    `  tables by path: ${facts.tableRoots.length ? `under ${facts.tableRoots.join(", ")}` : "none (inline rows and uploads only)"}; uploads up to ${facts.uploadMb} MB`,
+    "  sandbox, replay cache, workers folder, local model paths: the operator's only",
+  ];
+}
