@@ -22,6 +22,7 @@ describe("tableminds serve-reward", () => {
     const args = ["--port", "0", "--token-file", tokenFile, "--preset", "paper"];
     child = spawn(process.execPath, [path.join(root, "cli/bin.js"), "serve-reward", ...args], {
       cwd: root,
+      env: { ...process.env, TABLEMINDS_HOME: path.join(dir, "home") },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -36,7 +37,34 @@ describe("tableminds serve-reward", () => {
     const exited = new Promise<number | null>((resolve) => child?.once("exit", resolve));
 
     const health = await fetch(`${url}/health`);
-    expect(await health.json()).toMatchObject({ ok: true, preset: "paper" });
+    expect(await health.json()).toMatchObject({
+      ok: true,
+      preset: "paper",
+      concurrency: { plan: 16, code: 4, answer: 16 },
+    });
+
+    // A sample refused for its tables is logged on stderr, where the operator sees it.
+    const refused = await fetch(`${url}/reward/code`, {
+      method: "POST",
+      headers: { authorization: "Bearer cli-token", "content-type": "application/json" },
+      body: JSON.stringify({
+        query: ["```python\nprint(1)\n```"],
+        labels: [
+          JSON.stringify({
+            reference: "print(1)",
+            tables: [{ name: "t", uri: "/etc/passwd", sha256: "e".repeat(64) }],
+          }),
+        ],
+      }),
+    });
+    expect(await refused.json()).toMatchObject({ rewards: [0] });
+    // stderr and the reply travel apart: wait (bounded) for the line to come through.
+    const logged =
+      /serve-reward: refused labels\[0\]\.tables\[0\]\.uri: "\/etc\/passwd" is not a table/;
+    for (let k = 0; k < 250 && !logged.test(stderr); k++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(stderr).toMatch(logged);
 
     const running = fetch(`${url}/reward/code`, {
       method: "POST",

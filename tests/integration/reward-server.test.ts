@@ -11,12 +11,14 @@ import {
   startRewardServer,
   writeVerlModule,
 } from "../../training/server/index.js";
+import { useTempHome } from "../support/env.js";
 
 /* The reward server on loopback: OpenRLHF's contract, auth, limits, load, and the verl module. */
 
 const TOKEN = "test-token-0123456789";
 const BODY_LIMIT = 64 * 1024;
 const CONCURRENCY = 4;
+const home = useTempHome();
 let server: RewardServer;
 let dir: string;
 
@@ -27,7 +29,7 @@ beforeAll(async () => {
     port: 0,
     token: TOKEN,
     preset: "release",
-    concurrency: CONCURRENCY,
+    concurrency: { plan: CONCURRENCY, code: CONCURRENCY, answer: CONCURRENCY },
     bodyLimitBytes: BODY_LIMIT,
     sandbox: await getSandbox("local"),
     prefixMismatch: "reject",
@@ -38,6 +40,7 @@ afterAll(async () => {
   await server?.close();
   await closeSandboxes();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
 });
 
 const post = (route: string, body: unknown, token: string | null = TOKEN) =>
@@ -203,7 +206,7 @@ describe("bad requests", () => {
 });
 
 describe("load", () => {
-  it("answers 200 requests from 16 clients with no error, at most --concurrency at once", async () => {
+  it("answers 200 requests from 16 clients with no error, at most the role's limit at once", async () => {
     const total = 200;
     let next = 0;
     const failures: string[] = [];
@@ -225,8 +228,10 @@ describe("load", () => {
     };
     await Promise.all(Array.from({ length: 16 }, client));
     expect(failures).toEqual([]);
-    expect(server.limiter.peak).toBeLessThanOrEqual(CONCURRENCY);
-    expect(server.limiter.active).toBe(0);
+    for (const limiter of Object.values(server.limiters)) {
+      expect(limiter.peak).toBeLessThanOrEqual(CONCURRENCY);
+      expect(limiter.active).toBe(0);
+    }
   }, 120_000);
 });
 
@@ -247,9 +252,11 @@ describe("the verl reward module", () => {
       "    err = None",
       "except RuntimeError as e:",
       "    err = str(e)",
-      "print(json.dumps({'one': one, 'batch': batch, 'err': err}))",
+      "missing = json.dumps({'role': 'code', 'reference': 'print(1)', 'tables': [{'name': 't', 'sha256': 'f' * 64}]})",
+      "refused = m.compute_score('tablebench', '```python\\nprint(1)\\n```', missing)",
+      "print(json.dumps({'one': one, 'batch': batch, 'err': err, 'refused': refused}))",
     ].join("\n");
-    const { stdout } = await promisify(execFile)("python3", ["-c", script, file], {
+    const { stdout, stderr } = await promisify(execFile)("python3", ["-c", script, file], {
       env: {
         PATH: process.env.PATH ?? "",
         TABLEMINDS_REWARD_URL: server.url,
@@ -265,6 +272,11 @@ describe("the verl reward module", () => {
     expect(out.one).toBe(plan.reward);
     expect(out.batch).toEqual([1, 0.1]);
     expect(out.err).toMatch(/reward server 400: .*no role/);
+    // A sample refused for its tables scores 0, and the module says why.
+    expect(out.refused).toBe(0);
+    expect(stderr).toContain(
+      `tableminds reward: refused labels[0].tables[0]: no table with sha256 ${"f".repeat(64)}`,
+    );
   });
 
   it("writes the server URL it is given as the default", async () => {

@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Command } from "commander";
@@ -6,10 +7,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { registerServeRewardCommand } from "../../cli/serve-reward.js";
 import {
   bearerOf,
+  csvOfRecords,
   Limiter,
   parseLabel,
   RewardRequestSchema,
   readTokenFile,
+  refusalOf,
   responseOf,
   tokenMatches,
 } from "../../training/server/index.js";
@@ -51,6 +54,37 @@ describe("labels and requests", () => {
     );
   });
 
+  it("reads a table as stored (by sha256) or inline (csv or records)", () => {
+    const sha256 = "b".repeat(64);
+    const label = parseLabel(
+      {
+        reference: "r",
+        tables: [
+          { name: "a", sha256 },
+          { name: "b", csv: "x\n1\n" },
+          { name: "c", records: [{ x: 1, y: null }] },
+        ],
+      },
+      0,
+    );
+    expect(label.tables.map((t) => t.kind)).toEqual(["stored", "csv", "records"]);
+  });
+
+  it("refuses a table without a sha256 or data, inline data with a uri, nested records", () => {
+    expect(() => parseLabel({ reference: "r", tables: [{ name: "a", uri: "/x.csv" }] }, 0)).toThrow(
+      /^labels\[0\]\.tables\.0\.sha256: /,
+    );
+    expect(() =>
+      parseLabel({ reference: "r", tables: [{ name: "a", csv: "x", uri: "/x.csv" }] }, 0),
+    ).toThrow("labels[0].tables.0.uri: an inline table takes no uri");
+    expect(() =>
+      parseLabel({ reference: "r", tables: [{ name: "a", records: [{ x: { y: 1 } }] }] }, 0),
+    ).toThrow(/^labels\[0\]\.tables\.0\.records\.0\.x: /);
+    expect(() => parseLabel({ reference: "r", tables: [{ name: "a", records: [] }] }, 0)).toThrow(
+      "labels[0].tables.0.records: is empty",
+    );
+  });
+
   it("takes single values as lists of one", () => {
     const parsed = RewardRequestSchema.parse({ query: "q", prompts: "p", labels: "{}" });
     expect(parsed).toEqual({ query: ["q"], prompts: ["p"], labels: ["{}"] });
@@ -82,6 +116,47 @@ describe("tokens", () => {
     await expect(readTokenFile(path.join(dir, "none"))).rejects.toThrow(
       /cannot be read \(ENOENT\)/,
     );
+  });
+});
+
+describe("inline records", () => {
+  it("are written as CSV: every column in first-seen order, quoted where needed", () => {
+    const csv = csvOfRecords([
+      { a: 1, b: "x,y" },
+      { b: 'say "hi"', c: true },
+      { a: null, c: " padded" },
+    ]);
+    expect(csv).toBe('a,b,c\n1,"x,y",\n,"say ""hi""",true\n,," padded"\n');
+  });
+});
+
+describe("the gate", () => {
+  const request = (url: string, headers: Record<string, string> = {}, method = "POST") =>
+    ({ url, method, headers }) as unknown as IncomingMessage;
+  const options = { token: "s3cret", bodyLimitBytes: 1000 };
+
+  it("refuses from the head alone: no token, a wrong one, a declared body over the limit", () => {
+    expect(refusalOf(request("/reward"), options)).toEqual({
+      status: 401,
+      error: "missing bearer token",
+    });
+    expect(refusalOf(request("/reward?token=nope"), options)?.error).toBe("wrong bearer token");
+    expect(refusalOf(request("/anything", { authorization: "Bearer x" }), options)?.status).toBe(
+      401,
+    );
+    const big = { authorization: "Bearer s3cret", "content-length": "1001" };
+    expect(refusalOf(request("/reward/code", big), options)).toEqual({
+      status: 413,
+      error: "body larger than 1000 bytes",
+    });
+  });
+
+  it("lets through the token, in the header or the query, and GET /health without one", () => {
+    const head = { authorization: "Bearer s3cret", "content-length": "1000" };
+    expect(refusalOf(request("/reward", head), options)).toBeNull();
+    expect(refusalOf(request("/reward/plan?token=s3cret"), options)).toBeNull();
+    expect(refusalOf(request("/health", {}, "GET"), options)).toBeNull();
+    expect(refusalOf(request("/health", {}, "POST"), options)?.status).toBe(401);
   });
 });
 
@@ -141,6 +216,15 @@ describe("serve-reward", () => {
       /cannot be read/,
     );
     await expect(run("--port", "0")).rejects.toThrow("--token-file is required");
+  });
+
+  it("refuses a concurrency below 1 for any role", async () => {
+    await expect(run("--port", "0", "--code-concurrency", "0")).rejects.toThrow(
+      "--code-concurrency must be >= 1",
+    );
+    await expect(run("--port", "0", "--answer-concurrency", "-2")).rejects.toThrow(
+      "--answer-concurrency must be >= 1",
+    );
   });
 
   it("refuses an unknown preset", async () => {

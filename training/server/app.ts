@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { ROLES, type Role } from "../rewards/index.js";
-import { bearerOf, tokenMatches } from "./auth.js";
+import { bearerOf, tokenRefusal } from "./auth.js";
 import { RewardRequestSchema } from "./contract.js";
 import { BadRequest, type ScoreOptions, scoreRequest } from "./score.js";
 
@@ -13,22 +13,31 @@ export interface RewardAppOptions extends ScoreOptions {
   bodyLimitBytes: number;
 }
 
+export const bodyTooLarge = (limit: number) => `body larger than ${limit} bytes`;
+
 const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
 
 /** The reward server's routes: GET /health, POST /reward and POST /reward/{plan|code|answer}. */
 export function createRewardApp(options: RewardAppOptions): Hono {
   const app = new Hono();
 
+  const { plan, code, answer } = options.limiters;
   app.get("/health", (c) =>
-    c.json({ ok: true, preset: options.preset, concurrency: options.limiter.size }),
+    c.json({
+      ok: true,
+      preset: options.preset,
+      concurrency: { plan: plan.size, code: code.size, answer: answer.size },
+    }),
   );
 
   // Bearer header; `?token=` for clients that cannot set headers (OpenRLHF's remote client).
+  // The server's gate (gate.ts) checks the same before reading a body; this holds for the app
+  // used without it.
   const auth = createMiddleware(async (c, next) => {
     const given = bearerOf(c.req.header("authorization")) ?? c.req.query("token");
-    if (!tokenMatches(given, options.token)) {
-      const reason = given === undefined ? "missing bearer token" : "wrong bearer token";
-      return c.json({ error: reason }, 401, { "WWW-Authenticate": "Bearer" });
+    const refusal = tokenRefusal(given, options.token);
+    if (refusal) {
+      return c.json({ error: refusal }, 401, { "WWW-Authenticate": "Bearer", Connection: "close" });
     }
     await next();
   });
@@ -37,7 +46,9 @@ export function createRewardApp(options: RewardAppOptions): Hono {
 
   const limit = bodyLimit({
     maxSize: options.bodyLimitBytes,
-    onError: (c) => c.json({ error: `body larger than ${options.bodyLimitBytes} bytes` }, 413),
+    // The connection closes after the 413, so the rest of the body is never read.
+    onError: (c) =>
+      c.json({ error: bodyTooLarge(options.bodyLimitBytes) }, 413, { Connection: "close" }),
   });
 
   const handle = (route: Role | undefined) => async (c: Context) => {

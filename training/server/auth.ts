@@ -24,6 +24,12 @@ export function tokenMatches(given: string | undefined, expected: string): boole
   return timingSafeEqual(digest(given), digest(expected));
 }
 
+/** Why a request's token is refused ("missing bearer token", "wrong bearer token"), or null. */
+export function tokenRefusal(given: string | undefined, expected: string): string | null {
+  if (tokenMatches(given, expected)) return null;
+  return given === undefined ? "missing bearer token" : "wrong bearer token";
+}
+
 /** The token of an `Authorization: Bearer <token>` header, if any. */
 export function bearerOf(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer\s+(\S+)\s*$/i);

@@ -16,11 +16,15 @@ export const RewardRequestSchema = z.object({
 });
 export type RewardRequest = z.output<typeof RewardRequestSchema>;
 
-/** The reply: `rewards` for training, `scores` the same values, `extra_logs` the parts. */
+/**
+ * The reply: `rewards` for training, `scores` the same values, `extra_logs` the parts, and,
+ * only when some sample was refused for its tables, `errors`: per sample, why, or null.
+ */
 export interface RewardResponse {
   rewards: number[];
   scores: number[];
   extra_logs: Record<string, number[]>;
+  errors?: (string | null)[];
 }
 
 /** What to do with a query that does not start with its prompt. */

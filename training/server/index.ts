@@ -1,5 +1,5 @@
 export { createRewardApp, type RewardAppOptions } from "./app.js";
-export { bearerOf, readTokenFile, tokenMatches } from "./auth.js";
+export { bearerOf, readTokenFile, tokenMatches, tokenRefusal } from "./auth.js";
 export {
   type PrefixMismatch,
   type RewardRequest,
@@ -7,13 +7,28 @@ export {
   type RewardResponse,
   responseOf,
 } from "./contract.js";
-export { parseLabel, type RewardLabel, RewardLabelSchema } from "./label.js";
+export { gate, refusalOf } from "./gate.js";
+export {
+  type LabelTable,
+  LabelTableSchema,
+  parseLabel,
+  type RewardLabel,
+  RewardLabelSchema,
+} from "./label.js";
 export { Limiter } from "./limit.js";
-export { BadRequest, type ScoreOptions, scoreRequest } from "./score.js";
+export { BadRequest, type RoleLimiters, type ScoreOptions, scoreRequest } from "./score.js";
 export {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_CONCURRENCY,
   type RewardServer,
   type RewardServerOptions,
   startRewardServer,
 } from "./serve.js";
+export {
+  csvOfRecords,
+  DEFAULT_INLINE_TABLE_BYTES,
+  TableRefused,
+  TableStore,
+  type TableStoreOptions,
+} from "./tables.js";
 export { verlModuleSource, writeVerlModule } from "./verl.js";

@@ -12,11 +12,14 @@ Environment:
 
 ground_truth is the label a tableminds export writes: a JSON object string with role,
 reference, qtype, qsubtype, tables. A plain string is taken as the reference, with the
-other fields read from extra_info. Only the standard library is used.
+other fields read from extra_info. A sample the server refuses for its tables (not in its
+store, or a path) scores 0, and the reason is written to stderr. Only the standard library
+is used.
 """
 
 import json
 import os
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -71,7 +74,12 @@ def _post(solution_strs, labels):
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read().decode("utf-8"))["rewards"]
+                reply = json.loads(response.read().decode("utf-8"))
+            # A sample refused for its tables scores 0; say why rather than train on it silently.
+            for error in reply.get("errors") or []:
+                if error:
+                    sys.stderr.write("tableminds reward: refused %s\n" % error)
+            return reply["rewards"]
         except urllib.error.HTTPError as error:
             detail = error.read().decode("utf-8", "replace")
             if error.code < 500 or attempt == ATTEMPTS - 1:
