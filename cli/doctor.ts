@@ -1,15 +1,21 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
-import { sha256 } from "../tools/artifacts.js";
+import { type ServerFacts, serverDoctorLines, serverFacts } from "../server/posture.js";
+import { putArtifact } from "../tools/artifacts.js";
 import { type EndpointProbe, PROBE_TIMEOUT_MS, probeEndpoint } from "../tools/models/probe.js";
 import {
   type E2BSetupFacts,
   e2bDoctorLines,
   e2bSetupFacts,
 } from "../tools/sandbox/e2b-template.js";
-import { describeProtection, readConfinementSummary } from "../tools/sandbox/hardening.js";
+import {
+  degradedModeSummary,
+  degradedSandboxAllowed,
+  describeProtection,
+  readConfinementSummary,
+} from "../tools/sandbox/hardening.js";
 import { LocalSandbox } from "../tools/sandbox/local.js";
 import { findPython } from "../tools/sandbox/python.js";
 
@@ -27,7 +33,12 @@ export interface DoctorFacts {
     runtime: string;
     protections: Record<string, boolean>;
     details: Record<string, string>;
-    roundTripMs: number;
+    /** How long the test request took; absent when generated code is refused here. */
+    roundTripMs?: number;
+    /** The operator's opt-in to run code without Landlock (TABLEMINDS_ALLOW_DEGRADED_SANDBOX=1). */
+    degradedAllowed?: boolean;
+    /** Why the pool refuses generated code here (no Landlock, no opt-in). */
+    refusal?: string;
   }>;
   /** The model endpoint: its base URL and models (not secrets), and whether it answers. */
   endpoint: EndpointProbe;
@@ -35,6 +46,8 @@ export interface DoctorFacts {
   environment: Record<string, boolean>;
   /** The E2B backend's setup, read from the environment (E2B itself is not called). */
   e2b?: E2BSetupFacts;
+  /** The API server's guards, read from langgraph.json and the environment. */
+  server?: ServerFacts;
 }
 
 function problemOf(error: unknown): string {
@@ -48,21 +61,32 @@ export function environmentFacts(env: NodeJS.ProcessEnv): Record<string, boolean
 /** Starts a one-worker local sandbox, runs a tiny request through it and closes it. */
 async function probeSandbox(): Promise<DoctorFacts["sandbox"]> {
   let sandbox: LocalSandbox | undefined;
-  // The test table lives in a temporary directory, not in the artifact store.
+  // The test table lives in a temporary artifact store (the sandbox takes no other), not in
+  // the user's.
   const dir = await mkdtemp(path.join(os.tmpdir(), "tableminds-doctor-"));
+  const home = process.env.TABLEMINDS_HOME;
+  process.env.TABLEMINDS_HOME = dir;
   try {
-    const uri = path.join(dir, "probe.csv");
-    await writeFile(uri, PROBE_CSV);
+    const { uri, sha256 } = await putArtifact(PROBE_CSV, "csv");
     const table: TableRef = {
       id: "table:probe",
       name: "probe",
       uri,
-      sha256: sha256(PROBE_CSV),
+      sha256,
       rows: 2,
       columns: [{ name: "x", dtype: "int64" }],
     };
     sandbox = await LocalSandbox.start({ workers: 1, scratchRoot: dir });
     const { info, details } = await sandbox.describe();
+    const facts = {
+      ok: true as const,
+      runtime: info.runtime,
+      protections: info.protections,
+      details,
+      degradedAllowed: degradedSandboxAllowed(),
+    };
+    // No Landlock and no opt-in: the pool refuses code, the test request included.
+    if (sandbox.refusal) return { ...facts, refusal: sandbox.refusal };
     const started = performance.now();
     const result = await sandbox.execute({ code: PROBE_CODE, tables: [table], timeoutMs: 10_000 });
     const roundTripMs = performance.now() - started;
@@ -70,11 +94,13 @@ async function probeSandbox(): Promise<DoctorFacts["sandbox"]> {
       const why = result.error ? `${result.error.type}: ${result.error.message}` : result.stdout;
       return { ok: false, problem: `a test request failed (${why})` };
     }
-    return { ok: true, runtime: info.runtime, protections: info.protections, details, roundTripMs };
+    return { ...facts, roundTripMs };
   } catch (error) {
     return { ok: false, problem: problemOf(error) };
   } finally {
     await sandbox?.close();
+    if (home === undefined) delete process.env.TABLEMINDS_HOME;
+    else process.env.TABLEMINDS_HOME = home;
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -100,11 +126,13 @@ export async function gatherDoctorFacts(
     endpoint: await endpoint,
     environment: environmentFacts(env),
     e2b: e2bSetupFacts(env),
+    server: serverFacts(env),
   };
 }
 
 export function doctorExitCode(facts: DoctorFacts): 0 | 1 {
-  return facts.python.ok && facts.sandbox.ok && facts.endpoint.ok ? 0 : 1;
+  const sandboxRuns = facts.sandbox.ok && !facts.sandbox.refusal;
+  return facts.python.ok && sandboxRuns && facts.endpoint.ok ? 0 : 1;
 }
 
 function endpointLines(endpoint: EndpointProbe): string[] {
@@ -144,13 +172,16 @@ export function formatDoctorReport(facts: DoctorFacts): string {
   if (sandbox.ok) {
     const workers = sandbox.details.workers ? `, ${sandbox.details.workers} worker(s)` : "";
     lines.push(
-      `Sandbox: local works (${sandbox.runtime}${workers}; a test request took ${sandbox.roundTripMs.toFixed(1)} ms)`,
+      sandbox.refusal
+        ? `Sandbox: local REFUSES generated code (${sandbox.runtime}${workers})`
+        : `Sandbox: local works (${sandbox.runtime}${workers}; a test request took ${(sandbox.roundTripMs ?? 0).toFixed(1)} ms)`,
     );
   } else {
     lines.push(`Sandbox: local DOES NOT WORK - ${sandbox.problem}`);
   }
   lines.push(...endpointLines(endpoint));
   if (facts.e2b) lines.push(...e2bDoctorLines(facts.e2b));
+  if (facts.server) lines.push(...serverDoctorLines(facts.server));
   if (sandbox.ok) {
     const names = Object.keys(sandbox.protections).sort();
     const width = Math.max(...names.map((name) => name.length));
@@ -166,6 +197,9 @@ export function formatDoctorReport(facts: DoctorFacts): string {
     if (details.length > 0) lines.push(`  (${details.join(", ")})`);
     const reads = readConfinementSummary(sandbox.protections);
     if (reads) lines.push(`  ${reads}`);
+    if (sandbox.degradedAllowed !== undefined) {
+      lines.push(`  ${degradedModeSummary(sandbox.protections, sandbox.degradedAllowed)}`);
+    }
   }
   lines.push("", "Environment (secret values are never shown):");
   const width = Math.max(...Object.keys(facts.environment).map((name) => name.length));
@@ -179,6 +213,7 @@ export function formatDoctorReport(facts: DoctorFacts): string {
       "PROBLEM: the local sandbox does not work; run `npm run setup` or set TABLEMINDS_PYTHON.",
     );
   }
+  if (sandbox.ok && sandbox.refusal) lines.push(`PROBLEM: ${sandbox.refusal}`);
   if (!endpoint.ok) {
     lines.push(`PROBLEM: the model endpoint does not work: ${endpoint.problem}`);
   }

@@ -31,6 +31,9 @@ describe("tableminds doctor", () => {
     );
     expect(result.stdout).toMatch(/^ {2}\[x\] auditHook /m);
     expect(result.stdout).toMatch(/^ {2}\[[x ]\] netns /m);
+    expect(result.stdout).toMatch(/^ {2}\[x\] hookResolvesDescriptors /m);
+    expect(result.stdout).toMatch(/^ {2}\[[x ]\] kernelMetadataConfinement /m);
+    expect(result.stdout).toMatch(/^ {2}Degraded-mode refusal: (on|off) /m);
     expect(result.stdout).toMatch(/^ {2}OPENAI_API_KEY +set$/m);
     expect(result.stdout).toMatch(/^ {2}E2B_API_KEY +not set$/m);
     expect(result.stdout + result.stderr).not.toContain(secret);

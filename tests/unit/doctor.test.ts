@@ -5,6 +5,7 @@ import {
   environmentFacts,
   formatDoctorReport,
 } from "../../cli/doctor.js";
+import { DEGRADED_REFUSAL } from "../../tools/sandbox/hardening.js";
 
 const WORKING: DoctorFacts = {
   python: { ok: true, executable: "/usr/bin/python3", version: "3.11.2", pandas: "1.5.3" },
@@ -73,6 +74,46 @@ describe("the doctor report", () => {
     expect(degraded).toMatch(/^ {2}\[ \] kernelReadConfinement /m);
     expect(degraded).toContain("Read confinement: DEGRADED to the audit hook alone");
     expect(formatDoctorReport(WORKING)).not.toContain("Read confinement:");
+  });
+
+  it("says whether the degraded-mode refusal is on, and fails when it refuses code here", () => {
+    const sandbox = WORKING.sandbox as Extract<DoctorFacts["sandbox"], { ok: true }>;
+    const confined = { landlock: true, kernelWriteConfinement: true, kernelReadConfinement: true };
+    const degraded = { ...confined, landlock: false, kernelWriteConfinement: false };
+    const facts = (
+      protections: Record<string, boolean>,
+      degradedAllowed: boolean,
+      refusal?: string,
+    ): DoctorFacts => ({
+      ...WORKING,
+      sandbox: { ...sandbox, protections, degradedAllowed, refusal },
+    });
+
+    const held = formatDoctorReport(facts(confined, false));
+    expect(held).toMatch(
+      /^ {2}Degraded-mode refusal: on \(TABLEMINDS_ALLOW_DEGRADED_SANDBOX not set\); Landlock holds here, so generated code runs$/m,
+    );
+    expect(doctorExitCode(facts(confined, false))).toBe(0);
+    expect(formatDoctorReport(facts(confined, true))).toMatch(
+      /^ {2}Degraded-mode refusal: off \(TABLEMINDS_ALLOW_DEGRADED_SANDBOX=1\); Landlock holds here/m,
+    );
+
+    const refused = facts(degraded, false, DEGRADED_REFUSAL);
+    const report = formatDoctorReport(refused);
+    expect(report).toContain("Sandbox: local REFUSES generated code (Python 3.11.2");
+    expect(report).not.toContain("a test request took");
+    expect(report).toMatch(/NO Landlock here, so generated code is REFUSED$/m);
+    expect(report).toContain(`PROBLEM: ${DEGRADED_REFUSAL}\n`);
+    expect(report).not.toContain("OK:");
+    expect(doctorExitCode(refused)).toBe(1);
+
+    const accepted = facts(degraded, true);
+    expect(formatDoctorReport(accepted)).toMatch(
+      /^ {2}Degraded-mode refusal: off \(TABLEMINDS_ALLOW_DEGRADED_SANDBOX=1\); NO Landlock here: generated code runs DEGRADED/m,
+    );
+    expect(doctorExitCode(accepted)).toBe(0);
+    // Facts without the setting (another backend's, an older report) print no such line.
+    expect(formatDoctorReport(WORKING)).not.toContain("Degraded-mode refusal");
   });
 
   it("fails when no python with pandas is found", () => {

@@ -8,11 +8,15 @@ Layers, from the outside in:
   a Landlock domain (writes only below its scratch directory, reads only of what
   read_rules.py allows, no TCP, no signals to processes outside the domain),
   all capabilities dropped, rlimits on file size and open files, and a seccomp filter
-  that refuses new processes, sockets, namespaces and tracing;
+  that refuses new processes, sockets, namespaces and tracing, changes of a file's
+  metadata (mode, owner, times, extended attributes: Landlock does not cover them),
+  pidfds, and prlimit on another process;
 * with its request (`limit_request`): rlimits on CPU time and address space;
 * just before the code runs (`install_audit_hook`): a Python audit hook refusing
-  sockets, subprocesses, ctypes, writes outside scratch, reads outside read_rules.py's
-  allow-list and signals to other processes, with messages that say why.
+  sockets, subprocesses, ctypes, sqlite3, metadata changes, writes outside scratch (a
+  dir_fd or a descriptor followed to where it really points), reads outside
+  read_rules.py's allow-list and signals to (or limits of) other processes, with messages
+  that say why.
 """
 
 import ctypes
@@ -225,7 +229,8 @@ def _drop_capabilities():
 
 # --- seccomp --------------------------------------------------------------------------------
 
-# name: (x86_64, aarch64); None where the call does not exist.
+# name: (x86_64, aarch64); None where the call does not exist. Calls added since Linux 5.1
+# have one number on every architecture.
 _SYSCALLS = {
     "socket": (41, 198),
     "fork": (57, None),
@@ -240,7 +245,83 @@ _SYSCALLS = {
     "clone": (56, 220),
     "clone3": (435, 435),
     "io_uring_setup": (425, 425),
+    # Metadata: Landlock does not cover these, so a file's mode, owner, times and extended
+    # attributes could be changed anywhere this user may (the artifact store included).
+    "chmod": (90, None),
+    "fchmod": (91, 52),
+    "fchmodat": (268, 53),
+    "fchmodat2": (452, 452),  # Linux 6.6
+    "chown": (92, None),
+    "fchown": (93, 55),
+    "lchown": (94, None),
+    "fchownat": (260, 54),
+    "utime": (132, None),
+    "utimes": (235, None),
+    "futimesat": (261, None),
+    "utimensat": (280, 88),
+    "setxattr": (188, 5),
+    "lsetxattr": (189, 6),
+    "fsetxattr": (190, 7),
+    "removexattr": (197, 14),
+    "lremovexattr": (198, 15),
+    "fremovexattr": (199, 16),
+    "setxattrat": (463, 463),  # Linux 6.13
+    "removexattrat": (466, 466),  # Linux 6.13
+    "file_setattr": (469, 469),  # Linux 6.17: chattr's flags and project id
+    # Other processes: a pidfd signals (or copies descriptors from) a process without kill(),
+    # which Landlock scopes only from ABI 6 on.
+    "pidfd_open": (434, 434),
+    "pidfd_send_signal": (424, 424),
+    "pidfd_getfd": (438, 438),
+    # Checked on their arguments, below.
+    "prlimit64": (302, 261),
+    "ioctl": (16, 29),
 }
+# Refused whatever their arguments.
+_REFUSED_SYSCALLS = (
+    "socket",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "unshare",
+    "setns",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "setxattrat",
+    "removexattrat",
+    "file_setattr",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "pidfd_getfd",
+)
+# ioctl requests that set a file's flags (chattr: noatime, nodump, ...) or its generation.
+_REFUSED_IOCTLS = (
+    0x40086602,  # FS_IOC_SETFLAGS
+    0x40046602,  # FS_IOC32_SETFLAGS
+    0x401C5820,  # FS_IOC_FSSETXATTR
+    0x40087602,  # FS_IOC_SETVERSION
+    0x40047602,  # FS_IOC32_SETVERSION
+)
 _AUDIT_ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 
 _BPF_LD_W_ABS = 0x20
@@ -258,23 +339,7 @@ def _seccomp_program(machine):
     # clone3 passes its flags in memory the filter cannot read: callers (glibc's
     # pthread_create) fall back to clone() on ENOSYS, where the flags are checked.
     missing = _RET_ERRNO | errno.ENOSYS
-    refused = [
-        _SYSCALLS[name][column]
-        for name in (
-            "socket",
-            "fork",
-            "vfork",
-            "execve",
-            "execveat",
-            "unshare",
-            "setns",
-            "ptrace",
-            "process_vm_readv",
-            "process_vm_writev",
-        )
-        if _SYSCALLS[name][column] is not None
-    ]
-    clone = _SYSCALLS["clone"][column]
+    refused = [_SYSCALLS[name][column] for name in _REFUSED_SYSCALLS if _SYSCALLS[name][column] is not None]
     program = [
         (_BPF_LD_W_ABS, 0, 0, 4),  # arch
         (_BPF_JEQ_K, 1, 0, arch),
@@ -287,8 +352,22 @@ def _seccomp_program(machine):
         program += [(_BPF_JEQ_K, 0, 1, number), (_BPF_RET_K, 0, 0, deny)]
     for name in ("clone3", "io_uring_setup"):
         program += [(_BPF_JEQ_K, 0, 1, _SYSCALLS[name][column]), (_BPF_RET_K, 0, 0, missing)]
+    # prlimit64 on a pid other than 0 (this process) would set another process's limits:
+    # the worker's, to kill it. glibc's getrlimit and setrlimit always pass 0.
     program += [
-        (_BPF_JEQ_K, 0, 3, clone),
+        (_BPF_JEQ_K, 0, 4, _SYSCALLS["prlimit64"][column]),
+        (_BPF_LD_W_ABS, 0, 0, 16),  # low half of the first argument: the pid
+        (_BPF_JEQ_K, 0, 1, 0),
+        (_BPF_RET_K, 0, 0, _RET_ALLOW),
+        (_BPF_RET_K, 0, 0, deny),
+    ]
+    # ioctl: the requests that set file flags; `cmd` is an unsigned int, the low half.
+    count = len(_REFUSED_IOCTLS)
+    program += [(_BPF_JEQ_K, 0, count + 3, _SYSCALLS["ioctl"][column]), (_BPF_LD_W_ABS, 0, 0, 24)]
+    program += [(_BPF_JEQ_K, count - index, 0, request) for index, request in enumerate(_REFUSED_IOCTLS)]
+    program += [(_BPF_RET_K, 0, 0, _RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+    program += [
+        (_BPF_JEQ_K, 0, 3, _SYSCALLS["clone"][column]),
         (_BPF_LD_W_ABS, 0, 0, 16),  # low half of the first argument: the flags
         (_BPF_JSET_K, 1, 0, CLONE_THREAD),
         (_BPF_RET_K, 0, 0, deny),  # a new process
@@ -412,29 +491,35 @@ _REFUSED_EVENTS = {
     "ftplib.connect": "network access is not allowed",
     "http.client.connect": "network access is not allowed",
     "smtplib.connect": "network access is not allowed",
+    # A file's metadata, anywhere (scratch included), as the seccomp filter refuses it below
+    # Python: the same code then fails the same way on every machine.
+    "os.chmod": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "os.chown": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "os.utime": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "os.chflags": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "os.setxattr": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "os.removexattr": "changing a file's mode, owner, times or extended attributes is not allowed",
+    "shutil.chown": "changing a file's mode, owner, times or extended attributes is not allowed",
+    # SQLite opens files itself (ATTACH, `file:` URIs), out of the hook's sight.
+    "sqlite3.connect": "sqlite3 is not allowed, use pandas",
 }
-# Events whose arguments name paths that get changed, by position.
+# Events whose arguments name paths that get changed: (position of the path, position of
+# its dir_fd or -1). A path may be a descriptor (an int); both are followed to where they
+# really point (`_located`).
 _WRITE_EVENTS = {
-    "os.remove": (0,),
-    "os.rmdir": (0,),
-    "os.mkdir": (0,),
-    "os.rename": (0, 1),
-    "os.symlink": (1,),
-    "os.link": (0, 1),
-    "os.truncate": (0,),
-    "os.chmod": (0,),
-    "os.chown": (0,),
-    "os.utime": (0,),
-    "os.chflags": (0,),
-    "os.mkfifo": (0,),
-    "os.mknod": (0,),
-    "os.setxattr": (0,),
-    "os.removexattr": (0,),
-    "shutil.rmtree": (0,),
-    "shutil.copyfile": (1,),
-    "shutil.copytree": (1,),
-    "shutil.move": (0, 1),
-    "shutil.chown": (0,),
+    "os.remove": ((0, 1),),
+    "os.rmdir": ((0, 1),),
+    "os.mkdir": ((0, 2),),
+    "os.rename": ((0, 2), (1, 3)),
+    "os.symlink": ((1, 2),),
+    "os.link": ((0, 2), (1, 3)),
+    "os.truncate": ((0, -1),),
+    "os.mkfifo": ((0, 2),),
+    "os.mknod": ((0, 3),),
+    "shutil.rmtree": ((0, 1),),
+    "shutil.copyfile": ((1, -1),),
+    "shutil.copytree": ((1, -1),),
+    "shutil.move": ((0, -1), (1, -1)),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -445,7 +530,6 @@ _READ_EVENTS = {
     "os.scandir": (0,),
     "os.getxattr": (0,),
     "os.listxattr": (0,),
-    "sqlite3.connect": (0,),
     "dbm.open": (0,),
 }
 
@@ -548,6 +632,42 @@ def _path_text(
     raise PermissionError(f"sandbox: only str, bytes and pathlib paths are accepted here, not {kind.__name__}")
 
 
+def _descriptor_target(fd, readlink=posix.readlink, OSError=OSError, PermissionError=PermissionError):
+    """The path an open descriptor stands for, as the kernel tells it (/proc/self/fd)."""
+    try:
+        target = readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        raise PermissionError(f"sandbox: descriptor {fd} cannot be followed to a file") from None
+    if not target.startswith("/"):
+        raise PermissionError(f"sandbox: descriptor {fd} is not a file or directory ({target})")
+    return target
+
+
+def _located(
+    path,
+    dir_fd,
+    resolve=_resolve,
+    path_text=_path_text,
+    descriptor_target=_descriptor_target,
+    type=type,
+    int=int,
+    PermissionError=PermissionError,
+):
+    """Where a path argument of an audit event really points, resolved: a descriptor (an
+    int) by what the kernel says it is, a relative path against its `dir_fd` when the call
+    got one (the kernel's base then, not the working directory); None and a negative
+    dir_fd (CPython passes -1 for none, and for AT_FDCWD) mean the working directory. A
+    dir_fd of another type (an int subclass, which the call would still take) is refused."""
+    if type(path) is int:
+        return resolve(descriptor_target(path))
+    text = path_text(path)
+    if dir_fd is not None and type(dir_fd) is not int:
+        raise PermissionError(f"sandbox: dir_fd must be an int or None here, not {type(dir_fd).__name__}")
+    if dir_fd is None or dir_fd < 0 or text.startswith("/"):
+        return resolve(text)
+    return resolve(descriptor_target(dir_fd) + "/" + text)
+
+
 def audit_hook(scratch, rules=None):
     """A hook that refuses, with a PermissionError, what generated code has no business
     doing; with `rules` (a ReadRules), reads outside its allow-list too (without them,
@@ -584,6 +704,7 @@ def audit_hook(scratch, rules=None):
         write_flags=_WRITE_FLAGS,
         resolve=_resolve,
         path_text=_path_text,
+        located=_located,
         globals_id=id(_HOOK_GLOBALS),
         id=id,
         function_type=types.FunctionType,
@@ -628,27 +749,30 @@ def audit_hook(scratch, rules=None):
             return
         if event in read_events:
             path = args[0] if args and args[0] is not None else "."
-            if type(path) is int:
-                return
-            text = path_text(path)
-            resolved = resolve(text)
+            resolved = located(path, -1)
             if resolved not in read_exact and not resolved.startswith(read_prefixes):
+                where = path if type(path) is int else path_text(path)
                 raise PermissionError(
-                    f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {text}"
+                    f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {where}"
                 )
             return
         if event in write_event_names:
-            for name, positions in write_events:
+            for name, places in write_events:
                 if name != event:
                     continue
-                for position in positions:
-                    if position >= len(args) or args[position] is None or type(args[position]) is int:
+                for position, dir_position in places:
+                    if position >= len(args) or args[position] is None:
                         continue
-                    resolved = resolve(path_text(args[position]))
+                    dir_fd = args[dir_position] if 0 <= dir_position < len(args) else None
+                    resolved = located(args[position], dir_fd)
                     if resolved != scratch_root and not resolved.startswith(scratch_prefix):
                         raise PermissionError(
                             f"sandbox: changing files outside the scratch directory is not allowed ({event})"
                         )
+            return
+        if event == "resource.prlimit":
+            if type(args[0]) is not int or (args[0] != 0 and args[0] != own_pid):
+                raise PermissionError(f"sandbox: other processes' limits are out of reach ({event})")
             return
         if event == "os.kill" or event == "os.killpg":
             if type(args[0]) is not int or (args[0] != 0 and args[0] != own_pid):
@@ -688,6 +812,58 @@ def _raw_read_refused(path):
     return True
 
 
+_AT_FDCWD = -100
+_RLIMIT_NOFILE = 7
+
+
+def _refused_below_python(call):
+    """Runs a libc call; True when it failed with EPERM (what the seccomp filter answers)."""
+    ctypes.set_errno(0)
+    if call() >= 0:
+        return False
+    return ctypes.get_errno() == errno.EPERM
+
+
+def _metadata_refused(path):
+    """Tries to change the mode, owner, times and extended attributes of a file of the
+    child's own scratch, below Python: True when every attempt was refused (Landlock allows
+    all of them there, so only seccomp can)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    name = path.encode()
+    try:
+        return all(
+            _refused_below_python(call)
+            for call in (
+                lambda: _libc.chmod(name, 0o644),
+                lambda: _libc.fchmod(fd, 0o644),
+                lambda: _libc.syscall(_SYSCALLS["fchmodat2"][0], _AT_FDCWD, name, 0o644, 0),
+                lambda: _libc.fchown(fd, -1, -1),
+                lambda: _libc.utimensat(_AT_FDCWD, name, None, 0),
+                lambda: _libc.fsetxattr(fd, b"user.tableminds-probe", b"1", 1, 0),
+                lambda: _libc.fremovexattr(fd, b"user.tableminds-probe"),
+            )
+        )
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+def _other_process_refused(pid):
+    """pidfd_open and prlimit on process `pid` (the worker), below Python: True when both
+    were refused."""
+    old = ctypes.create_string_buffer(16)
+
+    def pidfd_open():
+        fd = _libc.syscall(_SYSCALLS["pidfd_open"][0], pid, 0)
+        if fd >= 0:
+            os.close(fd)
+        return fd
+
+    return _refused_below_python(pidfd_open) and _refused_below_python(
+        lambda: _libc.prlimit(pid, _RLIMIT_NOFILE, None, old)
+    )
+
+
 def _allocates(megabytes):
     try:
         bytearray(megabytes * 1024 * 1024)
@@ -723,6 +899,13 @@ def probe(scratch, outside_dir, applied, mapped, rules=None, memory_mb=64):
     result["kernelReadConfinement"] = _raw_read_refused(private)
     result["scrubbedEnv"] = not any(hint in name.upper() for name in os.environ for hint in SECRET_HINTS)
     result["scratchDir"] = os.path.realpath(os.getcwd()) == os.path.realpath(scratch)
+    machine_ok = platform.machine() in _AUDIT_ARCH
+    result["kernelMetadataConfinement"] = machine_ok and _metadata_refused(os.path.join(scratch, "metadata-probe"))
+    result["kernelProcessConfinement"] = machine_ok and _other_process_refused(os.getppid())
+    # Opened before the hook: a directory outside scratch and a file there, as descriptors.
+    outside_fd = os.open(outside_dir, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    private_fd = os.open(private, _O_PATH | os.O_CLOEXEC)
+    scratch_fd = os.open(scratch, _O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
 
     limit_request(1000, memory_mb, mapped)
     cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]
@@ -736,6 +919,14 @@ def probe(scratch, outside_dir, applied, mapped, rules=None, memory_mb=64):
         _hook_refuses(lambda: open(outside, "w"))
         and _hook_refuses(lambda: socket.socket())
         and _hook_refuses(lambda: os.system("true"))
+        and _hook_refuses(lambda: os.chmod(scratch, 0o700))
+    )
+    # A relative path is judged against the dir_fd the call got, and a descriptor by the
+    # file it stands for; a name in scratch through scratch's own descriptor stays allowed.
+    result["hookResolvesDescriptors"] = (
+        _hook_refuses(lambda: os.rmdir("tableminds-probe-absent", dir_fd=outside_fd))
+        and _hook_refuses(lambda: os.truncate(private_fd, 0))
+        and not _hook_refuses(lambda: os.rmdir("tableminds-probe-absent", dir_fd=scratch_fd))
     )
     result["readConfinement"] = (
         rules is not None

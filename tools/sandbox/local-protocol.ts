@@ -54,6 +54,8 @@ export interface WorkerRequest {
   memory_mb: number;
   /** Trace the result's derivation and lineage (worker.py's default: true). */
   lineage?: boolean;
+  /** The largest table file the run may leave in scratch (worker.py's default: 64 MB). */
+  table_bytes?: number;
 }
 
 /** The line that asks the worker to run a request. */
@@ -73,6 +75,56 @@ export function parseWorkerLine(line: string): WorkerMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The worker's own part of a result message, which it writes whatever the child sent. */
+const ResultEnvelopeSchema = z.object({
+  type: z.literal("result"),
+  id: z.string().nullable(),
+  scratch: z.string().optional(),
+});
+
+/**
+ * A result message whose result does not match RunnerResultSchema, as a failed result of
+ * its run. The worker checks of a child's result only what it relies on itself
+ * (worker_protocol.py); the rest is validated here, and code that patched the runner to
+ * send something else gets this error instead of the worker being given up for it.
+ * `scratch`: the run's folder, which the worker keeps until it is told to release it.
+ * Undefined for a line that is no result message at all, or a valid one.
+ */
+export function refusedResult(
+  line: string,
+): { result: WorkerResult; scratch?: string } | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const envelope = ResultEnvelopeSchema.safeParse(raw);
+  const checked = ResultMessageSchema.safeParse(raw);
+  if (!envelope.success || checked.success) return undefined;
+  const issue = checked.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join(".") : "the result";
+  return {
+    result: {
+      type: "result",
+      id: envelope.data.id,
+      ok: false,
+      stdout: "",
+      stderr: "",
+      error: {
+        type: "ProtocolError",
+        message: `the run's result was refused: ${where}: ${issue?.message ?? "not a result"}`,
+        line: null,
+      },
+      spans: [],
+      truncated: false,
+      tables: [],
+      result: null,
+    },
+    scratch: envelope.data.scratch,
+  };
 }
 
 /** Cuts a byte stream, as it arrives in chunks, into complete non-empty lines. */

@@ -12,6 +12,7 @@ import type { ExecError } from "../../blackboard/schemas.js";
 import {
   LineSplitter,
   parseWorkerLine,
+  refusedResult,
   releaseLine,
   runLine,
   type WorkerMessage,
@@ -331,6 +332,14 @@ export class WarmWorker {
 
   private onLine(line: string): void {
     const message = parseWorkerLine(line);
+    const refused = message ? undefined : refusedResult(line);
+    if (refused) {
+      // A well-framed reply carrying a result that is not one: that run fails, the worker
+      // goes on, and the run's folder is let go.
+      if (refused.scratch !== undefined) this.release(refused.scratch);
+      this.onMessage(refused.result);
+      return;
+    }
     if (!message) {
       void this.abandon(
         crashed(`the sandbox worker sent an unreadable reply: ${line.slice(0, 200)}`),
@@ -342,6 +351,9 @@ export class WarmWorker {
 
   private onMessage(message: WorkerMessage): void {
     if (message.type === "ready") {
+      // Said once, at start; what it names (the scratch root above all, which kill()
+      // removes) is never changed afterwards.
+      if (this.readySeen) return;
       const { type: _type, ...ready } = message;
       this.readySeen = ready;
       this.readyWaiter?.resolve();

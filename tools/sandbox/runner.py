@@ -84,7 +84,6 @@ GENERATED = "<generated>"
 MAX_TABLES = 20
 MAX_ROWS = 10_000
 MAX_MESSAGE_CHARS = 2_000
-RESULT_KEYS = ("ok", "stdout", "stderr", "error", "spans", "truncated", "tables")
 
 
 # --- small helpers -------------------------------------------------------------

@@ -8,13 +8,25 @@ So the worker hard-links only where Landlock confines the child (`link=True`: th
 refuses writes below the inputs directory whatever the code does); elsewhere it copies
 (0400), since the audit hook alone is not a boundary. A copy of a 100 MB table took about
 25 ms here, paid by the worker before the child gets the request.
+
+The other way, the tables a run leaves are files in its scratch directory, where the code
+may have put anything under their names: `table_file_problem` checks each one without
+blocking or following a link before the worker names it to Node.
 """
 
 import errno
 import os
+import re
 import shutil
+import stat
 
 import read_rules
+
+# The only names runner.py gives the table files it writes back (`_export_tables`).
+TABLE_FILE_NAME = re.compile(r"_tableminds_table_[0-9]{1,3}\.csv")
+# A table file written back that is bigger than this is refused (the children's
+# RLIMIT_FSIZE keeps their files below it anyway).
+MAX_TABLE_FILE_BYTES = 64 * 1024 * 1024
 
 
 def _safe_name(name):
@@ -74,3 +86,47 @@ def remove_run_dirs(scratch):
     """A run's scratch directory and its inputs directory."""
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.rmtree(read_rules.inputs_dir(scratch), ignore_errors=True)
+
+
+# --- the table files a run writes back -------------------------------------------------------
+
+_NONBLOCKING_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def _kind(mode):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def table_file_problem(scratch, file_name, max_bytes):
+    """Why the table file `file_name` in `scratch` cannot be taken (None: it can). It is
+    opened without following a symlink and without blocking (a FIFO would otherwise wait
+    for a writer), then checked through the open descriptor: a regular file with one link,
+    of at most `max_bytes`. Node checks again when it reads it (local.ts)."""
+    if not TABLE_FILE_NAME.fullmatch(file_name):
+        return "its file name is not one the runner gives"
+    try:
+        fd = os.open(os.path.join(scratch, file_name), _NONBLOCKING_READ)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "its file is a symbolic link"
+        return f"its file cannot be opened ({os.strerror(exc.errno) if exc.errno else exc})"
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return f"its file is {_kind(info.st_mode)}, not a regular file"
+    if info.st_nlink != 1:
+        return f"its file has {info.st_nlink} links (a hard link to another file?)"
+    if info.st_size > max_bytes:
+        return f"its file has {info.st_size} bytes, more than the {max_bytes} allowed"
+    return None

@@ -7,12 +7,17 @@ close, so nothing the generated code prints can reach the protocol.
 
 In:   {"type": "run", "id", "code", "tables": [{name, uri, sha256}], "timeout_ms",
        "output_bytes", "memory_mb", "lineage" (optional, default true: trace the result's
-       derivation and lineage by re-running the code, see lineage.py)}
+       derivation and lineage by re-running the code, see lineage.py), "table_bytes"
+       (optional, default 64 MB: the largest table file a run may leave)}
       {"type": "release", "scratch"}   the caller is done with a run's table files
 Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
        "protections": {name: bool}, "details": {name: str}}
       {"type": "started", "id", "pid"}  the code is about to run in child `pid`
       {"type": "result", "id", "scratch", ...runner.py's result}
+      The result is the child's word: it is passed on only when sealed (worker_protocol.py),
+      with none but a result's keys, with its tables' files checked (`_check_table_files`);
+      the envelope (`type`, `id`, `scratch`) is always the worker's own. Node validates the
+      rest (local-protocol.ts).
 
 Each request runs in a forked child (copy-on-write of this interpreter and of the
 cached tables) in its own process group, which is killed as a whole afterwards. The
@@ -65,7 +70,16 @@ from worker_child import (  # noqa: E402
     probe_main,
     reap,
 )
-from worker_protocol import parse_child_payload, read_line, request_lines, send, write_all  # noqa: E402
+from worker_protocol import (  # noqa: E402
+    SEAL_KEY,
+    RefusedResult,
+    new_seal_key,
+    parse_child_payload,
+    read_line,
+    request_lines,
+    send,
+    write_all,
+)
 
 CACHED_TABLES = 16
 # A parked child reads a table it lacks itself when the file is at most this big: cheaper
@@ -164,38 +178,49 @@ class Worker:
             child.discard()
             return runner.failure_from("TableLoadError", failed[0]), None
         self.to_cache = lacking
-        message = json.dumps(
-            {
-                "code": request["code"],
-                "tables": named,
-                "load": [(placed[uri], digest) for uri, digest in lacking],
-                "timeout_ms": timeout_ms,
-                "output_bytes": int(request["output_bytes"]),
-                "memory_mb": int(request["memory_mb"]),
-                "lineage": request.get("lineage", True) is not False,
-                # Where the child finds each table's file, for re-runs of code that reads it.
-                "files": [(str(t["name"]), placed[str(t["uri"])]) for t in request["tables"] if str(t["uri"]) in placed],
-            }
-        ).encode("utf-8")
+        fields = {
+            "code": request["code"],
+            "tables": named,
+            "load": [(placed[uri], digest) for uri, digest in lacking],
+            "timeout_ms": timeout_ms,
+            "output_bytes": int(request["output_bytes"]),
+            "memory_mb": int(request["memory_mb"]),
+            "lineage": request.get("lineage", True) is not False,
+            # Where the child finds each table's file, for re-runs of code that reads it.
+            "files": [
+                (str(t["name"]), placed[str(t["uri"])]) for t in request["tables"] if str(t["uri"]) in placed
+            ],
+        }
+        table_bytes = int(request.get("table_bytes", table_files.MAX_TABLE_FILE_BYTES))
         try:
-            return self._run_in(child, request["id"], message, timeout_ms)
+            return self._run_in(child, request["id"], fields, timeout_ms, table_bytes)
         except BaseException:
             child.discard()
             raise
 
-    def _run_in(self, child, request_id, message, timeout_ms):
+    def _run_in(self, child, request_id, fields, timeout_ms, table_bytes):
+        # A key for this request alone, made once its child exists: no child forked from
+        # this process ever inherits a key it could use (a child forked after this one,
+        # below, gets a key of its own).
+        key = new_seal_key()
         try:
-            write_all(child.request_fd, message)
+            write_all(child.request_fd, _request_message(fields, key))
         except BrokenPipeError:
             child.discard()  # it died while parked: a fresh one gets the request
             child = self._spawn()
-            write_all(child.request_fd, message)
+            key = new_seal_key()
+            write_all(child.request_fd, _request_message(fields, key))
         os.close(child.request_fd)
         child.request_fd = None
         send({"type": "started", "id": request_id, "pid": child.pid})
         deadline = time.monotonic() + timeout_ms / 1000 + EXPORT_GRACE_S
-        result = parse_child_payload(read_line(child.result_fd, deadline))
+        try:
+            result = parse_child_payload(read_line(child.result_fd, deadline), key)
+        except RefusedResult as refused:
+            child.discard()  # it may still be running: nothing it left is looked at
+            return runner.failure("ProtocolError", f"the run's result was refused: {refused}"), None
         if result is not None:
+            _check_table_files(result, child.scratch, table_bytes)
             result["scratch"] = child.scratch
             return result, child
         child.close_pipes()
@@ -281,6 +306,27 @@ class Worker:
         return protections, details
 
 
+def _request_message(fields, key):
+    return json.dumps({**fields, SEAL_KEY: key.hex()}).encode("utf-8")
+
+
+def _check_table_files(result, scratch, max_bytes):
+    """Keeps the tables whose file is a regular file of at most `max_bytes` in `scratch`
+    (table_files.table_file_problem); each other one becomes a note in stderr."""
+    kept = []
+    notes = []
+    for table in result["tables"]:
+        problem = table_files.table_file_problem(scratch, table["file"], max_bytes)
+        if problem is None:
+            kept.append(table)
+        else:
+            notes.append(f"note: table {table['variable']} could not be stored: {problem}")
+    if notes:
+        stderr = result["stderr"]
+        result["stderr"] = stderr + ("" if not stderr or stderr.endswith("\n") else "\n") + "\n".join(notes) + "\n"
+        result["tables"] = kept
+
+
 def _import_for(code):
     """Imports matplotlib here the first time code uses it, so that every later child
     inherits it: importing pyplot costs a child 0.3-0.5 s of CPU. True when it did."""
@@ -352,7 +398,8 @@ def main():
             except BaseException as exc:
                 reply = runner.failure_from("WorkerError", exc)
             try:
-                send({"type": "result", "id": request_id, **reply})
+                # The envelope's fields last: a reply never names its own type or id.
+                send({**reply, "type": "result", "id": request_id})
             except OSError:
                 return  # nobody is listening any more
             keep_scratch = bool(reply.get("tables"))

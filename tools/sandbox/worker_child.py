@@ -5,6 +5,7 @@ children it is done with.
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
+import _hashlib
 import gc
 import json
 import os
@@ -18,7 +19,7 @@ import hardening
 import pandas as pd
 import runner
 from table_files import remove_run_dirs
-from worker_protocol import PROTOCOL_FD, read_all, write_all
+from worker_protocol import PROTOCOL_FD, SEAL_DIGEST, SEAL_KEY, read_all, seal_line, write_all
 
 PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 71
@@ -37,6 +38,13 @@ WARM_UP_STEPS = (
 WARM_UP_TRACED = 'result = warm.loc[warm["amount"].idxmax(), "kind"]'
 
 WARM_UP_AFTER_IDLE_S = 0.003
+# The warm-up seals its results too (those pages, paid while parked), under a dummy key:
+# nothing it seals is ever sent.
+_WARM_UP_KEY = b"warm-up"
+
+# Bound here, before any generated code runs: OpenSSL's one-shot HMAC, a C function that
+# calls no Python code (see `child_main`).
+_HMAC_DIGEST = _hashlib.hmac_digest
 
 
 def die_with_parent():
@@ -160,7 +168,9 @@ def _warm_up(scratch, request_fd, warm):
             return
         try:
             result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch, lineage=step == WARM_UP_TRACED)
-            json.loads(runner.dumps(result))
+            payload = runner.dumps(result).encode("ascii")
+            json.loads(payload)
+            seal_line(_HMAC_DIGEST(_WARM_UP_KEY, payload, SEAL_DIGEST), payload)
             for table in result["tables"]:
                 os.unlink(os.path.join(scratch, table["file"]))
         except Exception:
@@ -184,15 +194,52 @@ def keep_own_tables(table_cache, digests):
     return own
 
 
+
+
+def _run_request(request, cached, scratch, hook):
+    """The request's code run, and its result as the JSON bytes of the line; never raises
+    an Exception (a failure becomes a failed result)."""
+    try:
+        named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
+        result = runner.execute(
+            request["code"],
+            named_tables,
+            int(request["timeout_ms"]),
+            int(request["output_bytes"]),
+            scratch,
+            before_code=lambda: sys.addaudithook(hook),
+            lineage=request.get("lineage", True) is not False,
+            table_files=dict(request.get("files", [])),
+        )
+        payload = runner.dumps(result)
+    except BaseException as exc:
+        payload = runner.dumps(runner.failure_from("SandboxError", exc))
+    return payload.encode("ascii")
+
+
 def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache):
     """Runs in the forked child; never returns. `table_cache` holds the tables the worker
     had loaded (by sha256) when it forked this child; all but the request's own are
-    dropped before the code runs."""
-    payload = None
+    dropped before the code runs.
+
+    The result line is sealed with the request's key (worker_protocol.py). The key is
+    popped from the request and pushed on this frame's evaluation stack as an argument of
+    `_HMAC_DIGEST`, whose function object is pushed before it; then `_run_request` runs the
+    code, and the C function gets the key and the payload. While the code runs, no name,
+    object or frame it can reach from Python holds the key: a frame's `f_locals` shows
+    its variables, not its stack, and gc's inspection functions and ctypes are refused by
+    the audit hook. Replacing `_HMAC_DIGEST`, `hmac` or `_hashlib` afterwards changes
+    nothing, as the function was taken before the code ran. A line the code writes to
+    `result_fd` itself carries no valid seal and is refused by the worker."""
+    line = b""
+    request = None
     try:
         _, mapped = become_child(worker_pid, scratch, landlock)
         # Immutable once made (see hardening.py): finding it through frames is harmless.
         hook = hardening.audit_hook(scratch, landlock.read_rules)
+        # OpenSSL's first HMAC in a forked process writes to pages it shares with the worker
+        # (copy-on-write faults, ~0.1 ms): paid here, while parked, whatever `warm` says.
+        _HMAC_DIGEST(_WARM_UP_KEY, b"", SEAL_DIGEST)
         _warm_up(scratch, request_fd, warm)
         raw = read_all(request_fd)
         os.close(request_fd)
@@ -208,27 +255,38 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
             for uri, digest in request.get("load", []):
                 cached[digest] = runner.load_table(uri)
         except BaseException as exc:
-            payload = runner.dumps(runner.failure_from("TableLoadError", exc))
+            line = _sealed_failure(request, "TableLoadError", exc)
             return
-        named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
-        result = runner.execute(
-            request["code"],
-            named_tables,
-            int(request["timeout_ms"]),
-            int(request["output_bytes"]),
-            scratch,
-            before_code=lambda: sys.addaudithook(hook),
-            lineage=request.get("lineage", True) is not False,
-            table_files=dict(request.get("files", [])),
+        # Evaluated left to right: the function, the key (then only on this frame's stack),
+        # the payload (the code runs here), the digest's name: a literal (SEAL_DIGEST's
+        # value), since a name looked up after the code ran could have been rebound.
+        mac = _HMAC_DIGEST(
+            bytes.fromhex(request.pop(SEAL_KEY)),
+            (payload := _run_request(request, cached, scratch, hook)),
+            "sha256",
         )
-        payload = runner.dumps(result)
+        line = seal_line(mac, payload)
     except BaseException as exc:
-        payload = runner.dumps(runner.failure_from("SandboxError", exc))
+        # Before the code ran, the key is still in the request; after, nothing is sent
+        # and the worker reports the run as crashed.
+        line = _sealed_failure(request, "SandboxError", exc)
     finally:
         try:
-            write_all(result_fd, ((payload or "") + "\n").encode("ascii"))
+            if line:
+                write_all(result_fd, line)
         finally:
             os._exit(0)
+
+
+def _sealed_failure(request, error_type, exc):
+    """A failure line sealed with the request's key, before the code has run; b"" once the
+    key is gone (or when the request could not be read)."""
+    try:
+        key = bytes.fromhex(request.pop(SEAL_KEY))
+        payload = runner.dumps(runner.failure_from(error_type, exc)).encode("ascii")
+        return seal_line(_HMAC_DIGEST(key, payload, SEAL_DIGEST), payload)
+    except BaseException:
+        return b""
 
 
 def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):

@@ -1,21 +1,38 @@
 """Framing of the warm worker's messages (see worker.py for the messages themselves).
 
 Requests arrive as one JSON object per line on stdin; replies leave as one JSON object
-per line on PROTOCOL_FD. A child hands its result to the worker as one line of JSON on a
-pipe of its own, read here with a deadline and a size cap.
+per line on PROTOCOL_FD. A child hands its result to the worker as one line on a pipe of
+its own, read here with a deadline and a size cap: `<seal> <result JSON>`, where the seal
+is an HMAC-SHA256 of the JSON under a key the worker made for that request alone (see
+`child_main` in worker_child.py for how the child keeps the key out of the code's reach).
+A line without a valid seal was not written by the runner and is refused; a sealed one is
+still only the child's word: the worker keeps only the keys of a result, checks what it
+relies on itself (`checked_result`) and puts it in its own envelope, and Node validates
+every field (`refusedResult` in local-protocol.ts).
 
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
+import _hashlib
+import hmac
 import json
 import os
 import select
 import time
 
 import runner
+from table_files import TABLE_FILE_NAME
+
+# OpenSSL's one-shot HMAC (what hmac.digest calls), without the Python wrapper.
+_hmac_digest = _hashlib.hmac_digest
 
 PROTOCOL_FD = 3
 MAX_CHILD_PAYLOAD = 64 * 1024 * 1024
+# The request field that carries the seal's key (hex) to the child.
+SEAL_KEY = "seal_key"
+SEAL_KEY_BYTES = 32
+SEAL_DIGEST = "sha256"
+_SEAL_HEX_CHARS = 64
 
 
 def dumps(message):
@@ -78,18 +95,86 @@ def read_line(fd, deadline):
     return b"".join(chunks)
 
 
-def parse_child_payload(payload):
-    """The result is the first line the child wrote (anything after it is ignored)."""
-    line, newline, _ = payload.partition(b"\n")
-    if not newline:
+def new_seal_key():
+    return os.urandom(SEAL_KEY_BYTES)
+
+
+def seal_line(mac, payload):
+    """The line a child writes: its seal (hex), a space, its result JSON (bytes)."""
+    return mac.hex().encode("ascii") + b" " + payload + b"\n"
+
+
+class RefusedResult(Exception):
+    """The child's line is not a result the worker accepts; the message says why."""
+
+
+# Work done here after the worker forked a child pays a copy-on-write fault for each page
+# it first writes to (allocations and reference counts included), a few microseconds each:
+# the parse and the checks below copy and touch as little as they can.
+
+
+def parse_child_payload(payload, key):
+    """The checked result in the first line the child wrote (anything after it is
+    ignored); None when it wrote no whole line. Raises RefusedResult for a line that is
+    not sealed with `key` or is not a well-formed result."""
+    end = payload.find(b"\n")
+    if end < 0:
         return None
+    body = payload[_SEAL_HEX_CHARS + 1 : end]
     try:
-        result = json.loads(line)
+        claimed = bytes.fromhex(payload[:_SEAL_HEX_CHARS].decode("ascii"))
     except ValueError:
-        return None
-    if not isinstance(result, dict) or not all(k in result for k in runner.RESULT_KEYS):
-        return None
-    return result
+        claimed = b""
+    if (
+        end <= _SEAL_HEX_CHARS
+        or payload[_SEAL_HEX_CHARS] != 0x20
+        or len(claimed) != SEAL_KEY_BYTES
+        or not hmac.compare_digest(claimed, _hmac_digest(key, body, SEAL_DIGEST))
+    ):
+        raise RefusedResult("the line on the result pipe was not sealed by the runner (the code wrote it itself)")
+    try:
+        result = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise RefusedResult(f"the result is not JSON: {runner.safe_str(exc)}") from None
+    return checked_result(result)
+
+
+# --- what the worker itself checks of a result ------------------------------------------------
+
+# What a runner result holds; whatever else the child put in is dropped.
+_RESULT_KEYS = frozenset(("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result"))
+
+
+def _refuse(what):
+    raise RefusedResult(f"the result does not have the expected form: {what}")
+
+
+def checked_result(value):
+    """`value` (parsed JSON) with only the keys of a runner result, checked where the
+    worker relies on it: its table files (plain names the runner gives, at most
+    runner.MAX_TABLES; the files themselves are checked by `_check_table_files` in
+    worker.py) and stderr (which gets notes appended). Raises RefusedResult otherwise.
+    Node validates every field against RunnerResultSchema (results.ts) and refuses a
+    result that does not match; not validating it all twice keeps the worker's share of a
+    request small (each object it touches after a fork costs a copy-on-write fault)."""
+    if type(value) is not dict:
+        _refuse("it is not an object")
+    if not value.keys() <= _RESULT_KEYS:
+        # The worker's envelope (`type`, `id`, `scratch`) among them.
+        for key in [key for key in value if key not in _RESULT_KEYS]:
+            del value[key]
+    if type(value.get("stderr")) is not str:
+        _refuse("stderr is not a string")
+    tables = value.get("tables")
+    if type(tables) is not list or len(tables) > runner.MAX_TABLES:
+        _refuse(f"tables is not a list of at most {runner.MAX_TABLES}")
+    for table in tables:
+        if type(table) is not dict or type(table.get("variable")) is not str:
+            _refuse("a table is not an object with a variable name")
+        file_name = table.get("file")
+        if type(file_name) is not str or not TABLE_FILE_NAME.fullmatch(file_name):
+            _refuse(f"table file {str(file_name)[:80]!r} is not a name the runner gives")
+    return value
 
 
 def request_lines(fd, reaper, poll_s):

@@ -1,9 +1,9 @@
-# A result forged on the child's own result pipe, claiming a table whose file is a
-# symlink to /etc/passwd: the code may say what it likes about itself, but the symlink
-# is not followed when the table is stored.
-# expect: ok
-# stdout: ^forged\n$
-# check: no-table-leak
+# A result forged on the child's own result pipe (every descriptor is tried), claiming a
+# table whose file is a symlink to /etc/passwd. The line carries no seal of the runner's,
+# so the worker refuses the run's result as a whole; the table is never looked at.
+# expect: ProtocolError
+# message: not sealed by the runner
+# check: no-secret
 import json
 import os
 

@@ -1,0 +1,208 @@
+/**
+ * Issue 22, item 2: the result of a run in the local pool comes back through a channel that
+ * generated code can neither write to nor fill with what the worker and Node would trust,
+ * and every file the run left in scratch is read without blocking, checked through its
+ * descriptor. Each wait here is bounded, so that a hang fails the test instead of the run.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExecResult } from "../../blackboard/schemas.js";
+import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { useTempHome } from "../support/env.js";
+
+const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
+/** Far above what one of these runs needs, far below the test's own timeout. */
+const BOUND_MS = 25_000;
+const TABLE_BYTES = 100_000;
+
+/** `promise`, or an error once `ms` have passed: a hang becomes a failure. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Python that makes the runner's own (sealed) line carry `forged`, a Python dict literal. */
+function patchRunner(setup: string, forged: string): string {
+  return `import json, os, sys
+${setup}
+forged = ${forged}
+sys.modules["runner"].dumps = lambda result: json.dumps(forged)
+`;
+}
+
+function table(variable: string, index: number): string {
+  return `{"variable": "${variable}", "line": 1, "file": "_tableminds_table_${index}.csv", "rows": 1, "columns": [{"name": "x", "dtype": "int64"}], "lineage": []}`;
+}
+
+function forgedResult(tables: string[], extra = ""): string {
+  return `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "spans": [], "truncated": False, "result": None, "tables": [${tables.join(", ")}]${extra}}`;
+}
+
+describe.runIf(process.platform === "linux")("the local pool's result channel", () => {
+  let sandbox: LocalSandbox;
+  let scratchRoot: string;
+
+  beforeAll(async () => {
+    useTempHome();
+    scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-channel-root-"));
+    sandbox = await LocalSandbox.start({ workers: 2, scratchRoot, tableFileBytes: TABLE_BYTES });
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    rmSync(scratchRoot, { recursive: true, force: true });
+  });
+
+  function run(code: string, timeoutMs = 10_000): Promise<ExecResult> {
+    return within(BOUND_MS, "the run", sandbox.execute({ code, tables: [], timeoutMs }));
+  }
+
+  it("refuses a result forged through the frame-found descriptor, four at once, and file reads go on", async () => {
+    const code = readFileSync(path.join(CORPUS, "forged-result-fifo.py"), "utf8");
+    const results = await Promise.all([run(code), run(code), run(code), run(code)]);
+    for (const result of results) {
+      expect(result.ok).toBe(false);
+      expect(result.error?.type).toBe("ProtocolError");
+      expect(result.error?.message).toMatch(/not sealed by the runner/);
+      expect(result.stdout).toBe("");
+      expect(result.tables).toEqual([]);
+    }
+    // libuv's four file threads are free: an ordinary read in this process still ends.
+    const own = await within(5_000, "a file read", readFile(path.join(CORPUS, "forged-result.py")));
+    expect(own.length).toBeGreaterThan(0);
+    // And the pool goes on.
+    expect((await run("print('next')")).stdout).toBe("next\n");
+  });
+
+  it("checks every file a sealed result names: FIFO, symlink, directory, hard link, too big", async () => {
+    const setup = `os.mkfifo("_tableminds_table_0.csv")
+os.symlink("/etc/passwd", "_tableminds_table_1.csv")
+os.mkdir("_tableminds_table_2.csv")
+with open("plain.csv", "w") as handle:
+    handle.write("x\\n1\\n")
+os.link("plain.csv", "_tableminds_table_3.csv")
+with open("_tableminds_table_4.csv", "w") as handle:
+    handle.write("x\\n" + "1\\n" * ${TABLE_BYTES})
+with open("_tableminds_table_5.csv", "w") as handle:
+    handle.write("x\\n7\\n")`;
+    const names = ["fifo", "passwd", "folder", "linked", "huge", "fine"];
+    const result = await run(
+      patchRunner(setup, forgedResult(names.map((name, index) => table(name, index)))),
+    );
+    expect(result.error).toBeNull();
+    expect(result.ok).toBe(true);
+    expect(result.stdout).toBe("forged\n");
+    // The one regular file within the bound is stored, with what it really holds.
+    expect(result.tables.map((t) => t.variable)).toEqual(["fine"]);
+    expect(readFileSync(result.tables[0]?.table.uri ?? "", "utf8")).toBe("x\n7\n");
+    const notes = result.stderr;
+    expect(notes).toMatch(/table fifo could not be stored: its file is a FIFO, not a regular file/);
+    expect(notes).toMatch(/table passwd could not be stored: its file is a symbolic link/);
+    expect(notes).toMatch(/table folder could not be stored: its file is a directory/);
+    expect(notes).toMatch(/table linked could not be stored: its file has 2 links/);
+    expect(notes).toMatch(
+      /table huge could not be stored: its file has \d+ bytes, more than the 100000/,
+    );
+    expect(JSON.stringify(result)).not.toContain("root:");
+  });
+
+  it("refuses a sealed result whose table file is not a name the runner gives", async () => {
+    const forged = forgedResult([
+      `{"variable": "up", "line": 1, "file": "../x.csv", "rows": 1, "columns": [], "lineage": []}`,
+    ]);
+    const result = await run(patchRunner("", forged));
+    expect(result.error?.type).toBe("ProtocolError");
+    expect(result.error?.message).toMatch(/is not a name the runner gives/);
+    expect(result.tables).toEqual([]);
+  });
+
+  it("refuses a sealed result of the wrong form for that run alone: the worker goes on", async () => {
+    const pids = sandbox.workerPids;
+    const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [{"line": "one", "start": 0, "end": 1}], "result": {"from": "declared", "kind": "weird"}}`;
+    const result = await run(patchRunner("", forged));
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("ProtocolError");
+    expect(result.error?.message).toMatch(/the run's result was refused: spans\.0\.line/);
+    expect(result.stdout).toBe("");
+    expect(sandbox.workerPids).toEqual(pids);
+    expect((await run("print('next')")).stdout).toBe("next\n");
+  });
+
+  it("keeps the worker's envelope: a sealed result cannot pose as another message", async () => {
+    const victim = mkdtempSync(path.join(os.tmpdir(), "tableminds-channel-victim-"));
+    writeFileSync(path.join(victim, "keep.txt"), "mine\n");
+    const ownRoot = path.join(scratchRoot, "own");
+    mkdirSync(ownRoot);
+    const own = await LocalSandbox.start({ workers: 1, scratchRoot: ownRoot });
+    try {
+      const pids = own.workerPids;
+      // A "ready" message naming the victim as the worker's scratch root (which Node removes
+      // when it kills a worker), for another request id, with a scratch folder of its own.
+      const extra = `, "type": "ready", "id": "someone-else", "scratch": "/", "pid": 1, "python": "3", "pandas": "2", "numpy": "1", "scratch_root": ${JSON.stringify(victim)}, "protections": {}, "details": {}`;
+      const result = await within(
+        BOUND_MS,
+        "the run",
+        own.execute({
+          code: patchRunner("", forgedResult([], extra)),
+          tables: [],
+          timeoutMs: 2_000,
+        }),
+      );
+      expect(result.error).toBeNull();
+      expect(result.stdout).toBe("forged\n");
+      expect(own.workerPids).toEqual(pids);
+      expect((await own.execute({ code: "print('next')", tables: [] })).stdout).toBe("next\n");
+    } finally {
+      await own.close();
+    }
+    expect(existsSync(path.join(victim, "keep.txt"))).toBe(true);
+    rmSync(victim, { recursive: true, force: true });
+  });
+
+  it("keeps the seal's key out of what the code can reach from Python", async () => {
+    // Every frame's locals and every module's globals, searched a few levels deep for
+    // anything like the key: its field name, 32 bytes, or 64 hex digits.
+    const code = `import re, sys
+seen = set()
+found = []
+def look(value, where, depth):
+    if id(value) in seen or depth > 4:
+        return
+    seen.add(id(value))
+    if isinstance(value, (bytes, bytearray)) and len(value) == 32:
+        found.append(where)
+    elif isinstance(value, str) and (value == "seal_key" or re.fullmatch(r"[0-9a-f]{64}", value)):
+        found.append(where)
+    elif isinstance(value, dict):
+        for key, item in list(value.items()):
+            look(key, where, depth + 1)
+            look(item, f"{where}[{key!r}]", depth + 1)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in list(value):
+            look(item, where, depth + 1)
+frame = sys._getframe()
+while frame is not None:
+    look(frame.f_locals, f"frame {frame.f_code.co_name}", 0)
+    frame = frame.f_back
+for name in ("worker", "__main__", "worker_child", "worker_protocol", "runner"):
+    module = sys.modules.get(name)
+    if module is not None:
+        look(vars(module), f"module {name}", 0)
+# SEAL_KEY, the constant naming the field, is a name, not a key.
+print(sorted(set(where for where in found if not where.endswith("['SEAL_KEY']"))))
+`;
+    const result = await run(code);
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("[]\n");
+  });
+});
