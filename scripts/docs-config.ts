@@ -278,6 +278,24 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "where generated code runs, `local` (default) or `e2b`; `--sandbox` sets it for one command",
   },
   {
+    name: "TABLEMINDS_ALLOW_DEGRADED_SANDBOX",
+    readBy: "the local sandbox, when its pool starts (`tools/sandbox/hardening.ts`), `doctor`",
+    meaning:
+      "`1`: run generated code even on a kernel without Landlock, where reads and writes rest on the audit hook alone (unset: such a pool refuses code, in one line)",
+  },
+  {
+    name: "TABLEMINDS_XLSX_MAX_BYTES",
+    readBy: "the workbook reader (`tools/tables/xlsx-limits.ts`)",
+    meaning:
+      "bytes a workbook's parts may unzip to in all, else it is refused as a bomb (default 268435456: 256 MB)",
+  },
+  {
+    name: "TABLEMINDS_XLSX_MAX_CELLS",
+    readBy: "the workbook reader",
+    meaning:
+      "cells a workbook's sheets may hold, or be read over, else it is refused (default 5000000)",
+  },
+  {
     name: "TABLEMINDS_TABLE_ROOTS",
     readBy: "the input policy (`tools/tables/sources.ts`)",
     meaning:
@@ -432,6 +450,7 @@ const SCANNED = [
   "blackboard",
   "nodes",
   "graphs",
+  "server",
   "tools",
   "cli",
   "evals",

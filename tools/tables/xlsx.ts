@@ -1,6 +1,12 @@
 import { CFB, read, utils, type WorkBook } from "@e965/xlsx";
 import { TableLoadError } from "./errors.js";
 import { cellText, type Grid } from "./grid.js";
+import {
+  checkSheetRanges,
+  checkWorkbookZip,
+  type WorkbookLimits,
+  workbookLimits,
+} from "./xlsx-limits.js";
 
 /** One sheet of a workbook as a grid; empty sheets are left out. */
 export interface SheetGrid {
@@ -42,8 +48,9 @@ function valueText(value: unknown): string {
   return value instanceof Date ? dateText(value) : cellText(value);
 }
 
-function openWorkbook(bytes: Buffer, file: string): WorkBook {
+function openWorkbook(bytes: Buffer, file: string, limits: WorkbookLimits): WorkBook {
   if (isEncrypted(bytes)) throw new TableLoadError(file, PASSWORD_PROBLEM);
+  checkWorkbookZip(bytes, file, limits);
   try {
     return read(bytes, { type: "buffer", cellDates: true, dense: true, UTC: true });
   } catch (error) {
@@ -182,10 +189,17 @@ function sheetTable(sheet: WorkBook["Sheets"][string]): SheetTable | null {
  * which are skipped with a warning. Each table says where it is: the sheet rows of its header
  * and rows, and its columns' letters. Dates become `YYYY-MM-DD` (with ` HH:MM:SS` when they have a
  * time), numbers and booleans their plain text, formulas their cached values. Throws a
- * TableLoadError for `file` when the workbook is encrypted, corrupt, or has no data.
+ * TableLoadError for `file` when the workbook is encrypted, corrupt, or has no data, or when it
+ * would unzip to more bytes or hold more cells than `limits` allow (by default those the
+ * environment sets; see xlsx-limits.ts), before reading it.
  */
-export function gridsFromWorkbook(bytes: Buffer, file: string): SheetGrid[] {
-  const workbook = openWorkbook(bytes, file);
+export function gridsFromWorkbook(
+  bytes: Buffer,
+  file: string,
+  limits: WorkbookLimits = workbookLimits(file),
+): SheetGrid[] {
+  const workbook = openWorkbook(bytes, file, limits);
+  checkSheetRanges(workbook, file, limits);
   const sheets: SheetGrid[] = [];
   for (const name of workbook.SheetNames) {
     const sheet = workbook.Sheets[name];
