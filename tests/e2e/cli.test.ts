@@ -37,7 +37,8 @@ describe("tableminds CLI", () => {
   let env: Record<string, string | undefined>;
 
   beforeAll(async () => {
-    stub = await startStubOpenAI({ respond: medalsTeam() });
+    // Other tests of this file run their own stubs for minutes on a busy machine: this one waits.
+    stub = await startStubOpenAI({ respond: medalsTeam(), idleTimeoutMs: 300_000 });
     env = stubEnv(stub.url);
   });
 

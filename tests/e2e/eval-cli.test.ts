@@ -71,7 +71,11 @@ describe("tableminds eval", () => {
 
   beforeAll(async () => {
     // Slow enough that a run can be stopped in the middle.
-    stub = await startStubOpenAI({ respond: tablebenchTeam, latencyMs: 60 });
+    stub = await startStubOpenAI({
+      respond: tablebenchTeam,
+      latencyMs: 60,
+      idleTimeoutMs: 300_000,
+    });
     env = stubEnv(stub.url);
   });
   afterAll(async () => {
@@ -251,7 +255,7 @@ describe("tableminds eval run directories keep one configuration", () => {
   const runs = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-config-"));
 
   beforeAll(async () => {
-    stub = await startStubOpenAI({ respond: tablebenchTeam });
+    stub = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 300_000 });
     env = stubEnv(stub.url);
   });
   afterAll(async () => {

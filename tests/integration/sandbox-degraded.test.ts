@@ -16,14 +16,10 @@ import {
   degradedRefusal,
   degradedSandboxAllowed,
 } from "../../tools/sandbox/hardening.js";
-import {
-  LocalSandbox,
-  LocalSandboxRefusedError,
-  WarmWorker,
-  type WorkerResult,
-} from "../../tools/sandbox/local.js";
+import { LocalSandbox, LocalSandboxRefusedError } from "../../tools/sandbox/local.js";
 import { findPython } from "../../tools/sandbox/python.js";
 import { useTempHome } from "../support/env.js";
+import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
 
 const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
 const SECRET = `degraded-secret-${process.pid}`;
@@ -161,40 +157,19 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
   });
 
   describe("what still holds once opted in", () => {
-    let worker: WarmWorker;
-    let counter = 0;
-
-    beforeAll(async () => {
-      worker = await WarmWorker.start(python, { scratchRoot, landlock: false });
-    });
-
-    afterAll(async () => {
-      await worker?.stop();
-    });
-
-    async function execute(code: string, tables: TableRef[] = []): Promise<WorkerResult> {
-      counter += 1;
-      const outcome = await worker.run(
-        {
-          id: `degraded-${counter}`,
-          code,
-          tables: tables.map(({ name, uri, sha256 }) => ({ name, uri, sha256 })),
-          timeout_ms: 15_000,
-          output_bytes: 65_536,
-          memory_mb: 1024,
-        },
-        { loadMs: 60_000, runMs: 20_000 },
-      );
-      if (outcome.kind !== "result") throw new Error(`worker lost: ${outcome.error.message}`);
-      return outcome.result;
-    }
+    const unconfined = useWorkerWithoutLandlock(
+      "degraded",
+      () => python,
+      () => scratchRoot,
+    );
+    const execute = unconfined.execute;
 
     it("really runs the children without Landlock, with seccomp", () => {
-      expect(worker.readiness.protections.landlock).toBe(false);
-      expect(worker.readiness.protections.hookResolvesDescriptors).toBe(true);
-      if (worker.readiness.protections.seccomp) {
-        expect(worker.readiness.protections.kernelMetadataConfinement).toBe(true);
-        expect(worker.readiness.protections.kernelProcessConfinement).toBe(true);
+      expect(unconfined.worker().readiness.protections.landlock).toBe(false);
+      expect(unconfined.worker().readiness.protections.hookResolvesDescriptors).toBe(true);
+      if (unconfined.worker().readiness.protections.seccomp) {
+        expect(unconfined.worker().readiness.protections.kernelMetadataConfinement).toBe(true);
+        expect(unconfined.worker().readiness.protections.kernelProcessConfinement).toBe(true);
       }
     });
 
@@ -202,7 +177,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
       const result = await execute(corpus("pidfd-signal-worker.py"));
       expect(result.error?.type).toBe("PermissionError");
       expect(result.stdout).toBe("");
-      expect(worker.alive).toBe(true);
+      expect(unconfined.worker().alive).toBe(true);
       expect((await execute("print('next')")).stdout).toBe("next\n");
     });
 

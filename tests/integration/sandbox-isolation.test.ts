@@ -10,9 +10,10 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { putArtifact } from "../../tools/artifacts.js";
-import { LocalSandbox, WarmWorker, type WorkerResult } from "../../tools/sandbox/local.js";
+import { LocalSandbox, WarmWorker } from "../../tools/sandbox/local.js";
 import { findPython } from "../../tools/sandbox/python.js";
 import { useTempHome } from "../support/env.js";
+import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
 
 const run = promisify(execFile);
 const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../tools/sandbox");
@@ -186,38 +187,17 @@ print(len(leaks), sorted(own), own["mine"]["v"][0])
   });
 
   describe("without Landlock (the audit hook alone)", () => {
-    let worker: WarmWorker;
-    let counter = 0;
-
-    beforeAll(async () => {
-      worker = await WarmWorker.start(python, { scratchRoot, landlock: false });
-    });
-
-    afterAll(async () => {
-      await worker?.stop();
-    });
-
-    async function execute(code: string, tables: TableRef[] = []): Promise<WorkerResult> {
-      counter += 1;
-      const outcome = await worker.run(
-        {
-          id: `isolation-${counter}`,
-          code,
-          tables: tables.map(({ name, uri, sha256 }) => ({ name, uri, sha256 })),
-          timeout_ms: 15_000,
-          output_bytes: 65_536,
-          memory_mb: 1024,
-        },
-        { loadMs: 60_000, runMs: 20_000 },
-      );
-      if (outcome.kind !== "result") throw new Error(`worker lost: ${outcome.error.message}`);
-      return outcome.result;
-    }
+    const unconfined = useWorkerWithoutLandlock(
+      "isolation",
+      () => python,
+      () => scratchRoot,
+    );
+    const execute = unconfined.execute;
 
     it("really runs the children without Landlock", () => {
-      expect(worker.readiness.protections.landlock).toBe(false);
-      expect(worker.readiness.protections.auditHook).toBe(true);
-      expect(worker.readiness.protections.readConfinement).toBe(true);
+      expect(unconfined.worker().readiness.protections.landlock).toBe(false);
+      expect(unconfined.worker().readiness.protections.auditHook).toBe(true);
+      expect(unconfined.worker().readiness.protections.readConfinement).toBe(true);
     });
 
     it("cannot have its audit hook disarmed through frames, closures or module state", async () => {
