@@ -89,14 +89,30 @@ export function uploadPath(upload: string): string {
 
 function real(file: string): string {
   try {
-    return realpathSync(file);
+    return realpathSync.native(file);
   } catch {
     return path.resolve(file);
   }
 }
 
+/** Roots (the store, the table roots) resolved once: they are the operator's, not a run's. */
+const realRoots = new Map<string, string>();
+
+function realRoot(root: string): string {
+  const known = realRoots.get(root);
+  if (known !== undefined) return known;
+  try {
+    const resolved = realpathSync.native(root);
+    realRoots.set(root, resolved);
+    return resolved;
+  } catch {
+    // A root that does not exist yet (a fresh store) is resolved again next time.
+    return path.resolve(root);
+  }
+}
+
 function inside(file: string, root: string): boolean {
-  const relative = path.relative(real(root), file);
+  const relative = path.relative(realRoot(root), file);
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
