@@ -58,17 +58,25 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Where generated code runs: local Python pool, or E2B cloud sandboxes (E2B_API_KEY); the operator's setting",
     ),
-  execTimeoutMs: z.number().int().positive().default(15_000).describe("Wall-clock limit per run"),
+  execTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(600_000)
+    .default(15_000)
+    .describe("Wall-clock limit per run"),
   execMemoryMb: z
     .number()
     .int()
     .min(64)
+    .max(65_536)
     .default(2048)
     .describe("Address-space limit per run, in MB"),
   outputBytes: z
     .number()
     .int()
     .positive()
+    .max(16 * 1024 * 1024)
     .default(64 * 1024)
     .describe("Cap on captured stdout"),
   llmTimeoutMs: z

@@ -74,7 +74,9 @@ function allowedOf(field: ShownField): string {
       ? `< ${field.exclusiveMaximum}`
       : undefined;
   if (low !== undefined && high !== undefined) {
-    return low.startsWith(">") || high.startsWith("<") ? `${low}, ${high}` : `${low} to ${high}`;
+    if (!low.startsWith(">") && !high.startsWith("<")) return `${low} to ${high}`;
+    const lower = low.startsWith(">") ? low : `>= ${low}`;
+    return `${lower}, ${high.startsWith("<") ? high : `<= ${high}`}`;
   }
   if (low !== undefined) return low.startsWith(">") ? low : `>= ${low}`;
   if (high !== undefined) return high.startsWith("<") ? high : `<= ${high}`;

@@ -58,7 +58,7 @@ describe("the configuration reference", () => {
       commands: ["ask", "eval run", "mine"],
     });
     expect(byKey.get("execTimeoutMs")).toMatchObject({
-      allowed: "> 0",
+      allowed: "> 0, <= 600000",
       default: "`15000` (15 s)",
       flag: "--exec-timeout <ms>",
     });

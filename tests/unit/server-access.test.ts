@@ -7,6 +7,7 @@ import {
   operatorSettings,
   resetOperatorSettings,
 } from "../../blackboard/operator.js";
+import { ingest } from "../../nodes/ingest.js";
 import { callerProblems, configurationOf } from "../../nodes/runtime.js";
 import { type Access, decide, isLoopbackUrl, keysOf, LOCAL_USER } from "../../server/access.js";
 import { serverDoctorLines, serverFacts } from "../../server/posture.js";
@@ -127,6 +128,19 @@ describe("the input policy", () => {
     expect(context).toEqual({ temperature: 0.5 });
     expect(configurationOf({ context })).toMatchObject({ sandbox: "e2b", temperature: 0.5 });
     expect(operatorSettings({ TABLEMINDS_SANDBOX: "e2b" }).sandbox).toBe("e2b");
+  });
+
+  it("bounds what a caller may ask of the sandbox", () => {
+    for (const context of [{ execTimeoutMs: 1e9 }, { execMemoryMb: 1e7 }, { outputBytes: 1e10 }]) {
+      expect(() => configurationOf({ context })).toThrow(/Too big/);
+    }
+  });
+
+  it("says in one line that a run without a question has none", async () => {
+    const run = ingest as unknown as (state: object) => Promise<unknown>;
+    await expect(run({ sources: [{ columns: ["a"], data: [[1]] }], tables: [] })).rejects.toThrow(
+      "the question is empty",
+    );
   });
 
   it("keeps each authenticated user's memory apart", () => {
