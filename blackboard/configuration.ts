@@ -302,14 +302,30 @@ export const OPERATOR_FIELDS = [
   "workersDir",
 ] as const satisfies readonly (keyof Configuration)[];
 
+export type OperatorField = (typeof OPERATOR_FIELDS)[number];
+
+const isOperatorField = (key: string): key is OperatorField =>
+  (OPERATOR_FIELDS as readonly string[]).includes(key);
+
+/** A configuration split into what a run's context may carry and the operator's fields. */
+export function splitOperatorFields(config: Partial<Configuration>): {
+  caller: Partial<Configuration>;
+  operator: Partial<Pick<Configuration, OperatorField>>;
+} {
+  const entries = Object.entries(config).filter(([, value]) => value !== undefined);
+  return {
+    caller: Object.fromEntries(entries.filter(([key]) => !isOperatorField(key))),
+    operator: Object.fromEntries(entries.filter(([key]) => isOperatorField(key))),
+  };
+}
+
 /** A configuration as a context to hand on (to a branch, a subgraph): the operator's fields left out. */
 export function callerFields(config: Partial<Configuration>): Partial<Configuration> {
-  const { sandbox: _s, replayCache: _r, workersDir: _w, ...rest } = config;
-  return rest;
+  return splitOperatorFields(config).caller;
 }
 
 /** The environment variable (or flag) that sets each operator field instead. */
-export const OPERATOR_SOURCE: Record<(typeof OPERATOR_FIELDS)[number], string> = {
+export const OPERATOR_SOURCE: Record<OperatorField, string> = {
   sandbox: "TABLEMINDS_SANDBOX or --sandbox",
   replayCache: "TABLEMINDS_REPLAY_CACHE or --replay-cache",
   workersDir: "TABLEMINDS_WORKERS or --workers-dir",
@@ -333,9 +349,12 @@ function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
  * reports a bad one in one line instead. The JSON Schema is the configuration's own, without
  * the operator's fields.
  */
-export const ContextSchema = lenient(
-  ConfigurationSchema.omit({ sandbox: true, replayCache: true, workersDir: true }).partial(),
-);
+const OPERATOR_MASK = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, true])) as Record<
+  OperatorField,
+  true
+>;
+
+export const ContextSchema = lenient(ConfigurationSchema.omit(OPERATOR_MASK).partial());
 
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { type Configuration, OPERATOR_FIELDS } from "./configuration.js";
+import { type Configuration, type OperatorField, splitOperatorFields } from "./configuration.js";
 
 /*
  * The operator's settings: what a run may read from disk and which code it may load. They come
@@ -16,8 +16,6 @@ export const OperatorEnvSchema = z.object({
   TABLEMINDS_REPLAY_CACHE: z.preprocess(blank, z.string().optional()),
   TABLEMINDS_TABLE_ROOTS: z.preprocess(blank, z.string().optional()),
 });
-
-type OperatorField = (typeof OPERATOR_FIELDS)[number];
 
 export type OperatorSettings = Pick<Configuration, OperatorField> & {
   /**
@@ -66,14 +64,9 @@ export function setOperatorSettings(settings: Partial<OperatorSettings>): void {
  * its operator fields taken out and set for the process; what is left is a run's context.
  */
 export function adoptOperatorFields(given: Partial<Configuration>): Partial<Configuration> {
-  const context: Partial<Configuration> = {};
-  const operator: Partial<Configuration> = {};
-  for (const [key, value] of Object.entries(given)) {
-    const target = (OPERATOR_FIELDS as readonly string[]).includes(key) ? operator : context;
-    if (value !== undefined) Object.assign(target, { [key]: value });
-  }
+  const { caller, operator } = splitOperatorFields(given);
   setOperatorSettings(operator);
-  return context;
+  return caller;
 }
 
 /** Back to the environment and the defaults. */
@@ -87,8 +80,4 @@ export function resetOperatorSettings(): void {
  */
 export function enterServedMode(): void {
   served = true;
-}
-
-export function isServed(): boolean {
-  return served;
 }

@@ -1,11 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type BaseStore, Command, MemorySaver } from "@langchain/langgraph";
-import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
-import {
-  adoptOperatorFields,
-  operatorSettings,
-  setOperatorSettings,
-} from "../blackboard/operator.js";
+import type { Configuration } from "../blackboard/configuration.js";
+import { adoptOperatorFields, setOperatorSettings } from "../blackboard/operator.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
 import {
@@ -15,6 +11,7 @@ import {
   runLimits,
 } from "../graphs/registry.js";
 import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
+import { configurationOf } from "../nodes/runtime.js";
 import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
@@ -160,7 +157,7 @@ function answererToken(payload: unknown): string {
 export async function ask(options: AskOptions): Promise<TableQAStateValue | undefined> {
   // The operator's fields among the caller's settings hold for the process, not for the run.
   const context = adoptOperatorFields(options.context);
-  const config = { ...ensureConfiguration(context), ...operatorSettings() };
+  const config = configurationOf({ context });
   const reviewing = config.review !== "off";
   const decide = options.decide ?? (process.stdin.isTTY ? askOnTerminal : undefined);
   if (reviewing && !decide) throw new ReviewNeedsTerminalError();
@@ -205,7 +202,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   try {
     // The local sandbox starts now, while the graph loads and the planner's model call is in
     // flight, not when the executor first needs it; a failed start is tried again there.
-    if (operatorSettings().sandbox === "local") getSandbox("local").catch(() => {});
+    if (config.sandbox === "local") getSandbox("local").catch(() => {});
     // The files named on the command line are the user's choice, wherever they are.
     setOperatorSettings({ tableFiles: options.tables });
     const graph = await loadGraph(options.graph, {

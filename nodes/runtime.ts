@@ -56,13 +56,8 @@ function withOperator(caller: Configuration, user: string | undefined): Configur
   const memoryNamespace = caller.memoryNamespace.startsWith(own)
     ? caller.memoryNamespace
     : own + caller.memoryNamespace;
-  return {
-    ...caller,
-    sandbox: operator.sandbox,
-    replayCache: operator.replayCache,
-    workersDir: operator.workersDir,
-    memoryNamespace,
-  };
+  const fields = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, operator[key]]));
+  return { ...caller, ...fields, memoryNamespace };
 }
 
 /** A run configuration that is not one: every problem, in one line. */

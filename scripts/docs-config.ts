@@ -270,7 +270,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_REPLAY_CACHE",
-    readBy: "the model factory (`tools/models/chat.ts`)",
+    readBy: "the operator's settings (`blackboard/operator.ts`), for the model factory",
     meaning: "file of recorded model replies, used when the configuration's `replayCache` is unset",
   },
   {

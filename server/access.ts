@@ -46,22 +46,29 @@ export function keysOf(env: NodeJS.ProcessEnv): Map<string, string> {
   return keys;
 }
 
+/** What the server's guards read of langgraph.json. */
 const LangGraphJsonSchema = z.looseObject({
+  auth: z.looseObject({ path: z.string(), disable_studio_auth: z.boolean().optional() }).optional(),
   http: z
     .looseObject({
       cors: z.looseObject({ allow_origins: z.array(z.string()).optional() }).optional(),
     })
     .optional(),
 });
+export type LangGraphJson = z.infer<typeof LangGraphJsonSchema>;
+
+/** langgraph.json's guards; an empty object when it cannot be read. */
+export function readLangGraphJson(configFile = path.resolve("langgraph.json")): LangGraphJson {
+  try {
+    return LangGraphJsonSchema.parse(JSON.parse(readFileSync(configFile, "utf8")));
+  } catch {
+    return {};
+  }
+}
 
 /** The origins langgraph.json lets browsers call from; none when it names none. */
-export function allowedOrigins(configFile = path.resolve("langgraph.json")): string[] {
-  try {
-    const config = LangGraphJsonSchema.parse(JSON.parse(readFileSync(configFile, "utf8")));
-    return config.http?.cors?.allow_origins ?? [];
-  } catch {
-    return [];
-  }
+export function allowedOrigins(configFile?: string): string[] {
+  return readLangGraphJson(configFile).http?.cors?.allow_origins ?? [];
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);

@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
 import { OperatorEnvSchema } from "../blackboard/operator.js";
 import { uploadLimitBytes } from "../tools/tables/sources.js";
-import { allowedOrigins, keysOf } from "./access.js";
+import { keysOf, readLangGraphJson } from "./access.js";
 
 /** What `tableminds doctor` says about the API server's guards, from langgraph.json and the environment. */
 export interface ServerFacts {
@@ -16,23 +14,14 @@ export interface ServerFacts {
   uploadMb: number;
 }
 
-const AuthConfigSchema = z.looseObject({
-  auth: z.looseObject({ path: z.string(), disable_studio_auth: z.boolean().optional() }).optional(),
-});
-
 export function serverFacts(
   env: NodeJS.ProcessEnv = process.env,
   configFile = path.resolve("langgraph.json"),
 ): ServerFacts {
-  let authWired = false;
-  try {
-    const config = AuthConfigSchema.parse(JSON.parse(readFileSync(configFile, "utf8")));
-    authWired = Boolean(
-      config.auth?.path.includes("server/auth") && config.auth.disable_studio_auth,
-    );
-  } catch {
-    authWired = false;
-  }
+  const config = readLangGraphJson(configFile);
+  const authWired = Boolean(
+    config.auth?.path.includes("server/auth") && config.auth.disable_studio_auth,
+  );
   let keyedUsers: number | string;
   try {
     keyedUsers = new Set(keysOf(env).values()).size;
@@ -43,7 +32,7 @@ export function serverFacts(
   return {
     authWired,
     keyedUsers,
-    origins: allowedOrigins(configFile),
+    origins: config.http?.cors?.allow_origins ?? [],
     tableRoots: roots.split(path.delimiter).filter(Boolean),
     uploadMb: uploadLimitBytes(env) / 1024 / 1024,
   };

@@ -6,6 +6,7 @@ import {
   type UsageMetadata,
 } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
+import { operatorSettings } from "../../blackboard/operator.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { hostOf, trackModelCall } from "./activity.js";
 import {
@@ -174,7 +175,7 @@ export async function callModel(
       cause,
     });
 
-  const cacheFile = opts.replayCache ?? (process.env.TABLEMINDS_REPLAY_CACHE?.trim() || undefined);
+  const cacheFile = opts.replayCache ?? operatorSettings().replayCache;
   const cache = cacheFile ? replayCacheAt(cacheFile) : undefined;
   const cacheKey = cache ? replayKey(chat, baseUrl, messages, parsed.seed) : "";
   const recorded = cache?.get(cacheKey);
