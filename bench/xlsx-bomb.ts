@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { crc32, createDeflateRaw } from "node:zlib";
+import { MAIN, SHEET_PART, WORKBOOK_SKELETON } from "../tests/support/workbook-xml.js";
 
 const HERE = import.meta.filename;
 const MiB = 1024 * 1024;
@@ -122,44 +123,11 @@ async function writeZip(file: string, parts: Part[]): Promise<number> {
   return unzipped;
 }
 
-const MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
-const RELS = "http://schemas.openxmlformats.org/package/2006/relationships";
-const DOC = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-
 /** A one-sheet workbook whose sheet XML is `sheet`. */
 function workbook(sheet: () => Iterable<string | Buffer>): Part[] {
-  const once = (text: string) => () => [text];
   return [
-    {
-      name: "[Content_Types].xml",
-      content: once(
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-          '<Default Extension="xml" ContentType="application/xml"/>' +
-          '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
-          '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>' +
-          "</Types>",
-      ),
-    },
-    {
-      name: "_rels/.rels",
-      content: once(
-        `<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
-      ),
-    },
-    {
-      name: "xl/workbook.xml",
-      content: once(
-        `<workbook xmlns="${MAIN}" xmlns:r="${DOC}"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>`,
-      ),
-    },
-    {
-      name: "xl/_rels/workbook.xml.rels",
-      content: once(
-        `<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
-      ),
-    },
-    { name: "xl/worksheets/sheet1.xml", content: sheet },
+    ...WORKBOOK_SKELETON.map(({ name, xml }) => ({ name, content: () => [xml] })),
+    { name: SHEET_PART, content: sheet },
   ];
 }
 

@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
-import { EXAMPLES, MEDALS_INPUT, useTempHome } from "../support/env.js";
+import { EXAMPLES, MEDALS_INPUT, stubEnv } from "../support/env.js";
 import { MEDALS_CODE, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -12,10 +12,7 @@ describe("langgraph dev server", () => {
   beforeAll(async () => {
     stub = await startStubOpenAI({ respond: orchestratedMedalsTeam(), idleTimeoutMs: 240_000 });
     server = await startDevServer({
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: "test-key",
-      TABLEMINDS_MODEL: "stub-model",
-      TABLEMINDS_HOME: useTempHome(),
+      ...stubEnv(stub.url),
       // The operator lets runs read the example tables by path (a server reads none by default).
       TABLEMINDS_TABLE_ROOTS: EXAMPLES,
     });

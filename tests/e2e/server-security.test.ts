@@ -4,7 +4,7 @@ import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
-import { EXAMPLES, useTempHome } from "../support/env.js";
+import { EXAMPLES, stubEnv } from "../support/env.js";
 import { MEDALS_QUESTION, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -33,10 +33,7 @@ describe("the API server against callers it does not trust", () => {
     chmodSync(privateCsv, 0o600);
     stub = await startStubOpenAI({ respond: orchestratedMedalsTeam(), idleTimeoutMs: 240_000 });
     server = await startDevServer({
-      OPENAI_BASE_URL: stub.url,
-      OPENAI_API_KEY: "test-key",
-      TABLEMINDS_MODEL: "stub-model",
-      TABLEMINDS_HOME: useTempHome(),
+      ...stubEnv(stub.url),
       TABLEMINDS_API_KEYS: `alice:${ALICE},bob:${BOB}`,
       TABLEMINDS_TABLE_ROOTS: "",
     });

@@ -28,7 +28,7 @@ export interface DevServer {
  * lifetime limit (coreutils `timeout`) so it stops by itself even if a test dies.
  */
 export async function startDevServer(
-  env: Record<string, string>,
+  env: Record<string, string | undefined>,
   lifetimeSeconds = 300,
 ): Promise<DevServer> {
   const port = await freePort();

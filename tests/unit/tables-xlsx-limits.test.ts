@@ -13,6 +13,7 @@ import {
 } from "../../tools/tables/xlsx-limits.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
+import { MAIN, SHEET_PART, WORKBOOK_SKELETON } from "../support/workbook-xml.js";
 
 // --- a small zip writer, to make workbooks whose parts and headers say what a test needs -----
 
@@ -102,36 +103,11 @@ function zip(parts: Part[]): Buffer {
   return Buffer.concat([...chunks, directory, end]);
 }
 
-const MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
-const RELS = "http://schemas.openxmlformats.org/package/2006/relationships";
-const DOC = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-
 /** The parts of a one-sheet workbook ("Data"), the sheet's part first changed by `sheet`. */
 function workbookParts(sheetXml: string, sheet: Partial<Part> = {}): Part[] {
   return [
-    {
-      name: "[Content_Types].xml",
-      content:
-        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-        '<Default Extension="xml" ContentType="application/xml"/>' +
-        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
-        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>' +
-        "</Types>",
-    },
-    {
-      name: "_rels/.rels",
-      content: `<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
-    },
-    {
-      name: "xl/workbook.xml",
-      content: `<workbook xmlns="${MAIN}" xmlns:r="${DOC}"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>`,
-    },
-    {
-      name: "xl/_rels/workbook.xml.rels",
-      content: `<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${DOC}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
-    },
-    { name: "xl/worksheets/sheet1.xml", content: sheetXml, ...sheet },
+    ...WORKBOOK_SKELETON.map(({ name, xml }) => ({ name, content: xml })),
+    { name: SHEET_PART, content: sheetXml, ...sheet },
   ];
 }
 
