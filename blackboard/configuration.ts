@@ -181,6 +181,38 @@ export const ConfigurationSchema = z.object({
     .string()
     .optional()
     .describe("File of recorded model replies: a repeated call is answered from it, for free"),
+  rawTables: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Read tables literally: the first row is the header and every cell stays as written (no titles, header paths, totals, notes or number and date reading)",
+    ),
+  headerRows: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe("Rows each table's header takes (else found: merged and repeated header cells)"),
+  skipRows: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe("Rows skipped above each table, titles included (else titles are found)"),
+  sheet: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The one sheet of a workbook to load, a hidden one too (else every visible sheet)"),
+  locale: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(?:[-_][A-Za-z]{2})?$/, "a locale such as de, fr-FR or en-US")
+    .optional()
+    .describe(
+      "Locale of the tables' numbers and dates (de: 1.234,5 and day first; en-US: month first); else decided per column from its values",
+    ),
   sampleRows: z
     .number()
     .int()

@@ -4,6 +4,14 @@ import { z } from "zod";
 export const ColumnSchema = z.object({
   name: z.string(),
   dtype: z.string(),
+  /** The header cells the name was made of, top to bottom, when the header had several rows. */
+  path: z.array(z.string().max(300)).max(8).optional(),
+  /** The unit of the values: from the header (`(USD m)`, `%`) or from the cells (`$` -> USD). */
+  unit: z.string().max(40).optional(),
+  /** How the cells' text was read, for the context: `currency "$1,250,400" -> 1250400`. */
+  reading: z.string().max(200).optional(),
+  /** Some cells are formulas, read from the values the workbook stored with them. */
+  formula: z.boolean().optional(),
 });
 export type Column = z.infer<typeof ColumnSchema>;
 
@@ -66,10 +74,64 @@ export const TableOriginSchema = z.discriminatedUnion("format", [
   }),
   /** A Parquet file: row r is the file's row r (1-based r + 1). */
   z.object({ format: z.literal("parquet"), file: z.string() }),
-  /** Rows passed inline (`{columns, data}`): row r is `data[r]`. */
-  z.object({ format: z.literal("inline") }),
+  /**
+   * Rows passed inline (`{columns, data}`): row r is `data[r]`, or, when rows were left out
+   * (header rows, totals), `data[p - 1]` for its place p in `rows`.
+   */
+  z.object({ format: z.literal("inline"), rows: RowPlacesSchema.optional() }),
 ]);
 export type TableOrigin = z.infer<typeof TableOriginSchema>;
+
+/** A place in the user's file: a sheet row, a file line, an inline data row (1-based). */
+const PlaceSchema = z.number().int().positive();
+/** Places listed at most, per kind, so that a reading stays small in a checkpoint. */
+export const MAX_LISTED_PLACES = 200;
+
+/**
+ * How a table was read from its file when the reader did more than take the first row as the
+ * header: the title above it, the header rows flattened into paths, the rows left out of the
+ * data (totals, notes, hidden ones) and where the literal text of the cells is kept. Absent for
+ * a literal reading (`raw`) of a file that needed nothing of this.
+ */
+export const TableReadingSchema = z.object({
+  /** Title or caption lines above the header. */
+  title: z.array(z.string().max(500)).max(10).optional(),
+  /** The places of the header rows (several when the header was flattened into paths). */
+  headerRows: z.array(PlaceSchema).max(20).optional(),
+  /** Total and subtotal rows, left out of the data; `table` holds them with the same columns. */
+  totals: z
+    .object({
+      rows: z.array(PlaceSchema).max(MAX_LISTED_PLACES),
+      labels: z.array(z.string().max(200)).max(MAX_LISTED_PLACES),
+      table: z.string().optional(),
+    })
+    .optional(),
+  /** Notes, footnotes and sources below or beside the data, left out of it. */
+  notes: z
+    .array(z.object({ row: PlaceSchema, text: z.string().max(500) }))
+    .max(20)
+    .optional(),
+  /** Hidden rows and columns of the sheet, left out; hidden sheets of the workbook, not loaded. */
+  hidden: z
+    .object({
+      rows: z.array(PlaceSchema).max(MAX_LISTED_PLACES).optional(),
+      columns: z.array(z.string().max(40)).max(MAX_LISTED_PLACES).optional(),
+      sheets: z.array(z.string().max(200)).max(50).optional(),
+    })
+    .optional(),
+  /** Leading rows skipped because the reading was told to (`skipRows`). */
+  skipped: z.array(PlaceSchema).max(MAX_LISTED_PLACES).optional(),
+  /** A column added from hierarchical row labels (section rows or indented labels). */
+  groupColumn: z.string().optional(),
+  /** The cells' literal text, same rows and columns as the table, for citations. */
+  text: z.object({ uri: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** Tables made from this one's lists of records (JSON), by column. */
+  children: z
+    .array(z.object({ column: z.string(), table: z.string() }))
+    .max(50)
+    .optional(),
+});
+export type TableReading = z.infer<typeof TableReadingSchema>;
 
 /**
  * A table travels by reference: the bytes live in the content-addressed artifact
@@ -84,6 +146,8 @@ export const TableRefSchema = z.object({
   columns: z.array(ColumnSchema),
   /** Where the rows and columns are in the user's file, for citations; absent for tables code produced. */
   origin: TableOriginSchema.optional(),
+  /** How the file was read (titles, header paths, totals, notes, hidden parts). */
+  reading: TableReadingSchema.optional(),
 });
 export type TableRef = z.infer<typeof TableRefSchema>;
 

@@ -22,6 +22,9 @@ const SPELLED: Record<string, Key> = {
   "--run-timeout <ms>": "runTimeoutMs",
   "--sampling-seed <n>": "seed",
   "--workers-dir <dir>": "workersDir",
+  "--raw": "rawTables",
+  "--sheet <name>": "sheet",
+  "--locale <locale>": "locale",
 };
 
 /** The configuration `ask` and `eval run` take as flags. */
@@ -56,6 +59,11 @@ export const RUN_FLAGS = [
   "maxDispatchRounds",
   "maxModelCalls",
   "workersDir",
+  "rawTables",
+  "headerRows",
+  "skipRows",
+  "sheet",
+  "locale",
 ] as const satisfies readonly Key[];
 
 /** `ask` also streams and keeps long-term memory; an evaluation never lets questions teach each other. */

@@ -12,6 +12,7 @@ import {
 } from "./configuration-flags.js";
 import { registerDataCommands } from "./data.js";
 import { registerEvalCommands } from "./eval.js";
+import { registerInspectCommand } from "./inspect.js";
 import { JSON_OPTION_HELP } from "./json-fields.js";
 import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
@@ -213,6 +214,7 @@ export function buildProgram(): Command {
   registerMineCommand(program);
   registerServeRewardCommand(program);
   registerDataCommands(program);
+  registerInspectCommand(program);
   registerPruneCommand(program);
 
   program

@@ -2,8 +2,26 @@ import type { GraphNode } from "@langchain/langgraph";
 import { operatorSettings } from "../blackboard/operator.js";
 import type { IngestState } from "../blackboard/state.js";
 import { loadTables } from "../tools/tables/load.js";
+import type { ReadingOptions } from "../tools/tables/reading.js";
 import { allowedSource, assertStoredTable } from "../tools/tables/sources.js";
-import type { NodeContext } from "./runtime.js";
+import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
+
+/** How the run's configuration says files are read (`--raw`, `--header-rows`, ...). */
+export function readingOptionsOf(config: {
+  rawTables: boolean;
+  headerRows?: number | undefined;
+  skipRows?: number | undefined;
+  sheet?: string | undefined;
+  locale?: string | undefined;
+}): ReadingOptions {
+  const options: ReadingOptions = {};
+  if (config.rawTables) options.raw = true;
+  if (config.headerRows !== undefined) options.headerRows = config.headerRows;
+  if (config.skipRows !== undefined) options.skipRows = config.skipRows;
+  if (config.sheet !== undefined) options.sheet = config.sheet;
+  if (config.locale !== undefined) options.locale = config.locale;
+  return options;
+}
 
 /**
  * Turns the run's `sources` (file paths, uploads or inline rows) into table references: one per
@@ -12,7 +30,7 @@ import type { NodeContext } from "./runtime.js";
  * clearly, before any model is asked anything. A path must be under the operator's table roots
  * and a ready-made table must be in the artifact store (tools/tables/sources.ts).
  */
-export const ingest = (async (state) => {
+export const ingest = (async (state, runtime: NodeRuntime) => {
   // A caller of the API server may send no question at all.
   if (!state.question?.trim()) {
     throw new Error("the question is empty: ask something about the table");
@@ -30,7 +48,8 @@ export const ingest = (async (state) => {
   // Every source is checked before any is read.
   const allowed = state.sources.map((source) => allowedSource(source, policy));
   const loaded = [];
-  for (const source of allowed) loaded.push(...(await loadTables(source)));
+  const reading = readingOptionsOf(configurationOf(runtime));
+  for (const source of allowed) loaded.push(...(await loadTables(source, { reading })));
   const known = new Set(state.tables.map((t) => t.sha256 + t.name));
   const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));
   for (const warning of loaded.flatMap((l) => l.warnings)) {

@@ -54,6 +54,11 @@ export function rowPosition(table: TableRef, row: number): RowPosition {
     }
     case "json":
       return { unit: "record", number: ordinal };
+    case "inline": {
+      // Header rows or totals left out of the data: the row's place among the rows passed.
+      const place = origin.rows && placeOf(origin.rows, row);
+      return { unit: "row", number: place ?? ordinal };
+    }
     default:
       return { unit: "row", number: ordinal };
   }

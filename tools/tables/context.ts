@@ -7,6 +7,7 @@ import { packSections, type Section } from "./context-budget.js";
 import { columnScore } from "./context-keywords.js";
 import { type CellHit, type IndexHit, type Retrieval, retrieve } from "./context-retrieval.js";
 import { formatProfile, isLargeTable, summarizeInNode } from "./profile.js";
+import { columnFacts, readingLines } from "./reading-notes.js";
 import { renderTable } from "./render.js";
 import { loadTokenizer, type Tokenizer } from "./tokens.js";
 
@@ -202,11 +203,13 @@ async function retrievedView(
       ? ` (${shownColumns.length} of ${names.length} columns)`
       : "";
 
+  const facts = new Map(ref.columns.map((column) => [column.name, columnFacts(column)]));
   const sections: Section[] = [];
   sections.push({
     fixed: true,
     head: [
       tableHeader(ref, index.rowCount, names.length),
+      ...readingLines(ref),
       "Too large to show whole: its columns with statistics, then the rows and cells that " +
         "match the question's words. # is the 0-based row position, as pandas counts.",
     ],
@@ -215,7 +218,8 @@ async function retrievedView(
   sections.push({
     head: ["Columns:"],
     pieces: index.columns.map((column) => {
-      const base = `- \`${column.name}\` (${column.dtype})`;
+      const extra = facts.get(column.name);
+      const base = `- \`${column.name}\` (${column.dtype})${extra ? ` [${extra}]` : ""}`;
       const stats = describeStats(column, opts.maxWidth);
       const score = relevance(column);
       return {

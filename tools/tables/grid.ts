@@ -1,6 +1,7 @@
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
 import { TableLoadError } from "./errors.js";
+import { cellJson, flattenRecords, isRecord } from "./json-records.js";
 
 /** A table's cells as text, before its columns are named and it is stored. */
 export interface Grid {
@@ -10,18 +11,32 @@ export interface Grid {
   warnings?: string[];
   /** Delimited text: the 1-based line the header and each row start on. */
   lines?: { header: number; rows: number[] };
-  /** JSON: the pointer of the array of rows, and whether they are records or lists. */
+  /**
+   * JSON: the pointer of the array of rows, and whether they are records or lists. Records are
+   * flattened: nested objects into dotted columns (`address.city`).
+   */
   json?: { pointer: string; shape: "records" | "rows" };
+  /** JSON records: the columns (names as in `header`) whose cells are lists of scalars, as JSON text (`["a","b"]`). */
+  lists?: string[];
+  /** JSON records: each column of lists of records as a table of its own; the column keeps the count. */
+  children?: GridChild[];
+}
+
+/** A list of records inside JSON records, as a table of its own. */
+export interface GridChild {
+  /** The column's dotted name in the parent: `orders`, `customer.orders`. */
+  name: string;
+  /** `_parent_row` (the 0-based row of the parent grid), then the records' flattened fields. */
+  grid: Grid;
+  /** The parent's column holding how many records each row's list has ("" when it has none). */
+  parentColumn: string;
+  /** Keys from the parent record to the list: record k of row r is at `<row r>/<path...>/k`. */
+  path: string[];
 }
 
 /** Stored text of one value: missing -> empty, scalars via String(), the rest as JSON. */
 export function cellText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
-    return String(value);
-  }
-  return JSON.stringify(value) ?? "";
+  return cellJson(value);
 }
 
 export function plural(n: number, noun: string): string {
@@ -32,10 +47,6 @@ function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function badShape(file: string, detail: string): TableLoadError {
@@ -68,8 +79,11 @@ export function gridFromColumnsData(columns: unknown, data: unknown, file: strin
   return { header, rows };
 }
 
-/** An array of records; the columns are the union of their keys, in first-seen order. */
-function gridFromRecords(items: unknown[], file: string): Grid {
+/**
+ * An array of records; the columns are the union of their keys, in first-seen order, nested
+ * objects flattened to dotted columns (see flattenRecords for lists and bounds).
+ */
+export function gridFromRecords(items: unknown[], file: string, flatten = true): Grid {
   const keys = new Set<string>();
   for (const [i, item] of items.entries()) {
     if (!isRecord(item)) {
@@ -86,14 +100,14 @@ function gridFromRecords(items: unknown[], file: string): Grid {
       items.length === 0 ? "the array has no records" : "the records have no keys",
     );
   }
+  const records = items as Record<string, unknown>[];
+  if (flatten) return flattenRecords(records);
   const header = [...keys];
-  const rows = (items as Record<string, unknown>[]).map((item) =>
-    header.map((key) => cellText(item[key])),
-  );
-  return { header, rows };
+  return { header, rows: records.map((item) => header.map((key) => cellText(item[key]))) };
 }
 
-export function gridFromJson(text: string, file: string): Grid {
+/** A JSON file's grid; `flatten: false` keeps nested values as JSON text (the literal reading). */
+export function gridFromJson(text: string, file: string, flatten = true): Grid {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -101,7 +115,7 @@ export function gridFromJson(text: string, file: string): Grid {
     throw new TableLoadError(file, `invalid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (Array.isArray(value)) {
-    return { ...gridFromRecords(value, file), json: { pointer: "", shape: "records" } };
+    return { ...gridFromRecords(value, file, flatten), json: { pointer: "", shape: "records" } };
   }
   if (isRecord(value) && "columns" in value && "data" in value) {
     const grid = gridFromColumnsData(value.columns, value.data, file);

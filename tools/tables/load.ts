@@ -10,11 +10,21 @@ import { decodeTable } from "./encoding.js";
 import { fileProblem, TableLoadError } from "./errors.js";
 import { FAST_CSV_BYTES, storeCleanCsv } from "./fast-csv.js";
 import { TABLE_FORMATS } from "./formats.js";
-import { type Grid, gridFromColumnsData, gridFromJson, gridFromText } from "./grid.js";
+import {
+  type Grid,
+  type GridChild,
+  gridFromColumnsData,
+  gridFromJson,
+  gridFromText,
+} from "./grid.js";
 import { indexKey, readIndex, writeIndex } from "./load-index.js";
 import { tableName, uniqueColumnNames } from "./names.js";
+import { inlineOrigin, lineOrigin, type OriginOf, sheetOrigin, storeRead } from "./read-store.js";
+import { type ReadingOptions, readSheet, readValues } from "./reading.js";
 import { rowPlaces } from "./row-places.js";
 import { allowedSource } from "./sources.js";
+import { rawSheetFromRows } from "./structure.js";
+import { checkRagged, textSheet } from "./text-sheet.js";
 
 export { TableLoadError } from "./errors.js";
 
@@ -31,7 +41,12 @@ export interface LoadOptions {
   encoding?: string;
   /** From this size on a clean CSV takes the DuckDB path (default FAST_CSV_BYTES). */
   fastCsvBytes?: number;
+  /** How to read the file: interpreted (default) or `raw`, and what to override. */
+  reading?: ReadingOptions;
 }
+
+/** Changes when the reader reads the same file into other tables: older index entries are not reused. */
+const READER_VERSION = "reader-2";
 
 /**
  * Files the loader reads whole into memory (text tables not clean enough for the DuckDB path,
@@ -175,23 +190,170 @@ async function loadText(
   const decoded = decodeTable(await readWhole(file, size), file, opts.encoding);
   if (decoded.text.trim() === "")
     throw new TableLoadError(file, "the file is empty (only whitespace)");
-  const grid =
-    extension === ".json"
-      ? gridFromJson(decoded.text, file)
-      : gridFromText(decoded.text, extension, file);
-  const loaded = await storeGrid(grid, name, textOrigin(grid, file, extension));
-  if (decoded.warning) loaded.warnings.unshift(decoded.warning);
-  return [loaded];
+  const reading = opts.reading ?? {};
+  let loaded: Unprefixed[];
+  if (reading.raw) loaded = [await literalText(decoded.text, extension, file, name)];
+  else if (extension === ".json") loaded = await readJson(decoded.text, file, name, reading);
+  else loaded = await readText(decoded.text, extension, file, name, reading);
+  if (decoded.warning) loaded[0]?.warnings.unshift(decoded.warning);
+  return loaded;
 }
 
-async function loadWorkbook(file: string, size: number, base: string): Promise<Unprefixed[]> {
+/** A text file read literally: the first record the header, every cell as it is. */
+async function literalText(
+  text: string,
+  extension: string,
+  file: string,
+  name: string,
+): Promise<Unprefixed> {
+  const grid =
+    extension === ".json" ? gridFromJson(text, file, false) : gridFromText(text, extension, file);
+  return storeGrid(grid, name, textOrigin(grid, file, extension));
+}
+
+/**
+ * A JSON file read for its values: nested records flattened to dotted columns, each list of
+ * records a child table `<name>_<column>` whose `_parent_row` is the parent's row.
+ */
+async function readJson(
+  text: string,
+  file: string,
+  name: string,
+  reading: ReadingOptions,
+): Promise<Unprefixed[]> {
+  const grid = gridFromJson(text, file);
+  const json = grid.json ?? { pointer: "", shape: "records" as const };
+  const origin: OriginOf = () => ({ format: "json", file: path.basename(file), ...json });
+  const [main, ...rest] = await storeRead(
+    readValues(grid.header, grid.rows, reading),
+    name,
+    origin,
+  );
+  if (!main) throw new TableLoadError(file, "the file has no table in it");
+  main.warnings.unshift(...(grid.warnings ?? []));
+  const loaded: Unprefixed[] = [main, ...rest];
+  const children: { column: string; table: string }[] = [];
+  const addChildren = async (parent: string, list: readonly GridChild[]) => {
+    for (const child of list) {
+      const childName = tableName(`${parent}_${child.name.replaceAll(".", "_")}`);
+      const childOrigin: OriginOf = () => ({
+        format: "json",
+        file: path.basename(file),
+        pointer: `${json.pointer}/*/${child.path.join("/")}`,
+        shape: "records",
+      });
+      const read = readValues(child.grid.header, child.grid.rows, reading);
+      loaded.push(...(await storeRead(read, childName, childOrigin)));
+      children.push({ column: child.parentColumn, table: childName });
+      await addChildren(childName, child.grid.children ?? []);
+    }
+  };
+  await addChildren(name, grid.children ?? []);
+  const lists = grid.lists ?? [];
+  if (children.length > 0 || lists.length > 0) {
+    main.table.reading = { ...main.table.reading };
+    if (children.length > 0) main.table.reading.children = children.slice(0, 50);
+    main.table.columns = main.table.columns.map((column) =>
+      lists.includes(column.name)
+        ? { ...column, reading: "lists, as JSON text (json.loads a cell for the list)" }
+        : column,
+    );
+  }
+  return loaded;
+}
+
+/** Names the tables of one sheet or file: the base alone, or `<base>_<n>` when there are several. */
+function blockNames(base: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    count === 1 ? base : tableName(`${base}_${i + 1}`),
+  );
+}
+
+/** A CSV or TSV file read for its structure: titles, header rows, totals and notes, values. */
+async function readText(
+  text: string,
+  extension: string,
+  file: string,
+  name: string,
+  reading: ReadingOptions,
+): Promise<Unprefixed[]> {
+  const sheet = textSheet(text, extension, file);
+  const tables = readSheet(sheet.sheet, reading);
+  // A plain table is read literally: same bytes, same warnings as ever.
+  if (tables.length <= 1 && !tables[0]?.interpreted) {
+    return [await literalText(text, extension, file, name)];
+  }
+  const format = extension === ".tsv" ? "tsv" : "csv";
+  const names = blockNames(name, tables.length);
+  const loaded: Unprefixed[] = [];
+  for (const [i, table] of tables.entries()) {
+    checkRagged(sheet, table.headerIndex, table.rowIndexes, file);
+    loaded.push(
+      ...(await storeRead(table, names[i] ?? name, lineOrigin(format, path.basename(file)))),
+    );
+  }
+  loaded[0]?.warnings.unshift(...sheet.warnings);
+  return loaded;
+}
+
+async function loadWorkbook(
+  file: string,
+  size: number,
+  base: string,
+  reading: ReadingOptions,
+): Promise<Unprefixed[]> {
+  const bytes = await readWhole(file, size);
+  const format = path.extname(file).slice(1).toLowerCase() as "xlsx" | "xlsm" | "xls";
+  if (reading.raw) return literalWorkbook(bytes, file, base, format);
+  const { rawSheetsFromWorkbook } = await import("./xlsx.js");
+  const all = rawSheetsFromWorkbook(bytes, file);
+  const wanted = reading.sheet;
+  if (wanted && !all.some((s) => s.sheet === wanted)) {
+    const names = all.map((s) => JSON.stringify(s.sheet)).join(", ");
+    throw new TableLoadError(file, `it has no sheet ${JSON.stringify(wanted)} (sheets: ${names})`);
+  }
+  const hidden = all.filter((s) => s.hidden && s.sheet !== wanted).map((s) => s.sheet);
+  const sheets = all.filter((s) => (wanted ? s.sheet === wanted : !s.hidden));
+  const read = sheets.map(({ sheet, raw }) => ({ sheet, tables: readSheet(raw, reading) }));
+  const count = read.filter((s) => s.tables.length > 0).length;
+  const loaded: Unprefixed[] = [];
+  for (const { sheet, tables } of read) {
+    const name = tableName(count === 1 ? base : `${base}_${sheet}`);
+    const names = blockNames(name, tables.length);
+    for (const [i, table] of tables.entries()) {
+      const origin = sheetOrigin(format, path.basename(file), sheet, table.letters ?? []);
+      const stored = await storeRead(table, names[i] ?? name, origin);
+      for (const entry of stored) {
+        if (hidden.length > 0) {
+          const reading = entry.table.reading ?? {};
+          entry.table.reading = { ...reading, hidden: { ...reading.hidden, sheets: hidden } };
+        }
+        entry.warnings = entry.warnings.map((w) => `sheet ${JSON.stringify(sheet)}: ${w}`);
+      }
+      loaded.push(...stored);
+    }
+  }
+  if (loaded.length === 0) {
+    const names = all.map((s) => JSON.stringify(s.sheet)).join(", ");
+    throw new TableLoadError(file, `the workbook has no data in any visible sheet (${names})`);
+  }
+  return loaded;
+}
+
+/** A workbook read literally: each sheet's first row (after title rows) its header. */
+async function literalWorkbook(
+  bytes: Buffer,
+  file: string,
+  base: string,
+  format: "xlsx" | "xlsm" | "xls",
+): Promise<Unprefixed[]> {
   const { gridsFromWorkbook } = await import("./xlsx.js");
-  const sheets = gridsFromWorkbook(await readWhole(file, size), file);
+  const sheets = gridsFromWorkbook(bytes, file);
   const loaded: Unprefixed[] = [];
   for (const { sheet, grid } of sheets) {
     const name = tableName(sheets.length === 1 ? base : `${base}_${sheet}`);
     const origin: TableOrigin = {
-      format: path.extname(file).slice(1).toLowerCase() as "xlsx" | "xlsm" | "xls",
+      format,
       file: path.basename(file),
       sheet,
       header: grid.headerRow,
@@ -205,9 +367,32 @@ async function loadWorkbook(file: string, size: number, base: string): Promise<U
   return loaded;
 }
 
+/** Inline `{columns, data}` rows read for their structure (TableBench's two-row headers). */
+async function loadInline(
+  columns: unknown,
+  data: unknown,
+  name: string,
+  reading: ReadingOptions,
+): Promise<Unprefixed[]> {
+  const grid = gridFromColumnsData(columns, data, "<inline>");
+  if (reading.raw) return [await storeGrid(grid, name, { format: "inline" })];
+  const places = { header: 0, rows: grid.rows.map((_, i) => i + 1) };
+  const tables = readSheet(rawSheetFromRows(grid.header, grid.rows, places), reading);
+  if (tables.length <= 1 && !tables[0]?.interpreted) {
+    return [await storeGrid(grid, name, { format: "inline" })];
+  }
+  const names = blockNames(name, tables.length);
+  const loaded: Unprefixed[] = [];
+  for (const [i, table] of tables.entries()) {
+    loaded.push(...(await storeRead(table, names[i] ?? name, inlineOrigin)));
+  }
+  return loaded;
+}
+
 async function loadFile(file: string, size: number, base: string, opts: LoadOptions) {
   const extension = formatOf(file);
-  if (WORKBOOK_FORMATS.includes(extension)) return loadWorkbook(file, size, base);
+  if (WORKBOOK_FORMATS.includes(extension))
+    return loadWorkbook(file, size, base, opts.reading ?? {});
   if (extension === ".parquet") {
     const { storeParquet } = await import("./parquet.js");
     const origin: TableOrigin = { format: "parquet", file: path.basename(file) };
@@ -268,10 +453,9 @@ export async function loadTables(
 ): Promise<LoadedTable[]> {
   if ("upload" in source) return loadTables(allowedSource(source, NO_PATHS), opts);
   if (!("path" in source)) {
-    const grid = gridFromColumnsData(source.columns, source.data, "<inline>");
     const name = tableName(opts.name || source.name || "");
-    const loadedInline = await storeGrid(grid, name, { format: "inline" });
-    return withFile("<inline>", [loadedInline]);
+    const tables = await loadInline(source.columns, source.data, name, opts.reading ?? {});
+    return withFile("<inline>", tables);
   }
   const file = source.path;
   const info = await fileInfo(file);
@@ -279,7 +463,13 @@ export async function loadTables(
   if (info.size === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");
   const base = opts.name || source.name || path.basename(file, path.extname(file));
   const encoding = opts.encoding ?? source.encoding;
-  const settings = [base, encoding ?? null, opts.fastCsvBytes ?? null];
+  const settings = [
+    base,
+    encoding ?? null,
+    opts.fastCsvBytes ?? null,
+    READER_VERSION,
+    JSON.stringify(opts.reading ?? {}),
+  ];
   const statKey = indexKey(["stat", path.resolve(file), info.size, info.mtimeMs, ...settings]);
   const memoryKey = `${statKey}\0${artifactDir()}`;
   const kept = loaded.get(memoryKey);

@@ -3,6 +3,7 @@ import type { TableRef } from "../../blackboard/schemas.js";
 import { WorkCache } from "../bounded-cache.js";
 import { inferDtype, isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import { readTable } from "./read.js";
+import { columnFacts, readingLines } from "./reading-notes.js";
 import { renderTable } from "./render.js";
 
 export { renderTable } from "./render.js";
@@ -135,10 +136,14 @@ export function formatProfile(
   const lines = [
     `Table \`${ref.name}\` (pandas DataFrame \`${ref.name}\`): ` +
       `${count(rowCount, "row")}, ${count(columns.length, "column")}`,
+    ...readingLines(ref),
     "Columns:",
   ];
+  const facts = new Map(ref.columns.map((column) => [column.name, columnFacts(column)]));
   for (const column of columns) {
-    lines.push(`- \`${column.name}\` (${column.dtype}): ${describeColumn(column, maxWidth)}`);
+    const extra = facts.get(column.name);
+    const described = [describeColumn(column, maxWidth), extra].filter(Boolean).join("; ");
+    lines.push(`- \`${column.name}\` (${column.dtype}): ${described}`);
   }
   const shown = Math.min(Math.max(sampleRows, 0), rowCount);
   if (rowCount === 0) {

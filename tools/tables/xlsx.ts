@@ -1,6 +1,7 @@
-import { CFB, read, utils, type WorkBook } from "@e965/xlsx";
+import { type CellObject, CFB, type ParsingOptions, read, utils, type WorkBook } from "@e965/xlsx";
 import { TableLoadError } from "./errors.js";
 import { cellText, type Grid } from "./grid.js";
+import { cellKindOfText, type RawCell, type RawSheet, type Span } from "./structure.js";
 import {
   checkSheetRanges,
   checkWorkbookZip,
@@ -48,11 +49,16 @@ function valueText(value: unknown): string {
   return value instanceof Date ? dateText(value) : cellText(value);
 }
 
-function openWorkbook(bytes: Buffer, file: string, limits: WorkbookLimits): WorkBook {
+function openWorkbook(
+  bytes: Buffer,
+  file: string,
+  limits: WorkbookLimits,
+  more: ParsingOptions = {},
+): WorkBook {
   if (isEncrypted(bytes)) throw new TableLoadError(file, PASSWORD_PROBLEM);
   checkWorkbookZip(bytes, file, limits);
   try {
-    return read(bytes, { type: "buffer", cellDates: true, dense: true, UTC: true });
+    return read(bytes, { type: "buffer", cellDates: true, dense: true, UTC: true, ...more });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/password/i.test(message)) throw new TableLoadError(file, PASSWORD_PROBLEM);
@@ -206,6 +212,118 @@ export function gridsFromWorkbook(
     if (!sheet) continue;
     const grid = sheetTable(sheet);
     if (grid) sheets.push({ sheet: name, grid });
+  }
+  if (sheets.length === 0) {
+    const names = workbook.SheetNames.map((n) => JSON.stringify(n)).join(", ");
+    throw new TableLoadError(file, `the workbook has no data in any sheet (${names || "none"})`);
+  }
+  return sheets;
+}
+
+// --- the raw sheets, for reading their structure (structure.ts) -------------------------------
+
+/** One sheet as read for its structure: merges, hidden rows and columns, formulas. */
+export interface RawWorkbookSheet {
+  sheet: string;
+  /** Hidden or very hidden in the workbook. */
+  hidden: boolean;
+  raw: RawSheet;
+}
+
+const EMPTY: RawCell = { text: "", kind: "empty" };
+
+/** A cell's text and kind from its type; a formula's cached value stands for it. */
+function rawCell(cell: CellObject | undefined): RawCell {
+  if (!cell) return EMPTY;
+  const formula = typeof cell.f === "string" && cell.f !== "";
+  const value = cell.v;
+  let found: RawCell = EMPTY;
+  if (value instanceof Date) found = { text: dateText(value), kind: "date" };
+  else if (cell.t === "e") found = { text: cell.w ?? String(value ?? ""), kind: "text" };
+  else if (typeof value === "string") {
+    found = value.trim() === "" ? EMPTY : { text: value, kind: cellKindOfText(value) };
+  } else if (typeof value === "number") {
+    const text = cellText(value);
+    const shown = cell.w?.trim();
+    found = { text, kind: "number", ...(shown && shown !== text ? { shown } : {}) };
+  } else if (typeof value === "boolean") found = { text: cellText(value), kind: "bool" };
+  return formula ? { ...found, formula: true } : found;
+}
+
+/** The smallest rectangle holding every cell with a value or a formula, or null. */
+function filledBox(rows: readonly (CellObject[] | undefined)[]) {
+  let box: { r0: number; c0: number; r1: number; c1: number } | null = null;
+  for (const [r, row] of rows.entries()) {
+    if (!row) continue;
+    for (const [c, cell] of row.entries()) {
+      if (rawCell(cell) === EMPTY) continue;
+      if (!box) box = { r0: r, c0: c, r1: r, c1: c };
+      else {
+        box.r0 = Math.min(box.r0, r);
+        box.r1 = Math.max(box.r1, r);
+        box.c0 = Math.min(box.c0, c);
+        box.c1 = Math.max(box.c1, c);
+      }
+    }
+  }
+  return box;
+}
+
+function rawSheet(sheet: WorkBook["Sheets"][string]): RawSheet | null {
+  const rows = sheet["!data"] ?? [];
+  const box = filledBox(rows);
+  if (!box) return null;
+  const height = box.r1 - box.r0 + 1;
+  const width = box.c1 - box.c0 + 1;
+  const cells = Array.from({ length: height }, (_, i) => {
+    const row = rows[box.r0 + i];
+    return Array.from({ length: width }, (_, j) => rawCell(row?.[box.c0 + j]));
+  });
+  const merges: Span[] = [];
+  for (const { s, e } of sheet["!merges"] ?? []) {
+    const span = {
+      row0: Math.max(s.r, box.r0) - box.r0,
+      col0: Math.max(s.c, box.c0) - box.c0,
+      row1: Math.min(e.r, box.r1) - box.r0,
+      col1: Math.min(e.c, box.c1) - box.c0,
+    };
+    if (span.row0 <= span.row1 && span.col0 <= span.col1) merges.push(span);
+  }
+  const hiddenRows: number[] = [];
+  for (let i = 0; i < height; i++) if (sheet["!rows"]?.[box.r0 + i]?.hidden) hiddenRows.push(i);
+  const hiddenColumns: number[] = [];
+  for (let j = 0; j < width; j++) if (sheet["!cols"]?.[box.c0 + j]?.hidden) hiddenColumns.push(j);
+  return {
+    cells,
+    rowNumbers: Array.from({ length: height }, (_, i) => box.r0 + i + 1),
+    letters: Array.from({ length: width }, (_, j) => utils.encode_col(box.c0 + j)),
+    merges,
+    hiddenRows,
+    hiddenColumns,
+  };
+}
+
+/**
+ * Every non-empty sheet of a workbook as a RawSheet over the rectangle its cells fill, for
+ * readStructure: merged ranges, hidden rows and columns, hidden and very hidden sheets, formula
+ * cells (their cached values, marked as formulas), each cell's kind from its type (text cells
+ * classified by cellKindOfText). Refuses what gridsFromWorkbook refuses, with the same errors.
+ */
+export function rawSheetsFromWorkbook(
+  bytes: Buffer,
+  file: string,
+  limits: WorkbookLimits = workbookLimits(file),
+): RawWorkbookSheet[] {
+  // cellStyles is what makes SheetJS read the rows' and columns' hidden flags.
+  const workbook = openWorkbook(bytes, file, limits, { cellFormula: true, cellStyles: true });
+  checkSheetRanges(workbook, file, limits);
+  const states = workbook.Workbook?.Sheets ?? [];
+  const sheets: RawWorkbookSheet[] = [];
+  for (const [i, name] of workbook.SheetNames.entries()) {
+    const sheet = workbook.Sheets[name];
+    const raw = sheet ? rawSheet(sheet) : null;
+    const state = (states.find((s) => s.name === name) ?? states[i])?.Hidden ?? 0;
+    if (raw) sheets.push({ sheet: name, hidden: state !== 0, raw });
   }
   if (sheets.length === 0) {
     const names = workbook.SheetNames.map((n) => JSON.stringify(n)).join(", ");
