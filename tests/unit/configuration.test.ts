@@ -20,6 +20,21 @@ describe("the run configuration", () => {
     expect(shown.properties?.temperature).toMatchObject({ default: 0, maximum: 2 });
   });
 
+  it("lets Studio's form and the SDK say how tables are read", () => {
+    const shown = z.toJSONSchema(ContextSchema, { io: "input" }).properties ?? {};
+    for (const key of ["rawTables", "headerRows", "skipRows", "sheet", "locale"]) {
+      expect(shown).toHaveProperty(key);
+    }
+    expect(() => configurationOf({ context: { locale: "de; rm -rf" } })).toThrow(
+      /locale: a locale such as de, fr-FR or en-US/,
+    );
+    expect(configurationOf({ context: { headerRows: 2, locale: "de-DE" } })).toMatchObject({
+      headerRows: 2,
+      locale: "de-DE",
+      rawTables: false,
+    });
+  });
+
   it("lets a bad value through LangGraph's check, to be reported in one line by the nodes", () => {
     expect(() => ContextSchema.parse({ temperature: 7, judge: "moon" })).not.toThrow();
     const bad = { context: { temperature: 7, judge: "moon" } };
