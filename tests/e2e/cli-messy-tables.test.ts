@@ -49,6 +49,8 @@ describe("a finance workbook as a new user gives it", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^Answer: ${expected}$`, "m"));
     expect(result.stdout).toMatch(/Results!B5/);
+    // The rows the sum comes from, as the sheet writes them.
+    expect(result.stdout).toContain("$1,250,400");
     const coder = stub.requests.find((r) => r.role === "coder");
     const prompt = coder?.messages.map((m) => m.content).join("\n") ?? "";
     expect(prompt).toContain("Total rows left out of the data");

@@ -29,7 +29,7 @@ function heading(table: TableRef, column: string): string {
 }
 
 /**
- * Rows `rows` of `table` as a pipe table, each with its place (`line 4`, `sheet row 9`,
+ * Rows `rows` of `table` as a pipe table, cells as the file writes them, each with its place (`line 4`, `sheet row 9`,
  * `record 3`, `row 4`) first: at most `max` (default SHOWN_ROWS), then a line saying how many
  * more. A table wider than 8 columns shows its first column and `columns` only. A table too
  * large to parse here is described by its row places alone.
@@ -44,7 +44,9 @@ export async function renderSourceRows(
   if (ids.length === 0) return "(no rows)";
   if (await isLargeTable(table))
     return `${rowPlacesText(table, ids, max)} (not read: the table is large)`;
-  const data = await readTable(table);
+  // As written in the file ("$1,250,400", "05.03.2024"), where the reading changed the text.
+  const text = table.reading?.text;
+  const data = await readTable(text ? { ...table, uri: text.uri, sha256: text.sha256 } : table);
   const wanted = new Set(opts.columns ?? []);
   const columns = data.columns
     .map((name, index) => ({ name, index }))
