@@ -22,6 +22,7 @@ import {
   TreeNodeSchema,
   VerdictSchema,
 } from "./schemas.js";
+import { TurnSchema } from "./turns.js";
 
 /*
  * The blackboard. Every key is declared once here; each graph's state, and each node's, is a
@@ -93,15 +94,30 @@ const reviews = new ReducedValue(
   { inputSchema: z.array(ReviewSchema), reducer: upsertById },
 );
 
+/** The earlier turns of the thread's conversation, oldest first (blackboard/turns.ts). */
+const turns = new ReducedValue(
+  z.array(TurnSchema).default(() => []),
+  { inputSchema: z.array(TurnSchema), reducer: upsertById },
+);
+/**
+ * The question the per-question keys (plan, attempts, evidence, answer, ...) belong to, set as
+ * a turn opens; a run with another question opens a new turn. Null before the first.
+ */
+const asked = z.string().nullable().default(null);
+
 /** Where a solve starts, when the caller says: at the planner, the coder or the answerer. */
 const startAt = z.enum(["planner", "coder", "answerer"]).nullable().default(null);
 /** Where a solve stops, when the caller says: after the plan, after the code ran, or answered. */
 const stopAfter = z.enum(["planner", "executor", "answerer"]).nullable().default(null);
 
-/** What `solve` reads: the question and tables, what earlier rounds left, where to start and stop. */
+/**
+ * What `solve` reads: the question and tables, the conversation's earlier turns, what earlier
+ * rounds left, where to start and stop.
+ */
 const solveInput = {
   question,
   tables,
+  turns,
   plan,
   attempts,
   evidence,
@@ -133,6 +149,17 @@ export const ReviewState = new StateSchema({
   checked,
 });
 
+/** Opening a turn of a thread's conversation: what it archives and what it keeps. */
+export const TurnState = new StateSchema({
+  question,
+  asked,
+  turns,
+  tables,
+  answer,
+  evidence,
+  verdict,
+});
+
 /** Turning sources into table references, for a question. */
 export const IngestState = new StateSchema({ question, sources, tables });
 
@@ -145,8 +172,11 @@ export const TableQAState = new StateSchema({
   checked,
 });
 
-/** table_qa's graph: its state, the decisions taken at review pauses, and the gold answer if known. */
-export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews, gold });
+/**
+ * table_qa's graph: its state, the decisions taken at review pauses, the gold answer if known,
+ * and the question its per-question keys belong to.
+ */
+export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews, gold, asked });
 
 /** The branches of a search over plans, codes and answers (mom, mcts), upserted by id. */
 const branches = new ReducedValue(
@@ -164,6 +194,8 @@ const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
  */
 export const MomState = new StateSchema({
   question,
+  asked,
+  turns,
   sources,
   tables,
   memories,
@@ -186,6 +218,8 @@ const tree = new ReducedValue(
  */
 export const MctsState = new StateSchema({
   question,
+  asked,
+  turns,
   sources,
   tables,
   memories,
@@ -201,6 +235,7 @@ export const MctsState = new StateSchema({
 export const BranchTask = new StateSchema({
   question,
   tables,
+  turns,
   memories,
   id: z.string(),
   parent: BranchSchema.nullable(),
@@ -238,6 +273,7 @@ const selection = SelectionSchema.nullable().default(null);
 export const OrchestratorState = new StateSchema({
   ...solveInput,
   ...solveOutput,
+  asked,
   sources,
   verdict,
   checked,
@@ -252,6 +288,7 @@ export const OrchestratorState = new StateSchema({
 export const WorkerTask = new StateSchema({
   question,
   tables,
+  turns,
   subtask: SubtaskSchema,
   worker: z.string(),
   inputs: z.array(

@@ -29,7 +29,10 @@ export interface AskOptions {
   json: boolean;
   quiet: boolean;
   context: Partial<Configuration>;
-  /** Save every step under this id; asking again with it resumes an interrupted run. */
+  /**
+   * Save every step under this id: asking the same question again resumes an interrupted run
+   * (or prints the finished answer), a new question continues the thread's conversation.
+   */
   thread?: string;
   /** Long-term memory for recall/archive: a given store, else `$TABLEMINDS_HOME/memory.sqlite`. */
   store?: BaseStore;
@@ -69,18 +72,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Raised when `--thread` names a run that asked something else. */
-export class ThreadMismatchError extends Error {
+/** Raised when `--thread` names a thread whose last question has not finished its run. */
+export class ThreadUnfinishedError extends Error {
   constructor(thread: string, asked: string) {
     super(
-      `thread "${thread}" belongs to another question (${JSON.stringify(asked)}); ` +
-        "use a new --thread id for a new question",
+      `thread "${thread}" has not finished its run for ${JSON.stringify(asked)}; ` +
+        "ask that question again with this --thread to resume it, then ask the follow-up " +
+        "(or use a new --thread id)",
     );
-    this.name = "ThreadMismatchError";
+    this.name = "ThreadUnfinishedError";
   }
 }
 
-type Start = { kind: "fresh" } | { kind: "resume"; next: readonly string[] } | { kind: "done" };
+type Start =
+  | { kind: "fresh" }
+  | { kind: "follow-up"; earlier: number }
+  | { kind: "resume"; next: readonly string[] }
+  | { kind: "done" };
 
 /** The nodes a stopped run goes on with, inside the subgraph it stopped in, if any. */
 function pendingNodes(snapshot: GraphSnapshot): readonly string[] {
@@ -93,19 +101,25 @@ function pendingNodes(snapshot: GraphSnapshot): readonly string[] {
 const isSnapshot = (value: unknown): value is GraphSnapshot =>
   isRecord(value) && Array.isArray(value.next);
 
-/** Whether a threaded run starts, resumes where it stopped, or has already finished. */
-async function threadStart(graph: RunnableGraph, thread: string, question: string) {
+/**
+ * Whether a threaded run starts, continues the thread's conversation with a new question,
+ * resumes where it stopped, or has already finished.
+ */
+async function threadStart(graph: RunnableGraph, thread: string, question: string): Promise<Start> {
   const snapshot = await graph.getState(
     { configurable: { thread_id: thread } },
     { subgraphs: true },
   );
   const values = isRecord(snapshot.values) ? snapshot.values : {};
-  if (typeof values.question !== "string") return { kind: "fresh" } satisfies Start;
-  if (values.question !== question) throw new ThreadMismatchError(thread, values.question);
-  if (snapshot.next.length > 0) {
-    return { kind: "resume", next: pendingNodes(snapshot) } satisfies Start;
+  if (typeof values.question !== "string") return { kind: "fresh" };
+  const unfinished = snapshot.next.length > 0;
+  if (values.question !== question) {
+    if (unfinished) throw new ThreadUnfinishedError(thread, values.question);
+    const archived = Array.isArray(values.turns) ? values.turns.length : 0;
+    return { kind: "follow-up", earlier: archived + (values.answer ? 1 : 0) };
   }
-  return { kind: "done" } satisfies Start;
+  if (unfinished) return { kind: "resume", next: pendingNodes(snapshot) };
+  return { kind: "done" };
 }
 
 /** The run passed its deadline (`runTimeoutMs`). */
@@ -214,8 +228,12 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
       : ({ kind: "fresh" } as Start);
     if (start.kind === "resume") say(`resume thread ${thread} at ${start.next.join(", ")}`);
     if (start.kind === "done") say(`thread ${thread} has finished; its answer:`);
+    if (start.kind === "follow-up") {
+      const earlier = `${start.earlier} earlier question${start.earlier === 1 ? "" : "s"}`;
+      say(`thread ${thread}: a follow-up to ${earlier}`);
+    }
     const input =
-      start.kind === "fresh"
+      start.kind === "fresh" || start.kind === "follow-up"
         ? {
             question: options.question,
             sources: options.tables.map((path) => ({ path, encoding: options.encoding })),

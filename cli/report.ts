@@ -41,10 +41,10 @@ interface EvidenceContext {
   tables: Map<string, TableRef>;
 }
 
-/** A source table as anchors and lineage name it (the only table is also the code's `df`). */
+/** A source table as anchors and lineage name it (the first table is also the code's `df`). */
 function sourceTable(context: EvidenceContext, name: string): TableRef | undefined {
-  const only = context.tables.size === 1 ? [...context.tables.values()][0] : undefined;
-  return context.tables.get(name) ?? (name === "df" ? only : undefined);
+  const first = [...context.tables.values()][0];
+  return context.tables.get(name) ?? (name === "df" ? first : undefined);
 }
 
 /** A source cell's evidence id: `<table>:r<row>:<column>`. */

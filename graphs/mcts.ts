@@ -21,6 +21,7 @@ import { best } from "../nodes/best.js";
 import { branchNode } from "../nodes/branch.js";
 import { ingest } from "../nodes/ingest.js";
 import { configurationOf, type NodeRuntime } from "../nodes/runtime.js";
+import { turn } from "../nodes/turn.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*
@@ -76,29 +77,32 @@ export function nextSearch(
 
 /** Grow the next branches, or, when the budget or the tree allows no more, pick the best answer. */
 export const routeSearch = (
-  state: Pick<MctsStateValue, "question" | "tables" | "memories" | "branches" | "tree" | "budget">,
+  state: Pick<MctsStateValue, "question" | "tables" | "memories" | "branches" | "tree" | "budget"> &
+    Partial<Pick<MctsStateValue, "turns">>,
   runtime?: NodeRuntime,
 ) => {
   const specs = nextSearch(state, configurationOf(runtime));
   if (specs.length === 0) return "best";
-  const { question, tables, memories } = state;
-  return specs.map((spec) => new Send("branch", { question, tables, memories, ...spec }));
+  const { question, tables, turns = [], memories } = state;
+  return specs.map((spec) => new Send("branch", { question, tables, turns, memories, ...spec }));
 };
 
 /**
- * The recursion limit a search needs: a round (branch, backup) per model call at most, ingest and
- * best, or one solve's inside a branch, plus the step LangGraph counts for the input.
+ * The recursion limit a search needs: a round (branch, backup) per model call at most, turn,
+ * ingest and best, or one solve's inside a branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "searchBudget">) {
-  return 1 + Math.max(2 + 2 * config.searchBudget, solveSteps(config));
+  return 1 + Math.max(3 + 2 * config.searchBudget, solveSteps(config));
 }
 
 export const builder = new StateGraph(MctsState, ContextSchema)
+  .addNode("turn", turn)
   .addNode("ingest", ingest)
   .addNode("branch", branchNode(solve), { input: BranchTask })
   .addNode("backup", backup)
   .addNode("best", best)
-  .addEdge(START, "ingest")
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeSearch, ["branch", "best"])
   .addEdge("branch", "backup")
   .addConditionalEdges("backup", routeSearch, ["branch", "best"])

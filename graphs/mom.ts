@@ -12,6 +12,7 @@ import { gather } from "../nodes/gather.js";
 import { ingest } from "../nodes/ingest.js";
 import { judge } from "../nodes/judge.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
+import { turn } from "../nodes/turn.js";
 import { vote } from "../nodes/vote.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
@@ -33,13 +34,14 @@ export function shapeOf(config: Configuration): Shape {
  * carry a branch's task, not mom's state, so it is not typed as ConditionalEdgeRouter.)
  */
 export const routeBranches = (
-  state: Pick<MomStateValue, "question" | "tables" | "memories" | "branches">,
+  state: Pick<MomStateValue, "question" | "tables" | "memories" | "branches"> &
+    Partial<Pick<MomStateValue, "turns">>,
   runtime?: NodeRuntime,
 ) => {
   const specs = nextBranches(state.branches, shapeOf(configurationOf(runtime)));
   if (specs.length === 0) return "vote";
-  const { question, tables, memories } = state;
-  return specs.map((spec) => new Send("branch", { question, tables, memories, ...spec }));
+  const { question, tables, turns = [], memories } = state;
+  return specs.map((spec) => new Send("branch", { question, tables, turns, memories, ...spec }));
 };
 
 /** After the vote: the judge's knockout when configured for this question and answers differ. */
@@ -54,20 +56,22 @@ export const routeAfterVote = ((
 }) satisfies Router<"judge">;
 
 /**
- * The recursion limit a run needs: mom's own steps (ingest, a branch and a gather per stage,
- * vote, judge) or one solve's inside a branch, plus the step LangGraph counts for the input.
+ * The recursion limit a run needs: mom's own steps (turn, ingest, a branch and a gather per
+ * stage, vote, judge) or one solve's inside a branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts">): number {
-  return 1 + Math.max(1 + 2 * 3 + 2, solveSteps(config));
+  return 1 + Math.max(2 + 2 * 3 + 2, solveSteps(config));
 }
 
 export const builder = new StateGraph(MomState, ContextSchema)
+  .addNode("turn", turn)
   .addNode("ingest", ingest)
   .addNode("branch", branchNode(solve), { input: BranchTask })
   .addNode("gather", gather)
   .addNode("vote", vote)
   .addNode("judge", judge)
-  .addEdge(START, "ingest")
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeBranches, ["branch", "vote"])
   .addEdge("branch", "gather")
   .addConditionalEdges("gather", routeBranches, ["branch", "vote"])

@@ -13,6 +13,7 @@ import { dispatcher } from "../nodes/dispatcher.js";
 import { ingest } from "../nodes/ingest.js";
 import { modelRetryPolicy } from "../nodes/policies.js";
 import { selector } from "../nodes/selector.js";
+import { turn } from "../nodes/turn.js";
 import { weigher } from "../nodes/weigher.js";
 import { workerNode } from "../nodes/worker.js";
 import { graph as solve, solveSteps } from "./solve.js";
@@ -33,28 +34,30 @@ export const routeDispatch = (
   state: Pick<
     OrchestratorStateValue,
     "question" | "tables" | "subtasks" | "packets" | "dispatching"
-  >,
+  > &
+    Partial<Pick<OrchestratorStateValue, "turns">>,
 ) => {
   if (state.dispatching.length === 0) return "weigher";
-  const { question, tables, subtasks, packets } = state;
+  const { question, tables, turns = [], subtasks, packets } = state;
   return state.dispatching.flatMap(({ subtask: id, worker }) => {
     const subtask = subtasks.find((s) => s.id === id);
     if (!subtask) return [];
     const inputs = inputsOf(subtask, subtasks, packets);
-    return [new Send("worker", { question, tables, subtask, worker, inputs })];
+    return [new Send("worker", { question, tables, turns, subtask, worker, inputs })];
   });
 };
 
 /**
- * The recursion limit a run needs: ingest, decomposer, a dispatcher and a worker per round, the
- * last dispatcher, weigher, selector, composer and checker, or one solve inside a worker,
- * plus the step LangGraph counts for the input.
+ * The recursion limit a run needs: turn, ingest, decomposer, a dispatcher and a worker per
+ * round, the last dispatcher, weigher, selector, composer and checker, or one solve inside a
+ * worker, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxDispatchRounds">) {
-  return 1 + Math.max(2 + 2 * config.maxDispatchRounds + 5, solveSteps(config));
+  return 1 + Math.max(3 + 2 * config.maxDispatchRounds + 5, solveSteps(config));
 }
 
 export const builder = new StateGraph(OrchestratorState, ContextSchema)
+  .addNode("turn", turn)
   .addNode("ingest", ingest)
   .addNode("decomposer", decomposer, { retryPolicy: modelRetryPolicy })
   .addNode("dispatcher", dispatcher)
@@ -63,7 +66,8 @@ export const builder = new StateGraph(OrchestratorState, ContextSchema)
   .addNode("selector", selector)
   .addNode("composer", composer, { retryPolicy: modelRetryPolicy })
   .addNode("checker", checker)
-  .addEdge(START, "ingest")
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
   .addEdge("ingest", "decomposer")
   .addEdge("decomposer", "dispatcher")
   .addConditionalEdges("dispatcher", routeDispatch, ["worker", "weigher"])

@@ -17,6 +17,7 @@ import { recall } from "../nodes/recall.js";
 import { reflector } from "../nodes/reflector.js";
 import { reviewer, reviewing } from "../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
+import { turn } from "../nodes/turn.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*
@@ -24,7 +25,7 @@ import { graph as solve, solveSteps } from "./solve.js";
  * (from the plan or from the code, as the reflector decides) while reflections remain, then the
  * best checked answer stands. With `review` on answers, a person sees the answer before it is
  * final. With memory on, past episodes are recalled before solving and the episode is archived
- * at the end.
+ * at the end. A new question on a thread opens a new turn of its conversation (`turn`).
  */
 
 type Router<Nodes extends string> = ConditionalEdgeRouter<
@@ -78,18 +79,20 @@ export const routeAfterAnswerReview = ((
     : archived(runtime)) satisfies Router<"archiver">;
 
 /**
- * The recursion limit a run needs: the steps of table_qa itself (ingest, recall, a solve and a
- * check per round, a reflection between rounds, finalizer, archiver) or of one solve, whichever
- * is more (a subgraph counts its own steps), plus the step LangGraph counts for the input. A
- * review pause ends the invocation and the resume counts afresh, so reviews add no steps.
+ * The recursion limit a run needs: the steps of table_qa itself (turn, ingest, recall, a solve
+ * and a check per round, a reflection between rounds, finalizer, archiver) or of one solve,
+ * whichever is more (a subgraph counts its own steps), plus the step LangGraph counts for the
+ * input. A review pause ends the invocation and the resume counts afresh, so reviews add no
+ * steps.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxReflections">) {
   const rounds = config.maxReflections + 1;
-  const own = 2 + 2 * rounds + config.maxReflections + 2;
+  const own = 3 + 2 * rounds + config.maxReflections + 2;
   return 1 + Math.max(own, solveSteps(config));
 }
 
 export const builder = new StateGraph(TableQAGraphState, ContextSchema)
+  .addNode("turn", turn)
   .addNode("ingest", ingest)
   .addNode("recall", recall)
   .addNode("solve", solve)
@@ -98,7 +101,8 @@ export const builder = new StateGraph(TableQAGraphState, ContextSchema)
   .addNode("finalizer", finalizer)
   .addNode("reviewer", reviewer)
   .addNode("archiver", archiver)
-  .addEdge(START, "ingest")
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
   .addEdge("recall", "solve")
   .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", END])

@@ -12,6 +12,7 @@ import type {
 } from "../blackboard/state.js";
 import { ruleVerdict } from "../grounding/verdict.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
+import { subrunConfig } from "./subrun.js";
 
 /*
  * One branch of a search over plans, codes and answers: the solve subgraph run from where the
@@ -84,6 +85,7 @@ export function branchNode(solve: SolveRunnable) {
         {
           question: task.question,
           tables: task.tables,
+          turns: task.turns,
           memories: task.memories,
           plan: parent?.plan ?? [],
           attempts: parent?.attempts ?? [],
@@ -91,7 +93,7 @@ export function branchNode(solve: SolveRunnable) {
           startAt: START_AFTER[parent?.stage ?? "none"],
           stopAfter: STOP_AFTER[stage],
         },
-        { ...runtime, context, metadata: { ...runtime?.metadata, branch: id } },
+        { ...subrunConfig(runtime), context, metadata: { ...runtime?.metadata, branch: id } },
       );
       const answer = stage === "answer" ? solved.answer : null;
       const verdict =

@@ -4,6 +4,7 @@ import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
+  renderConversation,
   renderErrorHistory,
   renderPlan,
   renderReflection,
@@ -37,6 +38,8 @@ export function coderPrompt(parts: {
   question: string;
   profiles: string[];
   tableNames: string;
+  /** The thread's earlier questions and answers, on a follow-up question. */
+  conversation?: string;
   plan: string[];
   errorHistory: string;
   /** The reflector's diagnosis of an earlier rejected answer, when there is one. */
@@ -45,6 +48,7 @@ export function coderPrompt(parts: {
   const sections = [
     parts.profiles.join("\n\n"),
     parts.tableNames,
+    parts.conversation ?? "",
     `Question: ${parts.question}`,
     parts.plan.length > 0 ? `Plan:\n${renderPlan(parts.plan)}` : "",
     parts.reflection ?? "",
@@ -87,6 +91,7 @@ export const coder = (async (state, runtime) => {
     question: state.question,
     profiles,
     tableNames: renderTableNames(state.tables),
+    conversation: renderConversation(state.turns),
     plan: state.plan,
     errorHistory: renderErrorHistory(state.attempts),
     reflection: renderReflection(state.reflections),

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState } from "../blackboard/state.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderTableNames, renderTables } from "./prompts.js";
+import { renderConversation, renderTableNames, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 import { loadWorkers, workerDirs } from "./workers/registry.js";
 import type { Worker } from "./workers/worker.js";
@@ -119,10 +119,14 @@ export const decomposer = (async (state, runtime) => {
   const workers = [...(await loadWorkers(workerDirs(config))).values()];
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = [
+    // On a follow-up its subtasks should be self-contained: the sql worker sees no conversation.
+    renderConversation(state.turns),
     `Question: ${state.question}`,
     renderTableNames(state.tables),
     profiles.join("\n\n"),
-  ].join("\n\n");
+  ]
+    .filter(Boolean)
+    .join("\n\n");
   const reply = await ask(
     "planner",
     decomposerSystem(workers, config.maxSubtasks),

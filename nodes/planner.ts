@@ -2,7 +2,13 @@ import type { GraphNode } from "@langchain/langgraph";
 import type { SolveState } from "../blackboard/state.js";
 import { emit } from "./events.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderMemories, renderReflection, renderTableNames, renderTables } from "./prompts.js";
+import {
+  renderConversation,
+  renderMemories,
+  renderReflection,
+  renderTableNames,
+  renderTables,
+} from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const PLANNER_SYSTEM = `# tableminds planner
@@ -21,11 +27,12 @@ export function plannerPrompt(
   question: string,
   profiles: string[],
   tableNames: string,
-  context: { memories?: string; reflection?: string } = {},
+  context: { conversation?: string; memories?: string; reflection?: string } = {},
 ): string {
   return [
     profiles.join("\n\n"),
     tableNames,
+    context.conversation,
     context.memories,
     context.reflection,
     `Question: ${question}`,
@@ -65,6 +72,7 @@ export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {
+    conversation: renderConversation(state.turns),
     memories: renderMemories(state.memories),
     reflection: renderReflection(state.reflections),
   });

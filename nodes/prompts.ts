@@ -1,5 +1,6 @@
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, Evidence, Memory, Reflection, TableRef } from "../blackboard/schemas.js";
+import type { Turn } from "../blackboard/turns.js";
 import { tableContexts } from "../tools/tables/context.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
@@ -34,7 +35,8 @@ export function renderTableNames(tables: TableRef[]): string {
   if (tables.length === 1 && tables[0]) {
     return `The table is loaded as the DataFrame \`df\` (also \`${tables[0].name}\`).`;
   }
-  return `The tables are loaded as DataFrames named ${tables.map((t) => `\`${t.name}\``).join(", ")}.`;
+  const names = tables.map((t) => `\`${t.name}\``).join(", ");
+  return `The tables are loaded as DataFrames named ${names}; \`df\` is the first, \`${tables[0]?.name}\`.`;
 }
 
 /** Earlier failed attempts, newest last, so the coder does not repeat a mistake. */
@@ -104,6 +106,32 @@ export function renderReflection(reflections: Reflection[]): string {
   ]
     .filter(Boolean)
     .join("\n");
+}
+
+/**
+ * The thread's earlier turns as a prompt section, or "" on a first question: each question and
+ * its answer, and the tables its code left, which later code has as DataFrames of those names.
+ */
+export function renderConversation(turns: Turn[]): string {
+  if (turns.length === 0) return "";
+  const blocks = turns.map((turn, i) => {
+    const answer =
+      turn.answer === null
+        ? "(no answer)"
+        : turn.passed === false
+          ? `${turn.answer} (it did not pass its check)`
+          : turn.answer;
+    const lines = [`${i + 1}. Question: ${turn.question}`, `   Answer: ${answer}`];
+    if (turn.tables.length > 0) {
+      const names = turn.tables.map((t) => `\`${t.name}\``).join(", ");
+      lines.push(`   Tables its code left (loaded as DataFrames): ${names}`);
+    }
+    return lines.join("\n");
+  });
+  return [
+    "Earlier in this conversation (the question below may refer to it: read it as a follow-up):",
+    ...blocks,
+  ].join("\n");
 }
 
 /** Recalled memories as a planner prompt section, or "" when there are none. */

@@ -47,6 +47,7 @@ export function workerNode(solve: SolveRunnable) {
       id,
       question: task.question,
       tables: task.tables,
+      turns: task.turns,
       inputs: task.inputs,
       config,
       solve,

@@ -2,17 +2,21 @@ import type { Configuration } from "../../blackboard/configuration.js";
 import { namespaced } from "../../blackboard/namespaces.js";
 import { addBudget, EMPTY_BUDGET } from "../../blackboard/reducers.js";
 import type { Budget, TableRef } from "../../blackboard/schemas.js";
+import type { Turn } from "../../blackboard/turns.js";
 import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
 import { getSandbox } from "../../tools/sandbox/index.js";
 import type { SolveRunnable } from "../branch.js";
 import { ask } from "../llm.js";
 import type { NodeRuntime } from "../runtime.js";
+import { subrunConfig } from "../subrun.js";
 import type { WorkerInput, WorkerKit } from "./worker.js";
 
 export interface KitParts {
   id: string;
   question: string;
   tables: TableRef[];
+  /** The thread's earlier turns, for a follow-up question. */
+  turns?: Turn[];
   inputs: WorkerInput[];
   config: Configuration;
   solve: SolveRunnable;
@@ -39,7 +43,10 @@ export function makeKit(parts: KitParts): {
     config,
     signal: runtime?.signal,
     async solve(question) {
-      const solved = await parts.solve.invoke({ question, tables }, runtime);
+      const solved = await parts.solve.invoke(
+        { question, tables, turns: parts.turns },
+        subrunConfig(runtime),
+      );
       spend(solved.budget);
       const renamed = namespaced(parts.id, solved);
       const answer = solved.answer && {

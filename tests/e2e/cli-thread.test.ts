@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
-import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
+import { FOLLOW_UP, followUpTeam, promptsOf, silverTotal } from "../support/follow-up.js";
+import { MEDALS_QUESTION } from "../support/scripts.js";
 import type { StubReply, StubRequest } from "../support/stub-openai.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -12,7 +13,7 @@ describe("tableminds ask --thread", () => {
   let env: Record<string, string | undefined>;
   /** While set, the answerer's request never gets a reply and this is called instead. */
   let onAnswerer: (() => void) | undefined;
-  const team = medalsTeam();
+  const team = followUpTeam();
 
   beforeAll(async () => {
     stub = await startStubOpenAI({
@@ -71,12 +72,49 @@ describe("tableminds ask --thread", () => {
     expect(stub.requests.length).toBe(before);
   });
 
-  it("refuses a thread that belongs to another question", async () => {
+  it("continues a finished thread with a follow-up, told the earlier question, answer and tables", async () => {
+    const ask = (question: string) =>
+      runCli(["ask", TABLE, question, "--thread", "t-talk", "--no-memory"], env);
+    const first = await ask(MEDALS_QUESTION);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^Answer: 203$/m);
+
+    const before = stub.requests.length;
+    const second = await ask(FOLLOW_UP);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain("thread t-talk: a follow-up to 1 earlier question");
+    // Computed by the follow-up's code at its first attempt: it read `by_nation`, the table the
+    // first question's code left, which would have failed had that table not been carried over.
+    expect(second.stdout).toMatch(new RegExp(`^Answer: ${silverTotal()}$`, "m"));
+    expect(roles(before)).toEqual(["planner", "coder", "answerer"]);
+    for (const role of ["planner", "coder"]) {
+      const [prompt] = promptsOf(stub.requests, role, before);
+      expect(prompt, role).toContain(`1. Question: ${MEDALS_QUESTION}\n   Answer: 203`);
+      expect(prompt, role).toContain("`by_nation`");
+      expect(prompt, role).toContain(`Question: ${FOLLOW_UP}`);
+    }
+
+    // Asked again, the follow-up's own answer is printed, not the first question's.
+    const again = await ask(FOLLOW_UP);
+    expect(again.stderr).toContain("thread t-talk has finished");
+    expect(again.stdout).toMatch(new RegExp(`^Answer: ${silverTotal()}$`, "m"));
+  });
+
+  it("asks for an unfinished run to be resumed before a new question on its thread", async () => {
+    const args = ["ask", TABLE, MEDALS_QUESTION, "--thread", "t-open", "--no-memory"];
+    const reached = new Promise<void>((resolve) => {
+      onAnswerer = resolve;
+    });
+    const first = startCli(args, env);
+    await reached;
+    first.child.kill("SIGKILL");
+    await first.done;
+    onAnswerer = undefined;
     const result = await runCli(
-      ["ask", TABLE, "Which nation won the most silver medals?", "--thread", "t-done"],
+      ["ask", TABLE, FOLLOW_UP, "--thread", "t-open", "--no-memory"],
       env,
     );
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/thread "t-done" belongs to another question/);
+    expect(result.stderr).toMatch(/thread "t-open" has not finished its run for "How many gold/);
   });
 });

@@ -2,7 +2,8 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "../support/dev-server.js";
 import { EXAMPLES, MEDALS_INPUT, stubEnv } from "../support/env.js";
-import { MEDALS_CODE, orchestratedMedalsTeam } from "../support/scripts.js";
+import { FOLLOW_UP, followUpTeam, silverTotal } from "../support/follow-up.js";
+import { MEDALS_CODE, MEDALS_QUESTION, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 describe("langgraph dev server", () => {
@@ -10,7 +11,14 @@ describe("langgraph dev server", () => {
   let server: DevServer;
 
   beforeAll(async () => {
-    stub = await startStubOpenAI({ respond: orchestratedMedalsTeam(), idleTimeoutMs: 240_000 });
+    const orchestrated = orchestratedMedalsTeam();
+    // The solve roles also answer a follow-up about silver; the orchestrator's own as before.
+    const solving = followUpTeam();
+    stub = await startStubOpenAI({
+      respond: (req) =>
+        ["planner", "coder", "answerer"].includes(req.role) ? solving(req) : orchestrated(req),
+      idleTimeoutMs: 240_000,
+    });
     server = await startDevServer({
       ...stubEnv(stub.url),
       // The operator lets runs read the example tables by path (a server reads none by default).
@@ -147,6 +155,25 @@ describe("langgraph dev server", () => {
       ["review:a2", "edit"],
       ["review:answer", "approve"],
     ]);
+  }, 120_000);
+
+  it("takes a new question on a finished thread as a follow-up, as Studio sends it", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = await client.threads.create();
+    const context = { memory: false, maxCodeAttempts: 2 };
+    const ask = (input: Record<string, unknown>) =>
+      client.runs.wait(thread.thread_id, "table_qa", { input, context }) as Promise<{
+        answer?: { final: string };
+        turns?: { question: string; answer: string; tables: { name: string }[] }[];
+        attempts?: { id: string }[];
+      }>;
+    const first = await ask(MEDALS_INPUT);
+    expect(first.answer?.final, server.log().slice(-2000)).toBe("203");
+    const second = await ask({ question: FOLLOW_UP });
+    expect(second.answer?.final, server.log().slice(-2000)).toBe(silverTotal());
+    expect(second.turns?.map((t) => [t.question, t.answer])).toEqual([[MEDALS_QUESTION, "203"]]);
+    expect(second.turns?.[0]?.tables.map((t) => t.name)).toEqual(["by_nation"]);
+    expect(second.attempts?.map((a) => a.id)).toEqual(["a1"]);
   }, 120_000);
 
   it("streams the custom events of a run", async () => {

@@ -78,6 +78,7 @@ describe("the check node with the LLM checker, against a stub model", () => {
       question: MEDALS_QUESTION,
       sources: [{ path: `${EXAMPLES}/olympics_2020_medals.csv` }],
       tables: [],
+      turns: [],
       plan: ["Keep the nation and gold columns.", "Sum the gold column and print it."],
       attempts: [],
       evidence: [],

@@ -125,16 +125,16 @@ describe.each(backends)("the %s sandbox (the shared contract)", (_name, makeBack
     expect(result.durationMs).toBeGreaterThan(0);
   });
 
-  it("gives several tables by name only", async () => {
+  it("gives several tables by name, the first also as df", async () => {
     const other = await tableRef("codes", "nation,code\nChina,CHN\nJapan,JPN", [
       { name: "nation", dtype: "object" },
       { name: "code", dtype: "object" },
     ]);
     const result = await sandbox.execute({
-      code: "print(len(medals.merge(codes, on='nation')))\nprint('df' in globals())",
+      code: "print(len(medals.merge(codes, on='nation')))\nprint(df is medals)",
       tables: [medals, other],
     });
-    expect(result.stdout).toBe("2\nFalse\n");
+    expect(result.stdout).toBe("2\nTrue\n");
   });
 
   it("records which line wrote each part of stdout", async () => {

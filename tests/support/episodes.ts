@@ -88,6 +88,7 @@ export function solvedState(over: Partial<TableQAStateValue> = {}): TableQAState
     question: "How many gold medals did these 10 nations win in 2020?",
     sources: [],
     tables: [MEDALS_TABLE],
+    turns: [],
     plan: ["Keep the nation and gold columns.", "Sum the gold column and print it."],
     attempts: [
       attempt("a1", 'df["golds"].sum()', "KeyError: 'golds'"),

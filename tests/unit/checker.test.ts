@@ -39,6 +39,7 @@ function stateWith(
     question,
     sources: [],
     tables,
+    turns: [],
     plan: ["Sum the gold column."],
     attempts: [run.attempt],
     evidence: run.evidence,

@@ -132,6 +132,7 @@ describe("reading subtasks and packets", () => {
       new Send("worker", {
         question: "q",
         tables: [],
+        turns: [],
         subtask: subtasks[2],
         worker: "calc",
         inputs: [

@@ -155,9 +155,9 @@ describe("the check/reflect routers", () => {
   });
 
   it("bounds the steps of the largest run, in table_qa and in one solve", () => {
-    // ingest, recall, a solve, check and reflection per round, finalizer, archiver
-    expect(stepBound({ maxCodeAttempts: 1, maxReflections: 0 })).toBe(7);
-    expect(stepBound({ maxCodeAttempts: 3, maxReflections: 2 })).toBe(13);
+    // turn, ingest, recall, a solve, check and reflection per round, finalizer, archiver
+    expect(stepBound({ maxCodeAttempts: 1, maxReflections: 0 })).toBe(8);
+    expect(stepBound({ maxCodeAttempts: 3, maxReflections: 2 })).toBe(14);
     // plan, then code and run ten times, then answer: more than table_qa's own steps
     expect(stepBound({ maxCodeAttempts: 10, maxReflections: 0 })).toBe(23);
     expect(RECURSION_LIMIT).toBe(stepBound({ maxCodeAttempts: 10, maxReflections: 5 }));

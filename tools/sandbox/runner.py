@@ -18,7 +18,7 @@ REQUEST.json:
       "lineage": bool                             # optional (true): trace the result's lineage
     }
 
-The code sees each table by its name, the only table also as `df`, and `pd` / `np`.
+The code sees each table by its name, the first table also as `df`, and `pd` / `np`.
 
 RESULT.json (written once, atomically, also when the code fails):
 
@@ -227,7 +227,7 @@ def load_table_cached(path):
     try:
         if os.path.getsize(path) >= PICKLE_MIN_BYTES:
             data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
-            partial = f"{cache}.{os.getpid()}.tmp"
+            partial = f"{cache}.pid{os.getpid()}.tmp"  # `prune` frees it once this process is gone
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(_mac(key, name, data))
@@ -531,12 +531,14 @@ _REDIRECTED_READERS = ("read_csv", "read_table")
 
 
 def _namespace(named_tables):
-    """What the code sees: each table by its name, the only one also as `df`, pd and np."""
+    """What the code sees: each table by its name, the first also as `df` (the one the question
+    is about; the others are its totals, the tables of earlier questions or other files), pd
+    and np. A table named `df` keeps its own name."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
+    if named_tables:
+        namespace["df"] = named_tables[0][1]
     for name, frame in named_tables:
         namespace[name] = frame
-    if len(named_tables) == 1:
-        namespace["df"] = named_tables[0][1]
     namespace["pd"] = pd
     namespace["np"] = np
     return namespace
