@@ -111,10 +111,10 @@ describe("readColumn: numbers", () => {
     expect(read(["1.5", "-inf", "Infinity"]).values).toEqual(["1.5", "-inf", "inf"]);
   });
 
-  it("reads the NA spellings and dashes as missing", () => {
+  it("reads the NA spellings and dashes as missing (pandas' own spellings stay as they are)", () => {
     expect(read(["1", "-", "n/a", "NA", "", "–", "N/A", "..", "  "])).toMatchObject({
       kind: "integer",
-      values: ["1", "", "", "", "", "", "", "", ""],
+      values: ["1", "", "n/a", "NA", "", "", "N/A", "", ""],
     });
   });
 
@@ -225,7 +225,8 @@ describe("readColumn: booleans", () => {
   it("reads yes/no, Y/N and true/false spellings as True/False when the whole column is", () => {
     expect(read(["yes", "No", "Y", "n", "TRUE", "false", ""])).toMatchObject({
       kind: "bool",
-      values: ["True", "False", "True", "False", "True", "False", ""],
+      // TRUE and false are booleans to pandas already: they stay as written.
+      values: ["True", "False", "True", "False", "TRUE", "false", ""],
     });
     expect(read(["True", "False"])).toMatchObject({ kind: "bool", changed: 0 });
     expect(read(["yes", "maybe"]).kind).toBe("text");
@@ -318,5 +319,19 @@ describe("parseNumber", () => {
     ["1.234,5", ".", null],
   ] as const)("%s (decimal %s) -> %s", (text, decimal, expected) => {
     expect(parseNumber(text, decimal)).toBe(expected);
+  });
+});
+
+describe("dot leaders", () => {
+  it("are removed from labels, and only there", () => {
+    const read = readColumn("Period", [
+      "January . . . . .",
+      "February. . . .",
+      "Total..........",
+      "a.b.c",
+    ]);
+    expect(read.values).toEqual(["January", "February", "Total", "a.b.c"]);
+    expect(read.note).toMatch(/dot leaders removed/);
+    expect(readColumn("v", ["1.2.3", "...", "etc..."]).values).toEqual(["1.2.3", "...", "etc..."]);
   });
 });

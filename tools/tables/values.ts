@@ -779,15 +779,38 @@ export function headerUnit(header: string): { name?: string; unit?: string } {
  * column's values), then dates (day or month first decided by the values), else text as is.
  * `prefer` settles what the values leave open (from the user's locale).
  */
+/** Dot leaders that fill a label out to its numbers: `March . . . . .`, `Total.......`. */
+const LEADER = /\s*\.(?:\s+\.){2,}\s*$|\s*\.{4,}\s*$/;
+
+/** A text column: labels filled out with dot leaders lose them; the rest stays as written. */
+function textReading(values: readonly string[]): ColumnReading {
+  let changed = 0;
+  let example: number | undefined;
+  const out = values.map((value, i) => {
+    const trimmed = value.replace(LEADER, "");
+    if (trimmed === value || trimmed.trim() === "") return value;
+    changed++;
+    example ??= i;
+    return trimmed;
+  });
+  const reading: ColumnReading = { kind: "text", values: changed > 0 ? out : [...values], changed };
+  if (example !== undefined) {
+    reading.note = `dot leaders removed: ${JSON.stringify(values[example])} -> ${JSON.stringify(out[example])}`;
+  }
+  return reading;
+}
+
 export function readColumn(
   header: string,
   values: readonly string[],
   prefer: ReadPreferences = {},
 ): ColumnReading {
   const fromHeader = headerUnit(header);
-  const reading: ColumnReading = boolReading(values) ??
+  const reading: ColumnReading =
+    boolReading(values) ??
     numberReading(values, prefer) ??
-    dateReading(values, prefer) ?? { kind: "text" as const, values: [...values], changed: 0 };
+    dateReading(values, prefer) ??
+    textReading(values);
   if (fromHeader.unit !== undefined) reading.unit = fromHeader.unit;
   if (fromHeader.name !== undefined) reading.name = fromHeader.name;
   return reading;
