@@ -12,6 +12,11 @@ export const ColumnSchema = z.object({
   reading: z.string().max(200).optional(),
   /** Some cells are formulas, read from the values the workbook stored with them. */
   formula: z.boolean().optional(),
+  /**
+   * The header cell a renamed column stands for (a repeated name, one differing only in case, a
+   * missing one), for the context: `the header's second "value" (column 3)`.
+   */
+  source: z.string().max(300).optional(),
 });
 export type Column = z.infer<typeof ColumnSchema>;
 

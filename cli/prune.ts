@@ -23,17 +23,22 @@ export function registerPruneCommand(program: Command): void {
   program
     .command("prune")
     .description(
-      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load), memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite, and the scratch folders sandbox workers killed with SIGKILL left in the temp directory",
+      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load), and what nothing uses any more (files half-written by a process that is gone, pickles and index entries of tables that are gone), memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite, and the scratch folders sandbox workers killed with SIGKILL left in the temp directory",
     )
     .option("--older-than <days>", "not used for this many days", nonNegativeInt, 30)
     .option("--dry-run", "only list what would be removed", false)
     .action(async (flags: unknown) => {
       const opts = PruneFlagsSchema.parse(flags);
-      const result = await pruneArtifacts({ olderThanDays: opts.olderThan, dryRun: opts.dryRun });
+      const { unusedIndexEntry } = await import("../tools/tables/load-index.js");
+      const result = await pruneArtifacts({
+        olderThanDays: opts.olderThan,
+        dryRun: opts.dryRun,
+        unusedIndexEntry,
+      });
       for (const file of result.removed) {
         const day = file.lastUsed.toISOString().slice(0, 10);
         console.log(
-          `${opts.dryRun ? "would remove" : "removed"} ${file.path} (${size(file.bytes)}, last used ${day})`,
+          `${opts.dryRun ? "would remove" : "removed"} ${file.path} (${size(file.bytes)}, last used ${day}: ${file.why})`,
         );
       }
       const verb = opts.dryRun ? "would free" : "freed";

@@ -298,6 +298,13 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "cells a workbook's sheets may hold, or be read over, else it is refused (default 5000000)",
   },
   {
+    name: "TABLEMINDS_MAX_LINE_BYTES",
+    readBy:
+      "the text table reader (`tools/tables/line-limits.ts`) and DuckDB's reads of stored tables",
+    meaning:
+      "bytes one line of a CSV or TSV file may have, else the file is refused naming the line (default 8388608: 8 MB; at most 64 MB)",
+  },
+  {
     name: "TABLEMINDS_TABLE_ROOTS",
     readBy: "the input policy (`tools/tables/sources.ts`)",
     meaning:

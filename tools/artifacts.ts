@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import {
@@ -12,6 +13,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import path from "node:path";
+import { isAlive } from "./pids.js";
 
 /** Where tableminds keeps its files: `TABLEMINDS_HOME`, default `./.tableminds`. */
 export function tablemindsHome(): string {
@@ -28,6 +30,23 @@ export function sha256(bytes: Buffer | string): string {
 }
 
 export type ArtifactExtension = "csv" | "parquet";
+
+/** The artifacts a `removingOnFailure` call has added to the store so far. */
+const added = new AsyncLocalStorage<Set<string>>();
+
+/**
+ * Runs `work`; when it throws, the artifacts it added to the store (not those that were there
+ * already) are removed again, so that a load that fails half way leaves nothing behind.
+ */
+export async function removingOnFailure<T>(work: () => Promise<T>): Promise<T> {
+  const mine = new Set<string>();
+  try {
+    return await added.run(mine, work);
+  } catch (error) {
+    await Promise.all([...mine].map((uri) => rm(uri, { force: true })));
+    throw error;
+  }
+}
 
 /** Marks an artifact as used now, for `prune`; a missing file is not an error. */
 export async function touchArtifact(uri: string): Promise<void> {
@@ -54,18 +73,39 @@ export async function putArtifact(
     return { sha256: digest, uri };
   } catch {
     await mkdir(dir, { recursive: true });
-    const tmp = `${uri}.${randomUUID()}.tmp`;
-    await writeFile(tmp, bytes);
-    await rename(tmp, uri);
+    const tmp = tempPathFor(uri);
+    try {
+      await writeFile(tmp, bytes);
+      await rename(tmp, uri);
+      added.getStore()?.add(uri);
+    } catch (error) {
+      await rm(tmp, { force: true });
+      throw error;
+    }
     return { sha256: digest, uri };
   }
+}
+
+/**
+ * A unique temporary name beside `file`, for writing it whole and renaming it into place. It
+ * names the writing process (`.pid<pid>.tmp`), so that `prune` frees what a killed writer
+ * left at once, instead of after TEMP_GRACE_MS.
+ */
+export function tempPathFor(file: string): string {
+  return `${file}.${randomUUID()}.pid${process.pid}.tmp`;
+}
+
+/** The pid a temporary file's name gives (tempPathFor), or null. */
+export function writerOf(name: string): number | null {
+  const pid = /\.pid(\d+)\.tmp$/.exec(name)?.[1];
+  return pid === undefined ? null : Number(pid);
 }
 
 /** A fresh temporary path in the artifact store, for a file written there and then adopted. */
 export async function artifactTempPath(extension: ArtifactExtension): Promise<string> {
   const dir = artifactDir();
   await mkdir(dir, { recursive: true });
-  return path.join(dir, `${randomUUID()}.${extension}.tmp`);
+  return tempPathFor(path.join(dir, `${randomUUID()}.${extension}`));
 }
 
 /** The sha256 of a file, read as a stream so a large one is never held whole. */
@@ -93,6 +133,7 @@ export async function adoptArtifact(
     await touchArtifact(uri);
   } catch {
     await rename(tmp, uri);
+    added.getStore()?.add(uri);
   }
   return { sha256: digest, uri };
 }
@@ -103,16 +144,21 @@ export async function readArtifact(uri: string): Promise<Buffer> {
 
 /** Files of the store prune may remove: tables, caches derived from them, their index. */
 const PRUNABLE = /^[0-9a-f]{64}(?:\.[A-Za-z0-9_.-]+)?\.(?:csv|parquet|pkl|json)$/;
+/** A pickle the sandbox keeps of a table (`<sha256>.pandas-<version>[.signed].pkl`). */
+const PICKLE = /^([0-9a-f]{64})\.pandas-[A-Za-z0-9_.+-]+\.pkl$/;
+/** An entry of the load index: `index/<key>.json` (derived caches have a kind before `.json`). */
+const INDEX_ENTRY = /^[0-9a-f]{64}\.json$/;
 /** A temporary file this young may still be being written. */
 export const TEMP_GRACE_MS = 60 * 60 * 1000;
-/** Subdirectories of the store whose files are pruned like the tables. */
-const PRUNED_SUBDIRS = ["index"];
+const INDEX = "index";
 
 export interface PrunedFile {
   path: string;
   bytes: number;
   /** Last use: the later of the file's access and modification times. */
   lastUsed: Date;
+  /** Why it goes: not used for the days asked, or nothing uses it any more. */
+  why: string;
 }
 
 export interface PruneResult {
@@ -122,23 +168,35 @@ export interface PruneResult {
   kept: number;
 }
 
-/**
- * Removes the artifact store's files not used for `olderThanDays` days (touched on every
- * reuse), and temporary files older than an hour (younger ones may still be written). Only regular files directly
- * in the store (or its index) whose names the store itself gives are candidates: nothing
- * outside it, no symbolic link, no file of another name. `dryRun` only lists them.
- */
-export async function pruneArtifacts(opts: {
+export interface PruneOptions {
   olderThanDays: number;
   dryRun?: boolean;
   now?: Date;
-}): Promise<PruneResult> {
-  const now = (opts.now ?? new Date()).getTime();
-  const cutoff = now - opts.olderThanDays * 24 * 60 * 60 * 1000;
-  const root = artifactDir();
-  const dirs = [root, ...PRUNED_SUBDIRS.map((sub) => path.join(root, sub))];
-  const result: PruneResult = { removed: [], bytes: 0, kept: 0 };
-  for (const dir of dirs) {
+  /**
+   * Whether a load-index entry is of no use any more (unreadable, of an older loader, or naming
+   * a table that is gone); the store cannot tell by itself (see tools/tables/load-index.ts).
+   * `gone` holds the tables this prune removes.
+   */
+  unusedIndexEntry?: (file: string, gone: ReadonlySet<string>) => Promise<boolean>;
+}
+
+interface Candidate {
+  file: string;
+  name: string;
+  inIndex: boolean;
+  bytes: number;
+  lastUsed: number;
+  mtime: number;
+}
+
+async function candidates(root: string): Promise<{ found: Candidate[]; tables: Set<string> }> {
+  const found: Candidate[] = [];
+  /** Every file name directly in the store, to tell whether a pickle's table is there. */
+  const tables = new Set<string>();
+  for (const [dir, inIndex] of [
+    [root, false],
+    [path.join(root, INDEX), true],
+  ] as const) {
     let names: string[];
     try {
       names = await readdir(dir);
@@ -146,22 +204,74 @@ export async function pruneArtifacts(opts: {
       continue;
     }
     for (const name of names) {
-      const isTemp = name.endsWith(".tmp");
-      if (!isTemp && !PRUNABLE.test(name)) continue;
+      if (!inIndex) tables.add(name);
+      if (!name.endsWith(".tmp") && !PRUNABLE.test(name)) continue;
       const file = path.join(dir, name);
       const info = await lstat(file).catch(() => null);
       if (!info?.isFile()) continue;
       const lastUsed = Math.max(info.atimeMs, info.mtimeMs);
-      // A temporary file an hour old was left by a crashed writer, whatever the age asked for.
-      const stale = isTemp ? info.mtimeMs < now - TEMP_GRACE_MS : lastUsed < cutoff;
-      if (!stale) {
-        result.kept++;
-        continue;
-      }
-      if (!opts.dryRun) await rm(file, { force: true });
-      result.removed.push({ path: file, bytes: info.size, lastUsed: new Date(lastUsed) });
-      result.bytes += info.size;
+      found.push({ file, name, inIndex, bytes: info.size, lastUsed, mtime: info.mtimeMs });
     }
+  }
+  return { found, tables };
+}
+
+/**
+ * Removes the artifact store's files that are no longer used: those not used for
+ * `olderThanDays` days (touched on every reuse); temporary files whose writer is gone (at once
+ * when their name says which process wrote them, else after an hour); pickles of tables that
+ * are gone; and, with `unusedIndexEntry`, index entries that can no longer be used. Only
+ * regular files directly in the store (or its index) whose names the store itself gives are
+ * candidates: nothing outside it, no symbolic link, no file of another name. `dryRun` only
+ * lists them.
+ */
+export async function pruneArtifacts(opts: PruneOptions): Promise<PruneResult> {
+  const now = (opts.now ?? new Date()).getTime();
+  const cutoff = now - opts.olderThanDays * 24 * 60 * 60 * 1000;
+  const root = artifactDir();
+  const { found, tables } = await candidates(root);
+  const result: PruneResult = { removed: [], bytes: 0, kept: 0 };
+  const gone = new Set<string>();
+  const remove = async (candidate: Candidate, why: string) => {
+    if (!opts.dryRun) await rm(candidate.file, { force: true });
+    if (!candidate.inIndex) {
+      tables.delete(candidate.name);
+      gone.add(candidate.file);
+    }
+    result.removed.push({
+      path: candidate.file,
+      bytes: candidate.bytes,
+      lastUsed: new Date(candidate.lastUsed),
+      why,
+    });
+    result.bytes += candidate.bytes;
+  };
+  const later: Candidate[] = [];
+  for (const candidate of found) {
+    if (candidate.name.endsWith(".tmp")) {
+      const writer = writerOf(candidate.name);
+      // A temporary file an hour old was left by a crashed writer, whatever the age asked for.
+      if (writer !== null && writer !== process.pid && !isAlive(writer)) {
+        await remove(candidate, "left by a writer that is gone");
+      } else if (candidate.mtime < now - TEMP_GRACE_MS) {
+        await remove(candidate, "left by a writer an hour ago");
+      } else result.kept++;
+    } else if (candidate.lastUsed < cutoff) {
+      await remove(candidate, `not used for ${opts.olderThanDays} days`);
+    } else later.push(candidate);
+  }
+  // What is left of the rest once the old tables are gone.
+  for (const candidate of later) {
+    const table = PICKLE.exec(candidate.name)?.[1];
+    if (!candidate.inIndex && table && !tables.has(`${table}.csv`)) {
+      await remove(candidate, "its table is gone");
+    } else if (
+      candidate.inIndex &&
+      INDEX_ENTRY.test(candidate.name) &&
+      (await opts.unusedIndexEntry?.(candidate.file, gone))
+    ) {
+      await remove(candidate, "it names a table that is gone, or an older loader wrote it");
+    } else result.kept++;
   }
   return result;
 }

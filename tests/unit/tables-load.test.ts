@@ -288,7 +288,9 @@ describe("loadTable: column and table names", () => {
     ]);
     expect(warnings).toHaveLength(4);
     expect(warnings[0]).toBe(`${file}: column 2 has no name; named it "column_2"`);
-    expect(warnings[1]).toBe(`${file}: column 3 repeats the name "year"; renamed it "year_3"`);
+    expect(warnings[1]).toBe(
+      `${file}: column 3 repeats the name "year" of column 1; renamed it "year_3"`,
+    );
     expect((await readTable(table)).columns).toEqual(table.columns.map((c) => c.name));
   });
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { fileProblem, TableLoadError } from "../tables/errors.js";
+import { duckDbLineOptions } from "../tables/line-limits.js";
 
 /** A SQL string literal. */
 export function sqlString(text: string): string {
@@ -35,6 +36,8 @@ export function csvScan(uri: string, opts: CsvScanOptions): string {
     "delim = ','",
     `quote = '"'`,
     `escape = '"'`,
+    // Lines as long as the loader lets in (DuckDB's default stops at 2 MB).
+    duckDbLineOptions(),
   ];
   if (opts.allVarchar) args.push("all_varchar = true");
   if (opts.nullStrings) args.push(`nullstr = [${opts.nullStrings.map(sqlString).join(", ")}]`);

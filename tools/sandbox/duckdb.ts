@@ -10,7 +10,8 @@ import {
 import { z } from "zod";
 import type { Evidence, Lineage, TableRef } from "../../blackboard/schemas.js";
 import { NA_VALUES } from "../tables/dtypes.js";
-import { TableLoadError } from "../tables/errors.js";
+import { duckDbProblem } from "../tables/duckdb-scan.js";
+import { storedTableError } from "../tables/errors.js";
 import {
   appendToSelectList,
   columnsRead,
@@ -648,10 +649,10 @@ async function loadTable(connection: DuckDBConnection, ref: TableRef): Promise<v
       await connection.run(`CREATE OR REPLACE TABLE ${sqlIdentifier(ref.name)} AS FROM ${scan}`);
       return;
     } catch (error) {
-      failures.push(messageOf(error));
+      failures.push(duckDbProblem(error));
     }
   }
-  throw new TableLoadError(ref.uri, `DuckDB could not read it: ${failures.at(-1) ?? "unknown"}`);
+  throw storedTableError(ref, `DuckDB could not read it: ${failures.at(-1) ?? "unknown"}`);
 }
 
 const MAX_SQL_EVIDENCE = 50;

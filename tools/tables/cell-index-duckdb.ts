@@ -11,8 +11,8 @@ import {
   TOP_VALUES,
 } from "./cell-index.js";
 import { isNumericDtype, NA_VALUES } from "./dtypes.js";
-import { openDuckDb } from "./duckdb-scan.js";
-import { TableLoadError } from "./errors.js";
+import { duckDbProblem, openDuckDb } from "./duckdb-scan.js";
+import { storedTableError, TableLoadError } from "./errors.js";
 
 /** One way a row can match a keyword, with the points it gets. */
 export type RowCondition = {
@@ -119,8 +119,9 @@ export class DuckDbTable implements RowSearch {
     } catch (error) {
       table.close();
       if (error instanceof TableLoadError) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      throw new TableLoadError(ref.uri, `DuckDB could not index it: ${message}`, { cause: error });
+      throw storedTableError(ref, `DuckDB could not index it: ${duckDbProblem(error)}`, {
+        cause: error,
+      });
     }
   }
 

@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
-import { artifactDir, sha256, touchArtifact } from "../artifacts.js";
+import { artifactDir, sha256, tempPathFor, touchArtifact } from "../artifacts.js";
 
 /*
  * What tools/tables derives from a stored table (DuckDB's profile summary, the cell index),
@@ -45,7 +44,7 @@ export async function writeDerived(
   const file = derivedFile(kind, key);
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${randomUUID()}.tmp`;
+    const tmp = tempPathFor(file);
     await writeFile(tmp, JSON.stringify(value));
     await rename(tmp, file);
   } catch {}

@@ -2,6 +2,7 @@ import os from "node:os";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { sqlIdentifier, sqlString } from "../sandbox/duckdb-csv.js";
 import { type Dtype, NA_VALUES } from "./dtypes.js";
+import { duckDbLineOptions } from "./line-limits.js";
 
 /** A fresh in-memory DuckDB that spills nothing to disk and loads no extension by itself. */
 export function openDuckDb(): Promise<DuckDBInstance> {
@@ -30,11 +31,22 @@ export async function withDuckDb<T>(
   }
 }
 
-/** DuckDB's first line of an error, without its "Invalid Input Error: " style prefix. */
+/**
+ * DuckDB's error on one line, without its "Invalid Input Error: " style prefix. A CSV error
+ * ("CSV Error on Line: 1", then the line itself, the reason, a hint and the reader's settings,
+ * the file's path among them) keeps its first line and the reason.
+ */
 export function duckDbProblem(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const first = message.split("\n")[0] ?? message;
-  return first.replace(/^[A-Za-z ]*Error: /, "").trim();
+  const lines = message.split("\n").map((line) => line.trim());
+  const first = (lines[0] ?? message).replace(/^[A-Za-z ]*Error: /, "").trim();
+  if (!/^CSV Error on Line/i.test(first)) return first;
+  const reason = lines
+    .slice(1)
+    .find(
+      (line) => line !== "" && !/^Original Line:/i.test(line) && !/^Possible Solution/i.test(line),
+    );
+  return reason ? `${first}: ${reason}` : first;
 }
 
 /** A strict, typed `read_csv` of a comma-separated UTF-8 file with a header line. */
@@ -42,7 +54,7 @@ function typedCsvScan(file: string, fullSample: boolean): string {
   const nulls = [...NA_VALUES].map(sqlString).join(", ");
   return (
     `read_csv(${sqlString(file)}, header = true, delim = ',', quote = '"', escape = '"', ` +
-    `strict_mode = true, encoding = 'utf-8', nullstr = [${nulls}]` +
+    `strict_mode = true, encoding = 'utf-8', nullstr = [${nulls}], ${duckDbLineOptions()}` +
     `${fullSample ? ", sample_size = -1" : ""})`
   );
 }
@@ -90,7 +102,7 @@ async function scanWith(
   let spelledAsPandas = new Set(booleans.map((c) => c.name));
   if (booleans.length > 0) {
     const spellings = PANDAS_TRUE_FALSE.map(sqlString).join(", ");
-    const text = `read_csv(${sqlString(file)}, header = true, delim = ',', quote = '"', escape = '"', all_varchar = true)`;
+    const text = `read_csv(${sqlString(file)}, header = true, delim = ',', quote = '"', escape = '"', all_varchar = true, ${duckDbLineOptions()})`;
     const checks = booleans.map(
       (c, i) => `bool_and(${sqlIdentifier(c.name)} IN (${spellings})) AS b${i}`,
     );

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { analyse } from "chardet";
 import { decodeText, rejectBinary, TableLoadError } from "./errors.js";
+import { rejectLongLines } from "./line-limits.js";
 
 /** Bytes chardet looks at; enough for its statistics, cheap on a large file. */
 const DETECT_SAMPLE_BYTES = 64 * 1024;
@@ -118,6 +119,8 @@ export interface DecodedText {
  * from the bytes when they are not UTF-8. Throws a TableLoadError for `file` otherwise.
  */
 export function decodeTable(bytes: Uint8Array, file: string, encoding?: string): DecodedText {
+  // One record a line: a line of many megabytes is no table (JSON may well be one line).
+  if (!/\.json$/i.test(file)) rejectLongLines(bytes, file);
   if (encoding !== undefined) {
     const name = resolveEncoding(encoding, file);
     if (!name.startsWith("utf-16")) rejectBinary(bytes, file);

@@ -1,14 +1,44 @@
-/** A table that cannot be read; `file` is the path as given, or `<inline>`. */
+import type { TableRef } from "../../blackboard/schemas.js";
+
+/** The first line of a problem with text: what a library said may run on for many lines. */
+function firstLine(problem: string): string {
+  return problem.split(/\r?\n/).find((line) => line.trim() !== "") ?? problem;
+}
+
+/**
+ * A table that cannot be read; `file` is the path as given, or `<inline>`. The message is one
+ * line: a problem given with more is cut to its first line of text.
+ */
 export class TableLoadError extends Error {
   override name = "TableLoadError";
   readonly file: string;
   readonly problem: string;
 
   constructor(file: string, problem: string, options?: ErrorOptions) {
-    super(`cannot load table ${file}: ${problem}`, options);
+    const line = firstLine(problem).trim();
+    super(`cannot load table ${file}: ${line}`, options);
     this.file = file;
-    this.problem = problem;
+    this.problem = line;
   }
+}
+
+/** What to call a stored table to its user: the file it came from, else `table <name>`. */
+export function storedTableFile(ref: Pick<TableRef, "name" | "origin">): string {
+  const origin = ref.origin;
+  return origin && "file" in origin ? origin.file : `table ${ref.name}`;
+}
+
+/**
+ * A TableLoadError about a stored table, naming the user's file it came from and never the
+ * artifact it is kept in (`ref.uri` in the problem is replaced by the file).
+ */
+export function storedTableError(
+  ref: Pick<TableRef, "name" | "origin" | "uri">,
+  problem: string,
+  options?: ErrorOptions,
+): TableLoadError {
+  const file = storedTableFile(ref);
+  return new TableLoadError(file, problem.replaceAll(ref.uri, file), options);
 }
 
 /** Turns a file-system error into a short phrase for a TableLoadError. */
@@ -50,7 +80,7 @@ function looksLikeUtf16(sample: Uint8Array): boolean {
 }
 
 /** What a binary file looks like, or null when the bytes look like text. */
-function binaryKind(bytes: Uint8Array): string | null {
+export function binaryKind(bytes: Uint8Array): string | null {
   const known = SIGNATURES.find(([prefix]) => startsWith(bytes, prefix));
   if (known) return known[1];
   // Text tables have no NUL bytes, and almost no other control characters.

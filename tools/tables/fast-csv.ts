@@ -9,6 +9,7 @@ import { sniffDelimiter } from "./delimiter.js";
 import type { Dtype } from "./dtypes.js";
 import { scanCsv, withDuckDb } from "./duckdb-scan.js";
 import { rejectBinary } from "./errors.js";
+import { LineLengths, longLineError, maxLineBytes } from "./line-limits.js";
 import { uniqueColumnNames } from "./names.js";
 import { RowPlacesBuilder } from "./row-places.js";
 
@@ -173,24 +174,32 @@ async function readHead(file: string): Promise<Buffer> {
 
 /**
  * Copies `file` (from byte `start`) into a temporary artifact, hashing it and following its
- * records' lines on the way.
+ * records' lines on the way. A line longer than a table's may be is refused, naming `file`,
+ * and the copy so far removed.
  */
 async function copyHashed(
   file: string,
   start: number,
 ): Promise<{ tmp: string; digest: string; records: RecordLines }> {
+  const max = maxLineBytes(file);
   const tmp = await artifactTempPath("csv");
   const hash = createHash("sha256");
   const records = new RecordLines();
+  const lines = new LineLengths(max);
+  let copied = 0;
   try {
     await pipeline(
       createReadStream(file, { start }),
       async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) {
+          lines.push(chunk);
+          copied += chunk.length;
+          if (lines.found?.ended) throw longLineError(file, lines, copied);
           hash.update(chunk);
           records.feed(chunk);
           yield chunk;
         }
+        if (lines.found) throw longLineError(file, lines, copied);
       },
       createWriteStream(tmp),
     );

@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { TableRefSchema } from "../../blackboard/schemas.js";
-import { artifactDir, sha256, touchArtifact } from "../artifacts.js";
+import { artifactDir, sha256, tempPathFor, touchArtifact } from "../artifacts.js";
 
 /**
  * What loading a source gave, kept on disk beside the artifacts so that another process
@@ -11,7 +10,7 @@ import { artifactDir, sha256, touchArtifact } from "../artifacts.js";
  * hashes the source's identity (path, size and mtime; or its content) and the load options.
  * Bump LOADER_VERSION when loading a file would give other tables than before.
  */
-const LOADER_VERSION = 3;
+const LOADER_VERSION = 4;
 
 const EntrySchema = z.object({
   version: z.literal(LOADER_VERSION),
@@ -28,31 +27,53 @@ export function indexKey(parts: readonly unknown[]): string {
   return sha256(JSON.stringify([LOADER_VERSION, ...parts]));
 }
 
+/** The entry in `file` when it is one of this loader's, else null. */
+async function readEntry(file: string): Promise<IndexEntry | null> {
+  try {
+    const parsed = EntrySchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether every table of the entry is still in the store (and not among `gone`). */
+async function allStored(
+  entry: IndexEntry,
+  gone: ReadonlySet<string> = new Set(),
+): Promise<boolean> {
+  const dir = artifactDir();
+  for (const { table } of entry.tables) {
+    if (path.dirname(table.uri) !== dir || gone.has(table.uri)) return false;
+    try {
+      await stat(table.uri);
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The entry for `key` when it exists and all its artifacts are still in the store (each is
  * then marked as used); null otherwise, also for an unreadable or foreign entry.
  */
 export async function readIndex(key: string): Promise<IndexEntry | null> {
   const file = path.join(indexDir(), `${key}.json`);
-  let entry: IndexEntry;
-  try {
-    const parsed = EntrySchema.safeParse(JSON.parse(await readFile(file, "utf8")));
-    if (!parsed.success) return null;
-    entry = parsed.data;
-  } catch {
-    return null;
-  }
-  const dir = artifactDir();
-  for (const { table } of entry.tables) {
-    if (path.dirname(table.uri) !== dir) return null;
-    try {
-      await stat(table.uri);
-    } catch {
-      return null;
-    }
-  }
+  const entry = await readEntry(file);
+  if (!entry || !(await allStored(entry))) return null;
   await Promise.all([file, ...entry.tables.map((t) => t.table.uri)].map(touchArtifact));
   return entry;
+}
+
+/**
+ * Whether the index entry in `file` can never be used again (for `prune`): it is unreadable,
+ * written by another loader version, or names a table that is gone (or among `gone`, the
+ * tables being removed).
+ */
+export async function unusedIndexEntry(file: string, gone?: ReadonlySet<string>): Promise<boolean> {
+  const entry = await readEntry(file);
+  return !entry || !(await allStored(entry, gone));
 }
 
 /** Records `tables` under each of `keys`; written whole and renamed, so readers never see half. */
@@ -64,7 +85,7 @@ export async function writeIndex(
   await mkdir(dir, { recursive: true });
   const text = JSON.stringify({ version: LOADER_VERSION, tables } satisfies IndexEntry);
   for (const key of keys) {
-    const tmp = path.join(dir, `${key}.${randomUUID()}.tmp`);
+    const tmp = tempPathFor(path.join(dir, `${key}.json`));
     await writeFile(tmp, text);
     await rename(tmp, path.join(dir, `${key}.json`));
   }

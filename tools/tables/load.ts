@@ -2,7 +2,7 @@ import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { TableOrigin, TableRef, TableSource } from "../../blackboard/schemas.js";
-import { artifactDir, hashFile, putArtifact } from "../artifacts.js";
+import { artifactDir, hashFile, putArtifact, removingOnFailure } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { formatCsv } from "./csv.js";
 import { type Dtype, inferDtype } from "./dtypes.js";
@@ -142,7 +142,10 @@ async function storeGrid(
     uri,
     sha256,
     rows: grid.rows.length,
-    columns: naming.names.map((column, i) => ({ name: column, dtype: inferDtype(grid.rows, i) })),
+    columns: naming.names.map((column, i) => {
+      const source = naming.sources[i];
+      return { name: column, dtype: inferDtype(grid.rows, i), ...(source ? { source } : {}) };
+    }),
   };
   if (origin) table.origin = origin;
   return { table, warnings: [...(grid.warnings ?? []), ...naming.warnings] };
@@ -487,7 +490,8 @@ export async function loadTables(
   }
   const contentKey = indexKey(["content", digest, path.extname(file).toLowerCase(), ...settings]);
   const same = (await readIndex(contentKey))?.tables;
-  const tables = same ?? (await loadFile(file, info.size, base, { ...opts, encoding }));
+  const tables =
+    same ?? (await removingOnFailure(() => loadFile(file, info.size, base, { ...opts, encoding })));
   await writeIndex(same ? [statKey] : [statKey, contentKey], tables);
   loaded.set(memoryKey, tables);
   return withFile(file, tables);

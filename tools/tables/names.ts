@@ -84,36 +84,74 @@ export function tableName(raw: string): string {
 
 export interface ColumnNaming {
   names: string[];
-  /** One sentence per renamed column. */
+  /** One sentence per renamed column, for the user. */
   warnings: string[];
+  /**
+   * Per column, what its name stands for in the file when the column was renamed (null when
+   * it kept its header's name), for the model: `the header's second "value" (column 3)`.
+   */
+  sources: (string | null)[];
+}
+
+const ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"];
+
+function ordinal(n: number): string {
+  return ORDINALS[n - 1] ?? `${n}th`;
 }
 
 /**
- * Gives unnamed columns `column_<position>` and repeated names `_2`, `_3`, ...,
- * never producing a name that another column already has.
+ * Gives unnamed columns `column_<position>` and repeated names `_2`, `_3`, ..., never producing
+ * a name that another column already has. Names are told apart as SQL tells them apart,
+ * ignoring case: `value` and `Value` are one name to DuckDB, which would read the second as
+ * the first, so the second is renamed too. Each renamed column says which header cell it is
+ * (its position, 1-based, and which of the cells so named).
  */
 export function uniqueColumnNames(header: readonly string[]): ColumnNaming {
-  const given = new Set(header.filter((name) => name.trim() !== ""));
+  const key = (name: string) => name.toLowerCase();
+  const given = new Set(header.filter((name) => name.trim() !== "").map(key));
   const used = new Set<string>();
+  /** The 1-based positions of the header cells of each name (case ignored). */
+  const seen = new Map<string, number[]>();
   const names: string[] = [];
   const warnings: string[] = [];
+  const sources: (string | null)[] = [];
   const free = (base: string, first: number): string => {
     for (let k = first; ; k++) {
       const candidate = k === 1 ? base : `${base}_${k}`;
-      if (!used.has(candidate) && !given.has(candidate)) return candidate;
+      if (!used.has(key(candidate)) && !given.has(key(candidate))) return candidate;
     }
   };
   for (const [i, name] of header.entries()) {
+    const position = i + 1;
     let final = name;
+    let source: string | null = null;
     if (name.trim() === "") {
-      final = free(`column_${i + 1}`, 1);
-      warnings.push(`column ${i + 1} has no name; named it "${final}"`);
-    } else if (used.has(name)) {
+      final = free(`column_${position}`, 1);
+      warnings.push(`column ${position} has no name; named it "${final}"`);
+      source = `column ${position}, which has no name in the header`;
+    } else if (used.has(key(name))) {
+      const before = seen.get(key(name)) ?? [];
+      const first = before[0] ?? 0;
+      const firstName = header[first - 1] ?? name;
       final = free(name, 2);
-      warnings.push(`column ${i + 1} repeats the name "${name}"; renamed it "${final}"`);
+      if (firstName === name) {
+        warnings.push(
+          `column ${position} repeats the name "${name}" of column ${first}; renamed it "${final}"`,
+        );
+        const same = before.filter((p) => header[p - 1] === name).length + 1;
+        source = `the header's ${ordinal(same)} "${name}" (column ${position})`;
+      } else {
+        warnings.push(
+          `column ${position} "${name}" differs from column ${first} "${firstName}" only in case, ` +
+            `which SQL does not tell apart; renamed it "${final}"`,
+        );
+        source = `the header's "${name}" (column ${position}), not "${firstName}" (column ${first})`;
+      }
     }
-    used.add(final);
+    if (name.trim() !== "") seen.set(key(name), [...(seen.get(key(name)) ?? []), position]);
+    used.add(key(final));
     names.push(final);
+    sources.push(source);
   }
-  return { names, warnings };
+  return { names, warnings, sources };
 }

@@ -5,8 +5,8 @@ import type { TableRef } from "../../blackboard/schemas.js";
 import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/duckdb-csv.js";
 import { readDerived, writeDerived } from "./derived-cache.js";
 import { isMissing, isNumericDtype, NA_VALUES } from "./dtypes.js";
-import { withDuckDb } from "./duckdb-scan.js";
-import { TableLoadError } from "./errors.js";
+import { duckDbProblem, withDuckDb } from "./duckdb-scan.js";
+import { storedTableError, TableLoadError } from "./errors.js";
 import type { ColumnSummary, TableSummary, ValueSummary } from "./profile.js";
 
 const ValueSummarySchema = z.discriminatedUnion("kind", [
@@ -205,7 +205,8 @@ async function summarizeUncached(
     return await withDuckDb((connection) => summarize(connection, ref, opts));
   } catch (error) {
     if (error instanceof TableLoadError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new TableLoadError(ref.uri, `DuckDB could not profile it: ${message}`, { cause: error });
+    throw storedTableError(ref, `DuckDB could not profile it: ${duckDbProblem(error)}`, {
+      cause: error,
+    });
   }
 }

@@ -82,6 +82,10 @@ export async function storeRead(
   const naming = uniqueColumnNames(read.header);
   const header = read.headerPlaces.at(-1);
   const table = await describe(name, naming.names, read.rows, originOf(read.places, header));
+  table.columns = table.columns.map((column, i) => {
+    const source = naming.sources[i];
+    return source ? { ...column, source } : column;
+  });
   const stored: StoredTable[] = [{ table, warnings: naming.warnings }];
   if (!read.interpreted) return stored;
   table.columns = table.columns.map((column, i) => ({ ...column, ...read.columns[i] }));

@@ -42,6 +42,7 @@ export function columnFacts(column: Column): string {
   if (column.unit) facts.push(`unit ${column.unit}`);
   if (column.reading) facts.push(column.reading);
   if (column.formula) facts.push("formulas, read from their stored values");
+  if (column.source) facts.push(`renamed: ${column.source}`);
   return facts.join("; ");
 }
 

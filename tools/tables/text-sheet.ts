@@ -52,7 +52,7 @@ export function textSheet(text: string, extension: string, file: string): TextSh
     places.push(record.line);
     widths.push(record.fields.length);
   }
-  const width = Math.max(0, ...widths);
+  const width = widths.reduce((widest, w) => Math.max(widest, w), 0);
   const cells = fields.map((row) =>
     Array.from({ length: width }, (_, c) => {
       const value = row[c] ?? "";

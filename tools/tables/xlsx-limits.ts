@@ -13,10 +13,11 @@
  *
  * Operators raise the limits with TABLEMINDS_XLSX_MAX_BYTES and TABLEMINDS_XLSX_MAX_CELLS.
  */
+import path from "node:path";
 import { utils, type WorkBook } from "@e965/xlsx";
 import { InflateRaw } from "minizlib";
 import { z } from "zod";
-import { TableLoadError } from "./errors.js";
+import { binaryKind, TableLoadError } from "./errors.js";
 
 /**
  * Unzipped bytes a workbook may hold: SheetJS holds two to three times as much while reading,
@@ -336,14 +337,66 @@ function countPart(
   return result.consumed;
 }
 
+// --- what the bytes are --------------------------------------------------------------------
+
+const OLE_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+/** Extensions whose workbooks are ZIP archives (Office Open XML). */
+const ZIPPED = [".xlsx", ".xlsm"];
+/** Characters of a text file's start shown when it is refused as a workbook. */
+const SHOWN_TEXT = 40;
+
+function firstBytes(bytes: Buffer): string {
+  return [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+}
+
+/** What the bytes look like, for a refusal: text (and how it starts) or a kind of binary file. */
+function whatItIs(bytes: Buffer): string {
+  const binary = binaryKind(bytes);
+  if (binary) return `looks like ${binary} (it starts with bytes ${firstBytes(bytes)})`;
+  const start = bytes.subarray(0, 256).toString("utf8").split(/\r?\n/)[0] ?? "";
+  const shown = start.length > SHOWN_TEXT ? `${start.slice(0, SHOWN_TEXT)}...` : start;
+  const csv = /[,;\t]/.test(start) ? " (a CSV or TSV file? name it .csv or .tsv)" : "";
+  return `is text starting ${JSON.stringify(shown)}${csv}`;
+}
+
+/**
+ * Refuses, in a TableLoadError naming `file`, bytes that are no workbook of its kind, before
+ * SheetJS reads them: it reads any bytes it does not recognize as a sheet of text, so random
+ * bytes or a CSV named .xlsx came out as a table of garbage. An .xlsx or .xlsm workbook is a
+ * complete ZIP archive (or, saved by an old Excel under the new name, an OLE file); an .xls one
+ * an OLE file, a ZIP archive, or text (the HTML, XML and tab-separated files many programs
+ * export as .xls), never binary bytes of another kind.
+ */
+export function checkWorkbookKind(bytes: Buffer, file: string): void {
+  if (OLE_SIGNATURE.every((byte, i) => bytes[i] === byte)) return;
+  const extension = path.extname(file).toLowerCase();
+  if (looksLikeZip(bytes)) {
+    if (bytes.lastIndexOf(END_OF_CENTRAL_DIRECTORY) !== -1) return;
+    throw new TableLoadError(
+      file,
+      "not a readable Excel workbook: its ZIP archive is cut short (it has no end record); copy or download the file again",
+    );
+  }
+  if (!ZIPPED.includes(extension) && binaryKind(bytes) === null) return;
+  const expected = ZIPPED.includes(extension)
+    ? `an ${extension} workbook is a ZIP archive`
+    : `an ${extension} workbook is an OLE or ZIP file`;
+  throw new TableLoadError(
+    file,
+    `not an Excel workbook (corrupt, or another kind of file): ${expected}, and this file ${whatItIs(bytes)}`,
+  );
+}
+
 /**
  * Refuses a zipped workbook (.xlsx, .xlsm) whose parts unzip to more than `limits.maxBytes`
  * or whose sheets hold more than `limits.maxCells` cell tags, in a TableLoadError naming `file`
  * and the setting that raises the limit; or whose compressed data is corrupt. It follows the
  * central directory as SheetJS does (odd fields read the same way), and stops where SheetJS
- * would throw: the read that follows reports that. Other bytes are left alone.
+ * would throw: the read that follows reports that. Bytes that are no workbook of `file`'s kind
+ * are refused first (checkWorkbookKind).
  */
 export function checkWorkbookZip(bytes: Buffer, file: string, limits: WorkbookLimits): void {
+  checkWorkbookKind(bytes, file);
   if (!looksLikeZip(bytes) || unlimited(limits)) return;
   const zip = new ZipBytes(bytes);
   const tally = new Tally(file, limits);
