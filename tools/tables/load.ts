@@ -45,8 +45,6 @@ export interface LoadOptions {
   reading?: ReadingOptions;
 }
 
-/** Changes when the reader reads the same file into other tables: older index entries are not reused. */
-const READER_VERSION = "reader-2";
 
 /**
  * Files the loader reads whole into memory (text tables not clean enough for the DuckDB path,
@@ -470,7 +468,6 @@ export async function loadTables(
     base,
     encoding ?? null,
     opts.fastCsvBytes ?? null,
-    READER_VERSION,
     JSON.stringify(opts.reading ?? {}),
   ];
   const statKey = indexKey(["stat", path.resolve(file), info.size, info.mtimeMs, ...settings]);
