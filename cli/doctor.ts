@@ -4,7 +4,13 @@ import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { type ServerFacts, serverDoctorLines, serverFacts } from "../server/posture.js";
 import { putArtifact } from "../tools/artifacts.js";
-import { type EndpointProbe, PROBE_TIMEOUT_MS, probeEndpoint } from "../tools/models/probe.js";
+import type { Role } from "../tools/models/config.js";
+import {
+  type EndpointProbe,
+  type LocalModelProbe,
+  PROBE_TIMEOUT_MS,
+  probeEndpoint,
+} from "../tools/models/probe.js";
 import {
   type E2BSetupFacts,
   e2bDoctorLines,
@@ -40,7 +46,10 @@ export interface DoctorFacts {
     /** Why the pool refuses generated code here (no Landlock, no opt-in). */
     refusal?: string;
   }>;
-  /** The model endpoint: its base URL and models (not secrets), and whether it answers. */
+  /**
+   * The models the roles use: the endpoint's base URL and models (not secrets) and whether it
+   * answers; the embedded models' files and whether they load.
+   */
   endpoint: EndpointProbe;
   /** For each reported variable: whether it is set (never its value). */
   environment: Record<string, boolean>;
@@ -130,23 +139,42 @@ export async function gatherDoctorFacts(
   };
 }
 
+/** The endpoint answers (if any role asks it) and every embedded model loads. */
+function modelsWork(endpoint: EndpointProbe): boolean {
+  return endpoint.ok && (endpoint.local ?? []).every((local) => local.ok);
+}
+
 export function doctorExitCode(facts: DoctorFacts): 0 | 1 {
   const sandboxRuns = facts.sandbox.ok && !facts.sandbox.refusal;
-  return facts.python.ok && sandboxRuns && facts.endpoint.ok ? 0 : 1;
+  return facts.python.ok && sandboxRuns && modelsWork(facts.endpoint) ? 0 : 1;
+}
+
+/** The roles a model serves: "every role" when it is the only model. */
+const rolesText = (roles: readonly Role[], only: boolean) =>
+  only ? "every role" : roles.join(", ");
+
+/** An embedded model: which file, for which roles, and whether llama.cpp loads it. */
+function localLines(local: LocalModelProbe, only: boolean): string[] {
+  const head = `Model:   local model ${local.name}, ${local.file} (${rolesText(local.roles, only)}; embedded, no endpoint)`;
+  return local.ok
+    ? [head, `  works: llama.cpp loaded it in ${local.loadMs} ms`]
+    : [head, `  DOES NOT WORK - ${local.problem}`];
 }
 
 function endpointLines(endpoint: EndpointProbe): string[] {
+  const only = endpoint.models.length + (endpoint.local?.length ?? 0) === 1;
+  const local = (endpoint.local ?? []).flatMap((l) => localLines(l, only));
+  if (endpoint.models.length === 0 && local.length > 0) return local;
   if (!endpoint.ok && endpoint.baseUrl === undefined) {
     return [`Model:   NOT CONFIGURED - ${endpoint.problem}`];
   }
-  const all = endpoint.models.length === 1;
-  const models = endpoint.models
-    .map((m) => `${m.model} (${all ? "every role" : m.roles.join(", ")})`)
-    .join(", ");
+  const models = endpoint.models.map((m) => `${m.model} (${rolesText(m.roles, only)})`).join(", ");
   const lines = [`Model:   ${endpoint.baseUrl ?? "(unknown)"}, model ${models}`];
   if (endpoint.ok) {
     const listed = endpoint.listed ? `lists ${endpoint.listed.length} model(s); ` : "";
-    lines.push(`  works: ${listed}a test completion took ${Math.round(endpoint.completionMs)} ms`);
+    lines.push(
+      `  works: ${listed}a test completion took ${Math.round(endpoint.completionMs ?? 0)} ms`,
+    );
   } else {
     lines.push(`  DOES NOT WORK - ${endpoint.problem}`);
   }
@@ -157,7 +185,7 @@ function endpointLines(endpoint: EndpointProbe): string[] {
   if (endpoint.ok && missing.length > 0) {
     lines.push(`  (not among the models it lists, yet it answers: ${missing.join(", ")})`);
   }
-  return lines;
+  return [...lines, ...local];
 }
 
 /** The report, as text; uses nothing but `facts`. */
@@ -207,7 +235,9 @@ export function formatDoctorReport(facts: DoctorFacts): string {
     lines.push(`  ${name.padEnd(width)}  ${set ? "set" : "not set"}`);
   }
   lines.push("");
-  if (doctorExitCode(facts) === 0) lines.push("OK: the local sandbox and the model endpoint work.");
+  const embedded = endpoint.models.length === 0 && (endpoint.local?.length ?? 0) > 0;
+  const model = embedded ? "the local model" : "the model endpoint";
+  if (doctorExitCode(facts) === 0) lines.push(`OK: the local sandbox and ${model} work.`);
   if (!python.ok || !sandbox.ok) {
     lines.push(
       "PROBLEM: the local sandbox does not work; run `npm run setup` or set TABLEMINDS_PYTHON.",
@@ -215,7 +245,10 @@ export function formatDoctorReport(facts: DoctorFacts): string {
   }
   if (sandbox.ok && sandbox.refusal) lines.push(`PROBLEM: ${sandbox.refusal}`);
   if (!endpoint.ok) {
-    lines.push(`PROBLEM: the model endpoint does not work: ${endpoint.problem}`);
+    lines.push(`PROBLEM: ${model} does not work: ${endpoint.problem}`);
+  }
+  for (const local of embedded ? [] : (endpoint.local ?? [])) {
+    if (!local.ok) lines.push(`PROBLEM: the local model does not work: ${local.problem}`);
   }
   return `${lines.join("\n")}\n`;
 }

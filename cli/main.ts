@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
-import { Command, CommanderError } from "commander";
+import { Argument, Command, CommanderError, Help } from "commander";
 import { z } from "zod";
 import { listGraphs } from "../graphs/registry.js";
 import { TABLE_FORMATS } from "../tools/tables/formats.js";
@@ -47,6 +47,41 @@ Environment:
                               TABLEMINDS_REWARD_TOKEN or TABLEMINDS_REWARD_TOKEN_FILE)
 `;
 
+const EXAMPLE_QUESTION =
+  'tableminds ask examples/olympics_2020_medals.csv "How many gold medals did these ten nations win in total?"';
+
+const PROGRAM_EXAMPLES = `
+Examples:
+  ${EXAMPLE_QUESTION}
+  tableminds ask --help                 every option of ask, with more examples
+  tableminds doctor                     check the sandbox, the model and the settings
+  tableminds graphs                     the graphs --graph can run`;
+
+const ASK_EXAMPLES = `
+Examples:
+  ${EXAMPLE_QUESTION}
+  tableminds ask examples/planets.json "Which planet has the longest orbital period?" --json
+  tableminds ask examples/elements.tsv -t examples/planets.json "How many noble gases are listed?"
+  tableminds ask examples/olympics_2020_medals.csv "Which nation won the most silver medals?" \\
+      --graph mom --plans 4`;
+
+/** What each graph of langgraph.json does, for \`tableminds graphs\` (a graph added later prints none). */
+export const GRAPH_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  table_qa: "plan, code, run, answer; then check, reflect and retry, and remember (the default)",
+  mom: "Mixture-of-Minds: several plans side by side, each coded and answered, then a vote",
+  mcts: "tree search over plans, code and answers, within a budget of model calls",
+  orchestrator: "subtasks for workers (pandas, sql, calc, lookup), answered from their evidence",
+};
+
+/** What `tableminds graphs` prints: each graph and what it does, then where it is defined. */
+export function graphLines(graphs: Readonly<Record<string, string>>): string[] {
+  const width = Math.max(...Object.keys(graphs).map((name) => name.length));
+  return Object.entries(graphs).flatMap(([name, spec]) => [
+    `${name.padEnd(width)}  ${GRAPH_DESCRIPTIONS[name] ?? "(no description)"}`,
+    `${" ".repeat(width)}  ${spec}`,
+  ]);
+}
+
 const AskFlagsSchema = z.object({
   table: z.array(z.string()),
   encoding: z.string().optional(),
@@ -64,6 +99,11 @@ Exit status:
   1    an error: a bad table, an endpoint that is down, a bad option
   3    the answer did not pass the check, or the run is not sure of it (--exit-zero: 0)
   130  interrupted (Ctrl-C)`;
+
+const QUESTION_ARGUMENT = new Argument(
+  "<question>",
+  'the question, in quotes, after the tables: "How many rows are there?"',
+);
 
 /** `ask`'s exit status when the answer did not pass the check (or the run is not sure of it). */
 export const EXIT_NOT_PASSED = 3;
@@ -99,6 +139,11 @@ export function usageError(error: CommanderError, program: Command, args: string
 const QUOTE_HINT =
   'put the question in quotes, e.g. tableminds ask table.csv "How many rows are there?"';
 
+/** A word that names a table file: a table's extension, or a file that exists. */
+function isTableWord(word: string): boolean {
+  return ASK_TABLE_FORMATS.includes(extname(word).toLowerCase()) || existsSync(word);
+}
+
 /**
  * `ask`'s words: table files, then the question. A word that is neither a table file name
  * nor an existing file means the question was not quoted.
@@ -107,11 +152,14 @@ function splitAskArguments(words: readonly string[]): { tables: string[]; questi
   const question = words.at(-1) ?? "";
   const tables = words.slice(0, -1);
   if (tables.length === 0) {
-    throw new Error(`missing the question after the table: ${QUOTE_HINT}`);
+    // One word: a table without its question, or a question without its table.
+    if (isTableWord(question))
+      throw new Error(`missing the question after the table: ${QUOTE_HINT}`);
+    throw new Error(
+      `missing the table before the question: name a table file first, e.g. tableminds ask table.csv ${JSON.stringify(question)}`,
+    );
   }
-  const stray = tables.find(
-    (word) => !ASK_TABLE_FORMATS.includes(extname(word).toLowerCase()) && !existsSync(word),
-  );
+  const stray = tables.find((word) => !isTableWord(word));
   if (stray !== undefined && tables.length > 1) {
     throw new Error(`${JSON.stringify(stray)} is not a table file: ${QUOTE_HINT}`);
   }
@@ -131,6 +179,9 @@ export function buildProgram(): Command {
   const program = quietErrors(new Command("tableminds"))
     .description("Answer questions over tables with a team of LLM agents, with the evidence.")
     .version("0.1.0")
+    // The list of commands shows each one's usage line, so ask's names its question too.
+    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}` })
+    .addHelpText("after", PROGRAM_EXAMPLES)
     .addHelpText("after", ENVIRONMENT);
 
   withConfigurationFlags(
@@ -142,9 +193,13 @@ export function buildProgram(): Command {
       .usage("[options] <table...> <question>")
       .argument(
         "<table...>",
-        `table files, then the question in quotes, last: ${ASK_TABLE_FORMATS.join(", ")} ` +
+        `one or more table files: ${ASK_TABLE_FORMATS.join(", ")} ` +
           "(JSON: records or {columns, data}; a workbook gives one table per sheet)",
       )
+      // Commander takes the question as the table list's last word; help lists it on its own.
+      .configureHelp({
+        visibleArguments: (command) => [...new Help().visibleArguments(command), QUESTION_ARGUMENT],
+      })
       .option(
         "-t, --table <file>",
         "another table (repeatable)",
@@ -169,6 +224,7 @@ export function buildProgram(): Command {
       "--thread <id>",
       "save each step under this id; the same command again resumes an interrupted run",
     )
+    .addHelpText("after", ASK_EXAMPLES)
     .addHelpText("after", ASK_EXIT_STATUS)
     .addHelpText("after", ENVIRONMENT)
     .action(async (words: string[], flags: unknown, command: Command) => {
@@ -219,9 +275,9 @@ export function buildProgram(): Command {
 
   program
     .command("graphs")
-    .description("list the graphs of langgraph.json")
+    .description("list the graphs --graph can run (langgraph.json), with what each does")
     .action(() => {
-      for (const [name, spec] of Object.entries(listGraphs())) console.log(`${name}\t${spec}`);
+      for (const line of graphLines(listGraphs())) console.log(line);
     });
 
   return program;

@@ -39,6 +39,8 @@ function codeLines(attempt: Attempt | undefined, [from, to]: [number, number]): 
 interface EvidenceContext {
   attempts: Attempt[];
   tables: Map<string, TableRef>;
+  /** The queries whose returned rows were shown already (once for all their rows' evidence). */
+  shownQueries?: Set<string>;
 }
 
 /** A source table as anchors and lineage name it (the first table is also the code's `df`). */
@@ -107,6 +109,18 @@ function describeResult(e: Evidence, attempt: Attempt | undefined, context: Evid
   const shown =
     result?.text ??
     (e.value !== null && typeof e.value === "object" ? `table ${e.value.name}` : String(e.value));
+  if (e.anchor.kind === "sql") {
+    const head = `[${e.id}] result of the query, ${JSON.stringify(shown)}:`;
+    // Rows DuckDB traced are listed below the evidence; an aggregate's are not known one by one.
+    const reads = (result?.lineage ?? [])
+      .filter((l) => l.rows === null && l.columns?.length)
+      .map((l) => {
+        const source = sourceTable(context, l.table);
+        return `${source ? tableSource(source) : l.table}, columns ${l.columns?.join(", ")}`;
+      });
+    const read = reads.length > 0 ? [indent(`reads ${reads.join("; ")}`)] : [];
+    return [head, indent(e.anchor.query), ...read, ...queryReturned(attempt, context)].join("\n");
+  }
   const how = result ? ` (${result.from})` : "";
   const head = shown.includes("\n")
     ? `[${e.id}] result${how}:\n${indent(shown)}`
@@ -198,10 +212,37 @@ async function describeEvidence(e: Evidence, context: EvidenceContext): Promise<
     return `[${e.id}] output ${JSON.stringify(output)} printed by:\n${indent(code)}`;
   }
   if (anchor.kind === "cells") return describeCells(e, anchor, context);
-  if (anchor.kind === "sql") {
-    return `[${e.id}] SQL over ${anchor.table} (rows ${anchor.rowIds.join(", ")}):\n${indent(anchor.query)}`;
-  }
+  if (anchor.kind === "sql") return describeSqlRow(e, anchor, owner, context);
   return `[${e.id}] ${anchor.source}: ${JSON.stringify(e.value)}`;
+}
+
+/** The rows a query returned (as its attempt printed them), once per query. */
+function queryReturned(attempt: Attempt | undefined, context: EvidenceContext): string[] {
+  const returned = attempt?.result?.ok ? attempt.result.stdout.trimEnd() : "";
+  if (!attempt || !returned || context.shownQueries?.has(attempt.id)) return [];
+  context.shownQueries?.add(attempt.id);
+  return [indent(`it returned:\n${indent(returned, "  ")}`)];
+}
+
+/** A row a query returned (`<attempt>:sql<n>`): its value, the query, the source row it comes from. */
+function describeSqlRow(
+  e: Evidence,
+  anchor: Extract<Evidence["anchor"], { kind: "sql" }>,
+  attempt: Attempt | undefined,
+  context: EvidenceContext,
+): string {
+  const n = /:sql(\d+)$/.exec(e.id)?.[1];
+  const which = n ? `row ${n} the query returned` : "a row the query returned";
+  const parts = [`[${e.id}] ${which}, ${JSON.stringify(e.value)}, SQL over ${anchor.table}:`];
+  parts.push(indent(anchor.query));
+  const source = sourceTable(context, anchor.table);
+  if (anchor.rowIds.length > 0) {
+    const from = source
+      ? `${tableSource(source)} ${rowPlacesText(source, anchor.rowIds)}`
+      : `${anchor.table} rows ${anchor.rowIds.join(", ")}`;
+    parts.push(indent(`from ${from}`));
+  }
+  return [...parts, ...queryReturned(attempt, context)].join("\n");
 }
 
 /**
@@ -252,6 +293,7 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
     const context: EvidenceContext = {
       attempts: state.attempts,
       tables: new Map(state.tables.map((t) => [t.name, t])),
+      shownQueries: new Set(),
     };
     for (const e of cited) parts.push(indent(await describeEvidence(e, context), "  "));
     for (const rows of await supportingRows(cited, context)) parts.push(indent(rows, "  "));

@@ -17,25 +17,12 @@ function describe(warning: Error): string {
     : `(node) ${warning.name}: ${warning.message}`;
 }
 
-/**
- * LangGraph's scheduler hangs one listener on the run's abort signal per subgraph it is running,
- * so mom's and mcts's branches running side by side pass Node's limit of 10: expected, not a leak.
- */
-function expected(warning: Error): boolean {
-  return (
-    warning.name === "MaxListenersExceededWarning" &&
-    /abort listeners .*AbortSignal/.test(warning.message)
-  );
-}
-
 /** Replaces Node's own printer (a plain 'warning' listener) with ours; once per process. */
 export function routeWarnings(): void {
   if (installed) return;
   installed = true;
   process.removeAllListeners("warning");
-  process.on("warning", (warning) => {
-    if (!expected(warning)) sink(describe(warning));
-  });
+  process.on("warning", (warning) => sink(describe(warning)));
 }
 
 /** Sends warnings to `next` until the returned function restores the previous sink. */

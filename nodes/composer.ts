@@ -108,12 +108,14 @@ export const composer = (async (state, runtime) => {
       modelCited = parsed.cited;
     } catch (error) {
       if (!(error instanceof ReplyParseError)) throw error;
+      // The answerer's parser read it; the composer spoke.
+      const told = new ReplyParseError("composer", error.expected, error.reply);
       final = chosen
         .filter((p) => finals.has(p.subtask))
         .map((p) => p.answer)
         .join(", ");
       process.emitWarning(
-        `${error.message}; answering with the final subtasks' answers`,
+        `${told.message}; answering with the final subtasks' answers`,
         "TablemindsWarning",
       );
     }

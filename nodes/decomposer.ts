@@ -76,7 +76,7 @@ function jsonOf(reply: string): unknown {
 export function parseSubtasks(reply: string, known: string[], max: number): Subtask[] {
   const parsed = Reply.safeParse(jsonOf(reply));
   if (!parsed.success) {
-    throw new ReplyParseError("planner", 'JSON object with a "subtasks" list', reply);
+    throw new ReplyParseError("decomposer", 'JSON object with a "subtasks" list', reply);
   }
   const raw = (Array.isArray(parsed.data) ? parsed.data : parsed.data.subtasks).slice(0, max);
   const fallback = known.includes(FALLBACK_WORKER)

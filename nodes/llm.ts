@@ -33,6 +33,9 @@ export function temperatureOf(role: Role, config: Configuration): number {
   return own[role] ?? config.temperature;
 }
 
+/** The agent a system prompt speaks for, from its header `# tableminds <agent>`. */
+const SPEAKER = /^\s*#\s*tableminds\s+([\w-]+)/;
+
 /** What a trace tells of a model call beside its role, e.g. the attempt a coder writes. */
 export type TraceMetadata = Record<string, string | number>;
 
@@ -40,6 +43,8 @@ export type TraceMetadata = Record<string, string | number>;
  * One system + user exchange with the model of `role`, with its cost for the budget. In a
  * trace the call is named by its role, tagged `model` and carries `metadata` with its role;
  * it inherits the run's own (graph, dataset, question id) and LangGraph's (node, step).
+ * Errors and slow-call notices name the agent the system prompt speaks for (the decomposer
+ * and the sql worker use the planner's and the coder's models).
  */
 export async function ask(
   role: Role,
@@ -69,6 +74,7 @@ export async function ask(
       runName: role,
       tags: ["model"],
       metadata: { ...metadata, role },
+      speaker: SPEAKER.exec(system)?.[1] ?? role,
     },
   );
   return {
@@ -83,10 +89,13 @@ export async function ask(
   };
 }
 
-/** Raised when a model reply holds nothing a node can use; the message says what was missing. */
+/**
+ * Raised when a model reply holds nothing a node can use; the message says what was missing and
+ * who replied: a role, or an agent using a role's model (decomposer, sql, calc, composer).
+ */
 export class ReplyParseError extends Error {
   constructor(
-    readonly role: Role,
+    readonly role: string,
     readonly expected: string,
     readonly reply: string,
   ) {

@@ -174,7 +174,7 @@ describe("the npm package", () => {
     }
     const graphs = await run(bin, ["graphs"], { cwd: project, timeoutMs: 60_000 });
     expect(graphs.code, graphs.stderr).toBe(0);
-    expect(graphs.stdout).toMatch(/^table_qa\t/m);
+    expect(graphs.stdout).toMatch(/^table_qa\s/m);
   });
 
   it("answers a question over a table against the stub endpoint", async () => {

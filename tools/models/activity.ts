@@ -4,6 +4,8 @@ import type { CallRecord } from "./fetch.js";
 /** A model call on its way: who asked, of which endpoint, since when. */
 export interface ModelCallActivity {
   role: Role;
+  /** Who asked, shown in the notices: the role, or an agent using its model (decomposer, sql). */
+  speaker?: string;
   model: string;
   /** The endpoint's host and port, e.g. 127.0.0.1:8000 (never its path, key or user). */
   host: string;
@@ -68,7 +70,7 @@ export function reportSlowModelCalls(options: SlowCallNotices): () => void {
       told.set(call, next + everyMs * Math.max(1, Math.ceil((waited - next) / everyMs)));
       const attempt = call.record.attempts > 1 ? `, attempt ${call.record.attempts}` : "";
       options.write(
-        `${call.role.padEnd(options.labelWidth ?? 0)} waiting ${Math.round(waited / 1000)} s for ${call.host} (model ${call.model}${attempt})`,
+        `${(call.speaker ?? call.role).padEnd(options.labelWidth ?? 0)} waiting ${Math.round(waited / 1000)} s for ${call.host} (model ${call.model}${attempt})`,
       );
     }
   };

@@ -52,6 +52,11 @@ export interface CallModelOptions {
   runName?: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
+  /**
+   * Who asks, for errors and slow-call notices, when not the role itself: an agent that uses
+   * the role's model (the decomposer the planner's, the sql worker the coder's).
+   */
+  speaker?: string;
 }
 
 const MAX_CACHED_MODELS = 64;
@@ -167,6 +172,7 @@ export async function callModel(
   const failure = (reason: string, cause?: unknown) =>
     new ModelCallError({
       role,
+      speaker: opts.speaker,
       model: resolved.model,
       baseUrl,
       attempts: record.attempts,
@@ -184,6 +190,7 @@ export async function callModel(
   const started = performance.now();
   const activity = {
     role,
+    speaker: opts.speaker,
     model: resolved.model,
     host: hostOf(baseUrl),
     startedAt: started,

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import {
-  DEFAULT_LOCAL_MODEL,
-  installedDefaultModel,
+  installedDefault,
   isLocalSpec,
   LOCAL_PREFIX,
   LocalEnvSchema,
@@ -148,9 +147,9 @@ export function resolveModel(
   if (apiKey === undefined && baseUrl === undefined) {
     // With no endpoint and no model named, the default local model runs if it is installed.
     const installed =
-      model === DEFAULT_MODEL ? installedDefaultModel(LocalEnvSchema.parse(env)) : undefined;
+      model === DEFAULT_MODEL ? installedDefault(LocalEnvSchema.parse(env)) : undefined;
     if (installed !== undefined) {
-      noticeLocalFallback(installed);
+      noticeLocalFallback(installed.model.name, installed.file);
       return localModel(LOCAL_PREFIX, env);
     }
     throw new ModelConfigError(
@@ -175,11 +174,11 @@ function localModel(spec: string, env: Env): ResolvedModel {
 
 let fallbackNoticed = false;
 
-function noticeLocalFallback(file: string): void {
+function noticeLocalFallback(name: string, file: string): void {
   if (fallbackNoticed) return;
   fallbackNoticed = true;
   process.stderr.write(
-    `tableminds: no model endpoint is configured (OPENAI_BASE_URL, OPENAI_API_KEY); using the local model ${DEFAULT_LOCAL_MODEL.name} (${file})\n`,
+    `tableminds: no model endpoint is configured (OPENAI_BASE_URL, OPENAI_API_KEY); using the local model ${name} (${file})\n`,
   );
 }
 

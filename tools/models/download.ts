@@ -16,6 +16,8 @@ export const DownloadRequestSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
+  /** The size the file must have: a server announcing another is refused before any byte is kept. */
+  bytes: z.number().int().positive().optional(),
   /** A progress bar on stderr (only drawn on a terminal). */
   progress: z.boolean().default(true),
   /** Gives up when no byte arrives for this long. */
@@ -64,7 +66,7 @@ function contentRange(header: string | null): { start: number; total?: number } 
  * range sends the whole file again). Fails with a one-line DownloadError.
  */
 export async function downloadFile(request: DownloadRequest): Promise<DownloadResult> {
-  const { url, dest, sha256, progress, stallMs } = DownloadRequestSchema.parse(request);
+  const { url, dest, sha256, bytes, progress, stallMs } = DownloadRequestSchema.parse(request);
   const existing = await sizeOf(dest);
   if (existing > 0) return { file: dest, bytes: existing, resumedFrom: existing };
   await mkdir(path.dirname(dest), { recursive: true });
@@ -112,6 +114,13 @@ export async function downloadFile(request: DownloadRequest): Promise<DownloadRe
   if (!response.body) {
     clearTimeout(timer);
     throw new DownloadError(`cannot download ${url}: the reply has no body`);
+  }
+  if (bytes !== undefined && total !== undefined && total !== bytes) {
+    clearTimeout(timer);
+    await response.body.cancel();
+    throw new DownloadError(
+      `cannot download ${url}: the server offers ${total} bytes, expected ${bytes}; nothing was kept`,
+    );
   }
 
   const bar =

@@ -2,6 +2,8 @@ import type { Role } from "./config.js";
 
 export interface ModelCallFailure {
   role: Role;
+  /** Who asked, when not the role itself: the decomposer asks with the planner's model. */
+  speaker?: string;
   model: string;
   baseUrl: string;
   /** HTTP requests made, retries included; 0 when none was sent. */
@@ -15,6 +17,8 @@ export interface ModelCallFailure {
 /** A model call failed for good (after the client's retries) or returned no text. */
 export class ModelCallError extends Error {
   readonly role: Role;
+  /** Who asked (the role, or an agent using the role's model, such as the sql worker). */
+  readonly speaker: string;
   readonly model: string;
   readonly baseUrl: string;
   readonly attempts: number;
@@ -24,12 +28,17 @@ export class ModelCallError extends Error {
 
   constructor(failure: ModelCallFailure) {
     const tries = failure.attempts > 1 ? ` after ${failure.attempts} attempts` : "";
-    super(
-      `${failure.role} model "${failure.model}" at ${failure.baseUrl} failed${tries}: ${failure.reason}`,
-      { cause: failure.cause },
-    );
+    const speaker = failure.speaker ?? failure.role;
+    const who =
+      speaker === failure.role
+        ? `${speaker} model "${failure.model}"`
+        : `${speaker} (${failure.role} model "${failure.model}")`;
+    super(`${who} at ${failure.baseUrl} failed${tries}: ${failure.reason}`, {
+      cause: failure.cause,
+    });
     this.name = "ModelCallError";
     this.role = failure.role;
+    this.speaker = speaker;
     this.model = failure.model;
     this.baseUrl = failure.baseUrl;
     this.attempts = failure.attempts;

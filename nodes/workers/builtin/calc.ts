@@ -71,7 +71,7 @@ export function parseExpression(reply: string): string {
   const labelled = /^\s*expression\s*:\s*(.+)$/im.exec(reply)?.[1]?.trim();
   const bare = reply.trim().includes("\n") ? undefined : reply.trim().replace(/^`|`$/g, "");
   const found = fenced ?? labelled ?? bare;
-  if (!found) throw new ReplyParseError("coder", "expression (a ```python block)", reply);
+  if (!found) throw new ReplyParseError("calc", "expression (a ```python block)", reply);
   return found;
 }
 

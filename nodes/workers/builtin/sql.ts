@@ -21,7 +21,7 @@ export function parseQuery(reply: string): string {
   if (fenced) return fenced;
   const bare = reply.trim();
   if (/^(select|with)\b/i.test(bare)) return bare;
-  throw new ReplyParseError("coder", "SQL query (a ```sql block)", reply);
+  throw new ReplyParseError("sql", "SQL query (a ```sql block)", reply);
 }
 
 function cellText(value: SqlResult["rows"][number][number]): string {
