@@ -63,7 +63,9 @@ Examples:
   tableminds ask examples/planets.json "Which planet has the longest orbital period?" --json
   tableminds ask examples/elements.tsv -t examples/planets.json "How many noble gases are listed?"
   tableminds ask examples/olympics_2020_medals.csv "Which nation won the most silver medals?" \\
-      --graph mom --plans 4`;
+      --graph mom --plans 4
+  tableminds ask examples/olympics_2020_medals.csv "And for bronze?" --thread medals
+  tableminds ask report.xlsx "Total revenue in Q3?" --sheet Results --header-rows 2`;
 
 /** What each graph of langgraph.json does, for \`tableminds graphs\` (a graph added later prints none). */
 export const GRAPH_DESCRIPTIONS: Readonly<Record<string, string>> = {
@@ -222,7 +224,7 @@ export function buildProgram(): Command {
   )
     .option(
       "--thread <id>",
-      "save each step under this id; the same command again resumes an interrupted run",
+      "a conversation: save each step under this id; the same command again resumes an interrupted run, a new question on it is a follow-up (\"And for silver?\")",
     )
     .addHelpText("after", ASK_EXAMPLES)
     .addHelpText("after", ASK_EXIT_STATUS)
