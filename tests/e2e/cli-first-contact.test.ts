@@ -32,7 +32,9 @@ describe("the help a new user reads", () => {
     expect(args).toMatch(/^ {2}table +one or more table files/m);
     expect(args).toMatch(/^ {2}question +the question, in quotes, after the tables/m);
     const examples = result.stdout.slice(result.stdout.indexOf("Examples:"));
-    expect(examples.split("\n").filter((l) => l.startsWith("  tableminds ask ")).length).toBe(4);
+    const shown = examples.split("\n").filter((l) => l.startsWith("  tableminds ask "));
+    expect(shown.length).toBe(6);
+    expect(shown.some((l) => l.includes("--thread"))).toBe(true);
   });
 
   it("tableminds graphs: what each graph does", async () => {

@@ -45,7 +45,6 @@ export interface LoadOptions {
   reading?: ReadingOptions;
 }
 
-
 /**
  * Files the loader reads whole into memory (text tables not clean enough for the DuckDB path,
  * workbooks) may be this big; clean CSVs and Parquet files are streamed, of any size.
@@ -495,13 +494,17 @@ export async function loadTables(
 }
 
 /**
- * Reads a source that holds one table (see loadTables); a workbook with several sheets is
- * refused, naming them, since only loadTables can return them all.
+ * Reads a source that holds one table (see loadTables), leaving out the tables of its totals
+ * and its lists of records; a workbook with several sheets is refused, naming them, since only
+ * loadTables can return them all.
  */
 export async function loadTable(source: TableSource, opts: LoadOptions = {}): Promise<LoadedTable> {
   const tables = await loadTables(source, opts);
-  const [first] = tables;
-  if (tables.length === 1 && first) return first;
+  const [first, ...rest] = tables;
+  // Its totals and child tables are parts of the one table, not others beside it.
+  const reading = first?.table.reading;
+  const parts = new Set([reading?.totals?.table, ...(reading?.children ?? []).map((c) => c.table)]);
+  if (first && rest.every((other) => parts.has(other.table.name))) return first;
   const file = "path" in source ? source.path : "<inline>";
   throw new TableLoadError(
     file,
