@@ -768,3 +768,621 @@ describe("readStructure on TableBench", () => {
     expect(seasons.every((season) => /^\d{4}–\d{2,4}$/.test(season))).toBe(true);
   });
 });
+
+describe("readStructure: the header is the row of words right above the data", () => {
+  const notesAbove = [
+    ["Lots of people", "", "", "", ""],
+    ["simply write", "", "", "", "some notes"],
+    ["at", "the", "top", "", "of them"],
+    ["or", "merge", "", "", "cells"],
+    ["Name", "Job", "Age", "Kids", "Born"],
+    ["Ann", "actor", "60", "true", "1956-10-21"],
+    ["Bob", "singer", "69", "false", "1947-01-08"],
+    ["Eve", "author", "89", "true", "1926-04-28"],
+  ];
+
+  it("takes notes spread over cells above a table for notes, not for a title and a header", () => {
+    const block = only(notesAbove, {}, { merges: [span(3, 1, 3, 3)] });
+    expect(block.headerRows).toEqual([4]);
+    expect(block.headerPaths).toEqual([["Name"], ["Job"], ["Age"], ["Kids"], ["Born"]]);
+    expect(block.title).toEqual([]);
+    expect(block.notes.map((n) => n.row)).toEqual([0, 1, 2, 3]);
+    expect(block.notes[2]?.text).toBe("at the top of them");
+    expect(labels(notesAbove, block)).toEqual(["Ann", "Bob", "Eve"]);
+  });
+
+  it("takes words below the data where it has numbers and dates for notes", () => {
+    const rows = [...notesAbove.slice(4), ["Some", "", "", "", ""], ["", "", "at the", "end", ""]];
+    const block = only(rows);
+    expect(block.notes.map((n) => n.row)).toEqual([4, 5]);
+    expect(labels(rows, block)).toEqual(["Ann", "Bob", "Eve"]);
+  });
+
+  it("keeps a last data row of words in the text columns as data", () => {
+    const rows = [
+      ["Name", "City", "Age"],
+      ["Ann", "Paris", "31"],
+      ["Bob", "Rome", "45"],
+      ["Zoe", "Oslo", ""],
+    ];
+    const block = only(rows);
+    expect(block.notes).toEqual([]);
+    expect(labels(rows, block)).toEqual(["Ann", "Bob", "Zoe"]);
+  });
+
+  it("keeps a header over an unnamed index when the first data row is words", () => {
+    const rows = [
+      ["", "value"],
+      ["a", "x"],
+      ["b", "1"],
+      ["c", "2"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0]);
+    expect(block.notes).toEqual([]);
+    expect(labels(rows, block)).toEqual(["a", "b", "c"]);
+  });
+
+  it("keeps the header over metadata rows that hold values (a time-series workbook)", () => {
+    const rows = [
+      ["", "Index ; Sydney", "Index ; Perth"],
+      ["Unit", "Index Numbers", "Percent"],
+      ["Series Start", "1948-09-01", "1948-09-01"],
+      ["No. Obs", "282", "282"],
+      ["Series ID", "A2325806K", "A2325811C"],
+      ["1948-09-01", "3.9", "3.8"],
+      ["1948-12-01", "4", "3.9"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0]);
+    expect(block.notes).toEqual([]);
+  });
+
+  it("keeps a text column of notes beside the data out of the header", () => {
+    const rows = [
+      ["Name", "Score", "Notes"],
+      ["Ann", "12", "came late and left early"],
+      ["Bob", "15", ""],
+      ["Eve", "9", "see the appendix"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0]);
+    expect(block.headerPaths).toEqual([["Name"], ["Score"], ["Notes"]]);
+    expect(labels(rows, block)).toEqual(["Ann", "Bob", "Eve"]);
+  });
+
+  it("takes a numbered caption and a unit line above a header of merged groups for the title", () => {
+    const rows = [
+      ["1", "Visits by month", "", "", ""],
+      ["", "", "", "", "thousands"],
+      ["", "", "All", "Area", ""],
+      ["", "", "", "Europe", "Other"],
+      ["", "", "NSA", "SA", "NSA"],
+      ["2012", "Jan", "2245", "1704", "348"],
+      ["", "Feb", "1736", "1369", "212"],
+    ];
+    const block = only(rows, {}, { merges: [span(2, 3, 2, 4)] });
+    expect(block.title).toEqual(["1 Visits by month", "thousands"]);
+    expect(block.headerRows).toEqual([2, 3, 4]);
+    expect(block.headerPaths).toEqual([
+      [],
+      [],
+      ["All", "NSA"],
+      ["Area", "Europe", "SA"],
+      ["Area", "Other", "NSA"],
+    ]);
+    expect(block.rows).toEqual([5, 6]);
+  });
+});
+
+describe("readStructure: header rows", () => {
+  it("reads a row of words repeating a name over adjacent columns as a second header row", () => {
+    const block = only([
+      ["Staple", "Maize", "Rice", "Wheat"],
+      ["Component (per 100 g)", "Amount", "Amount", "Amount"],
+      ["Water (g)", "10", "12", "13"],
+      ["Energy (kJ)", "1528", "1528", "1369"],
+    ]);
+    expect(block.headerRows).toEqual([0, 1]);
+    expect(block.headerPaths).toEqual([
+      ["Staple", "Component (per 100 g)"],
+      ["Maize", "Amount"],
+      ["Rice", "Amount"],
+      ["Wheat", "Amount"],
+    ]);
+  });
+
+  it("does not take one text spread across a row under the header for a header row", () => {
+    const block = only([
+      ["Year", "Race", "Place", "Notes"],
+      ["Representing Ireland", "Representing Ireland", "Representing Ireland", "-"],
+      ["1978", "Marathon", "Gold", "2:23:19"],
+      ["1980", "Marathon", "Gold", "2:16:14"],
+    ]);
+    expect(block.headerRows).toEqual([0]);
+  });
+
+  it("reads a row of units under the names as the header's units, not as data", () => {
+    const rows = [
+      ["", "Employment", "Wages"],
+      ["", "'000", "$m"],
+      ["MINING", "", ""],
+      ["2015–16", "163", "25150"],
+      ["2016–17", "157", "23166"],
+      ["RETAIL", "", ""],
+      ["2016–17", "1292", "41076"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0, 1]);
+    expect(block.headerPaths).toEqual([[], ["Employment"], ["Wages"]]);
+    expect(block.units).toEqual(["", "'000", "$m"]);
+    expect(labels(rows, block)).toEqual(["2015–16", "2016–17", "2016–17"]);
+  });
+
+  it("does not take a first data row of words for units", () => {
+    const block = only([
+      ["Name", "Code", "Size"],
+      ["Ann", "x", "y"],
+      ["Bob", "1", "2"],
+    ]);
+    expect(block.headerRows).toEqual([0]);
+    expect(block.units).toBeUndefined();
+  });
+
+  it("reads a pivot export's header: the dimension named left of its values", () => {
+    const rows = [
+      ["Sense of purpose", "", "", "0 - 6", "7 - 10"],
+      ["Sex", "Age", "Qualification", "", ""],
+      ["Male", "15 - 24", "None", "12000", "37000"],
+      ["", "", "Diploma", "9000", "11000"],
+    ];
+    const block = only(rows, {}, { merges: [span(0, 0, 0, 2)] });
+    expect(block.headerRows).toEqual([0, 1]);
+    expect(block.headerPaths).toEqual([
+      ["Sex"],
+      ["Age"],
+      ["Qualification"],
+      ["Sense of purpose", "0 - 6"],
+      ["Sense of purpose", "7 - 10"],
+    ]);
+    expect(block.rows).toEqual([2, 3]);
+  });
+
+  it("does not read a caption over a header of row names as a pivot without a merge", () => {
+    const rows = [
+      ["Sense of purpose", "", "", "0 - 6", "7 - 10"],
+      ["Sex", "Age", "Qualification", "", ""],
+      ["Male", "15 - 24", "None", "12000", "37000"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0]);
+  });
+
+  it("moves upper names shifted against the blocks of names below onto them", () => {
+    const block = only([
+      ["-", "-", "Regular", "Regular", "Playoffs", "Playoffs", "-", "-"],
+      ["Season", "Team", "-", "GP", "G", "-", "GP", "G"],
+      ["2004", "KalPa", "-", "1", "0", "-", "—", "—"],
+      ["2005", "KalPa", "-", "29", "9", "-", "5", "0"],
+    ]);
+    expect(block.headerRows).toEqual([0, 1]);
+    expect(block.headerPaths.map((p) => p.join(" / "))).toEqual([
+      "Season",
+      "Team",
+      "-",
+      "Regular / GP",
+      "Regular / G",
+      "-",
+      "Playoffs / GP",
+      "Playoffs / G",
+    ]);
+  });
+
+  it("leaves upper names standing over their blocks where they are", () => {
+    const block = only([
+      ["Club", "-", "League", "League", "-", "Cup", "Cup"],
+      ["Club", "-", "Apps", "Goals", "-", "Apps", "Goals"],
+      ["Liverpool", "-", "2", "0", "-", "1", "0"],
+    ]);
+    expect(block.headerPaths.map((p) => p.join(" / "))).toEqual([
+      "Club",
+      "-",
+      "League / Apps",
+      "League / Goals",
+      "-",
+      "Cup / Apps",
+      "Cup / Goals",
+    ]);
+  });
+
+  it("puts each of several '%' columns under the column left of it", () => {
+    const block = only([
+      ["Age", "Both", "%", "Male", "%"],
+      ["Under 1", "1053", "3.24", "531", "3.24"],
+      ["1 - 2", "1281", "3.94", "654", "3.99"],
+    ]);
+    expect(block.headerPaths).toEqual([["Age"], ["Both"], ["Both", "%"], ["Male"], ["Male", "%"]]);
+  });
+
+  it("keeps a single '%' column's name", () => {
+    const block = only([
+      ["Party", "Votes", "%"],
+      ["Left", "100", "40"],
+      ["Right", "150", "60"],
+    ]);
+    expect(block.headerPaths).toEqual([["Party"], ["Votes"], ["%"]]);
+  });
+});
+
+describe("readStructure: separator rows and sections", () => {
+  it("reads a row of dashes as a blank row: the total it sets apart adds up (means aside)", () => {
+    const rows = [
+      ["Rank", "Region", "GDP", "Share", "Per capita"],
+      ["1", "Attica", "85.285", "47.3", "22,700"],
+      ["2", "Macedonia", "24.953", "13.8", "13,300"],
+      ["3", "Thessaly", "9.437", "5.2", "13,000"],
+      ["-", "-", "-", "-", "-"],
+      ["–", "Greece", "119.675", "66.3", "16,800"],
+    ];
+    const block = only(rows);
+    expect(block.totals).toEqual([{ row: 5, label: "–", by: "arithmetic" }]);
+    expect(block.rows).toEqual([1, 2, 3]);
+  });
+
+  it("does not take a last row for a total when a value lies outside its column's range", () => {
+    const rows = [
+      ["Rank", "Region", "GDP", "Share", "Per capita"],
+      ["1", "Attica", "85.285", "47.3", "22,700"],
+      ["2", "Macedonia", "24.953", "13.8", "13,300"],
+      ["3", "Thessaly", "9.437", "5.2", "13,000"],
+      ["", "", "", "", ""],
+      ["4", "Greece", "119.675", "66.3", "96,800"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+
+  it("does not take a last row set apart that sums one column only", () => {
+    const rows = [
+      ["Name", "Points", "Age"],
+      ["Ann", "10", "30"],
+      ["Bob", "20", "40"],
+      ["Eve", "5", "35"],
+      ["", "", ""],
+      ["Max", "35", "33"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+
+  it("keeps a row with a label and dashes as data", () => {
+    const rows = [
+      ["Tax", "2015", "2016"],
+      ["Fuel", "10", "12"],
+      ["Waste", "na", "na"],
+      ["Carbon", "5", "-"],
+    ];
+    expect(labels(rows, only(rows))).toEqual(["Fuel", "Waste", "Carbon"]);
+  });
+
+  it("reads one text spread across a row as a section, and a '-' labelled row adding up as a total", () => {
+    const rows = [
+      ["Hluttaw", "MPs", "Military"],
+      ["State", "State", "State"],
+      ["Chin", "18", "6"],
+      ["Kachin", "36", "13"],
+      ["Region", "Region", "Region"],
+      ["Bago", "56", "19"],
+      ["Yangon", "90", "31"],
+      ["-", "200", "69"],
+    ];
+    const block = only(rows);
+    expect(block.rowGroups?.values).toEqual(["State", "State", "Region", "Region"]);
+    expect(block.totals).toEqual([{ row: 7, label: "-", by: "arithmetic" }]);
+    expect(labels(rows, block)).toEqual(["Chin", "Kachin", "Bago", "Yangon"]);
+  });
+
+  it("does not take a label with placeholders for a section", () => {
+    const rows = [
+      ["Tax", "2015", "2016"],
+      ["Energy", "-", "-"],
+      ["Fuel", "10", "12"],
+      ["Transport", "n/a", "n/a"],
+      ["Cars", "5", "6"],
+    ];
+    const block = only(rows);
+    expect(block.rowGroups).toBeUndefined();
+    expect(labels(rows, block)).toEqual(["Energy", "Fuel", "Transport", "Cars"]);
+  });
+});
+
+describe("readStructure: more totals", () => {
+  it("takes rows labelled with the period they add up for totals, in a block of them", () => {
+    const rows = [
+      ["Period", "Total", "1 unit"],
+      ["2017 Annual . . . . . .", "1282", "820"],
+      ["2018 Annual . . . . . .", "1317.9", "852.9"],
+      ["RSE (%)", "1", "2"],
+      ["", "", ""],
+      ["2018 Year to date", "305.4", "199.9"],
+      ["2019 Year to date", "288.9", "184.4"],
+      ["March", "117.6", "75.8"],
+      ["April", "119.9", "79.1"],
+    ];
+    const block = only(rows);
+    expect(block.totals).toEqual([
+      { row: 1, label: "2017 Annual", by: "label" },
+      { row: 2, label: "2018 Annual", by: "label" },
+      { row: 5, label: "2018 Year to date", by: "label" },
+      { row: 6, label: "2019 Year to date", by: "label" },
+    ]);
+    expect(labels(rows, block)).toEqual(["RSE (%)", "March", "April"]);
+  });
+
+  it("does not take a single 'Annual' row in the middle for a total", () => {
+    const rows = [
+      ["Frequency", "Series", "Points"],
+      ["Monthly", "12", "340"],
+      ["Annual", "3", "40"],
+      ["Weekly", "9", "800"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+
+  it("takes 'Total ...' that outgrows every row above for a total", () => {
+    const rows = [
+      ["Country", "Primary", "Schools"],
+      ["United States", "500", "1,725"],
+      ["Canada", "82", "366"],
+      ["Australia", "119", "176"],
+      ["Total Schools Globally", "1,375", "4,460"],
+      ["Countries", "104", "151"],
+    ];
+    const block = only(rows);
+    expect(block.totals).toEqual([{ row: 4, label: "Total Schools Globally", by: "label" }]);
+  });
+
+  it("does not take 'total ...' rows that do not outgrow the rows above for totals", () => {
+    const rows = [
+      ["Indicator", "Rank", "Out of"],
+      ["tractors", "22", "190"],
+      ["irrigated land", "14", "173"],
+      ["total land", "15", "199"],
+      ["total land per capita", "57", "199"],
+      ["permanent crops", "18", "181"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+
+  it("takes 'All ...' in the middle for a subtotal when it adds up the rows above", () => {
+    const rows = [
+      ["Payer", "2003", "2004"],
+      ["Mining", "1205.4", "1298.9"],
+      ["Farming", "912.4", "971.7"],
+      ["Other", "6573", "6989.7"],
+      ["All industries", "8690.8", "9260.3"],
+      ["Households", "9360.4", "9478.4"],
+      ["Total", "18051.2", "18738.7"],
+    ];
+    const block = only(rows);
+    expect(block.totals.map((t) => [t.row, t.by])).toEqual([
+      [4, "arithmetic"],
+      [6, "label"],
+    ]);
+    expect(labels(rows, block)).toEqual(["Mining", "Farming", "Other", "Households"]);
+  });
+
+  it("takes the rows of a section named as a total that add up the other sections for totals", () => {
+    const rows = [
+      ["", "Jobs", "Wages"],
+      ["MINING", "", ""],
+      ["2016", "117", "11827"],
+      ["2017", "128", "13288"],
+      ["FARMING", "", ""],
+      ["2016", "485", "5843"],
+      ["2017", "493", "6039"],
+      ["TOTAL SELECTED INDUSTRIES", "", ""],
+      ["2016", "602", "17671"],
+      ["2017", "622", "19326"],
+    ];
+    const block = only(rows);
+    expect(block.totals.map((t) => [t.row, t.label])).toEqual([
+      [8, "TOTAL SELECTED INDUSTRIES 2016"],
+      [9, "TOTAL SELECTED INDUSTRIES 2017"],
+    ]);
+    expect(block.rows).toEqual([2, 3, 5, 6]);
+  });
+
+  it("does not take the rows of a section named as a total that do not add up", () => {
+    const rows = [
+      ["", "Jobs", "Wages"],
+      ["MINING", "", ""],
+      ["2016", "117", "11827"],
+      ["FARMING", "", ""],
+      ["2016", "485", "5843"],
+      ["Total expenses", "", ""],
+      ["2016", "40", "900"],
+    ];
+    const block = only(rows);
+    expect(block.totals).toEqual([]);
+    expect(block.rows).toEqual([2, 4, 6]);
+  });
+
+  const fields = [
+    ["Field", "1987", "1987 %", "2017", "2017 %"],
+    ["All fields", "9200", "100", "9400", "100"],
+    ["Life sciences", "5783", "62.9", "6000", "63.8"],
+    ["Agriculture", "1144", "12.4", "1200", "12.8"],
+    ["Biology", "3839", "41.7", "4000", "42.6"],
+    ["Health", "800", "8.7", "800", "8.5"],
+    ["Physics", "3417", "37.1", "3400", "36.2"],
+    ["Chemistry", "1975", "21.5", "2000", "21.3"],
+    ["Astronomy", "1442", "15.7", "1400", "14.9"],
+    ["Unknown", "0", "*", "0", "0"],
+  ];
+
+  it("takes rows above the rows they add up for subtotals when nothing indents them", () => {
+    const block = only(fields);
+    expect(block.totals.map((t) => [t.row, t.label, t.by])).toEqual([
+      [1, "All fields", "label"],
+      [2, "Life sciences", "arithmetic"],
+      [6, "Physics", "arithmetic"],
+    ]);
+    expect(labels(fields, block)).toEqual([
+      "Agriculture",
+      "Biology",
+      "Health",
+      "Chemistry",
+      "Astronomy",
+      "Unknown",
+    ]);
+    expect(block.rowGroups?.values).toEqual([
+      "Life sciences",
+      "Life sciences",
+      "Life sciences",
+      "Physics",
+      "Physics",
+      "Physics",
+    ]);
+  });
+
+  it("does not take a row that equals the rows under it for a parent when the rest does not split so", () => {
+    const rows = fields.map((row) => [...row]);
+    rows[7] = ["Chemistry", "1975", "21.5", "2001", "21.3"];
+    expect(only(rows).totals.map((t) => t.row)).toEqual([1]);
+  });
+
+  it("does not take a row equal to the sum of the rows above in one column only for a total", () => {
+    const rows = [
+      ["Name", "Goals", "Games"],
+      ["Ann", "3", "10"],
+      ["Bob", "4", "12"],
+      ["Eve", "7", "9"],
+      ["Max", "2", "11"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+
+  it("reads the workbook's indent levels as it reads leading spaces", () => {
+    const rows = [
+      ["Item", "Amount"],
+      ["Revenue", "300"],
+      ["Products", "200"],
+      ["Services", "100"],
+      ["Costs", "120"],
+      ["Staff", "80"],
+      ["Rent", "40"],
+    ];
+    const sheet = sheetOf(rows);
+    for (const r of [2, 3, 5, 6]) {
+      const row = sheet.cells[r];
+      if (row?.[0]) row[0] = { ...row[0], indent: 1 };
+    }
+    const block = readStructure(sheet)[0] as TableBlock;
+    expect(block.totals.map((t) => t.row)).toEqual([1, 4]);
+    expect(block.rowGroups?.values).toEqual(["Revenue", "Revenue", "Costs", "Costs"]);
+  });
+
+  it("takes a row repeating, over each header group, the sum of the group in the row above", () => {
+    const rows = [
+      ["Round", "Klaus", "Klaus", "Moserová", "Moserová", "Zeman", "Zeman"],
+      ["Round", "Deputies", "Senators", "Deputies", "Senators", "Deputies", "Senators"],
+      ["1st", "89", "32", "25", "43", "78", "5"],
+      ["1st", "121", "121", "68", "68", "83", "83"],
+      ["2nd", "85", "33", "32", "42", "-", "-"],
+      ["2nd", "118", "118", "74", "74", "-", "-"],
+    ];
+    const block = only(rows);
+    expect(block.headerRows).toEqual([0, 1]);
+    expect(block.totals.map((t) => t.row)).toEqual([3, 5]);
+    expect(block.rows).toEqual([2, 4]);
+  });
+
+  it("does not take a row repeating a value over a group for a total when it is not the sum", () => {
+    const rows = [
+      ["Round", "Klaus", "Klaus", "Moserová", "Moserová", "Zeman", "Zeman"],
+      ["Round", "Deputies", "Senators", "Deputies", "Senators", "Deputies", "Senators"],
+      ["1st", "89", "32", "25", "43", "78", "5"],
+      ["2nd", "120", "120", "68", "68", "80", "80"],
+    ];
+    expect(only(rows).totals).toEqual([]);
+  });
+});
+
+describe("readStructure: headers repeated and tables side by side", () => {
+  it("splits at a header repeated under a title of its own, without blank rows", () => {
+    const rows = [
+      ["", "Classics", "", ""],
+      ["", "Term 1", "Term 2", "Term 3"],
+      ["Ann", "4", "0", "7"],
+      ["Bob", "4", "6", "2"],
+      ["", "History", "", ""],
+      ["", "Term 1", "Term 2", "Term 3"],
+      ["Ann", "0", "4", "2"],
+      ["Bob", "2", "5", "2"],
+    ];
+    const blocks = readStructure(sheetOf(rows));
+    expect(blocks.map((b) => b.title)).toEqual([["Classics"], ["History"]]);
+    expect(blocks.map((b) => b.headerRows)).toEqual([[1], [5]]);
+    expect(blocks.map((b) => b.rows)).toEqual([
+      [2, 3],
+      [6, 7],
+    ]);
+  });
+
+  it("leaves a header repeated inside the data without a title out of the rows", () => {
+    const rows = [
+      ["club", "played", "points"],
+      ["club", "played", "points"],
+      ["Maesteg", "22", "92"],
+      ["Kidwelly", "22", "64"],
+      ["-", "played", "points"],
+      ["Dunvant", "22", "20"],
+    ];
+    const block = only(rows);
+    expect(block.repeatedHeaders).toEqual([1, 4]);
+    expect(labels(rows, block)).toEqual(["Maesteg", "Kidwelly", "Dunvant"]);
+  });
+
+  it("keeps a data row sharing one word with the header as data", () => {
+    const rows = [
+      ["name", "role", "city"],
+      ["Ann", "role", "Paris"],
+      ["Bob", "lead", "Rome"],
+    ];
+    const block = only(rows);
+    expect(block.repeatedHeaders).toBeUndefined();
+    expect(labels(rows, block)).toEqual(["Ann", "Bob"]);
+  });
+
+  it("splits tables side by side with an empty column between and the same names", () => {
+    const rows = [
+      ["Classics", "", "", "", "History", "", ""],
+      ["Name", "Score", "Grade", "", "Name", "Score", "Grade"],
+      ["Ann", "1", "F", "", "Ann", "3", "D"],
+      ["Bob", "2", "D", "", "Bob", "4", "C"],
+      ["", "", "", "", "", "", ""],
+      ["Music", "", "", "", "Drama", "", ""],
+      ["Name", "Score", "Grade", "", "Name", "Score", "Grade"],
+      ["Ann", "5", "B", "", "Ann", "7", "A"],
+    ];
+    const blocks = readStructure(sheetOf(rows));
+    expect(blocks.map((b) => b.title)).toEqual([["Classics"], ["History"], ["Music"], ["Drama"]]);
+    expect(blocks.map((b) => b.columns)).toEqual([
+      [0, 1, 2],
+      [4, 5, 6],
+      [0, 1, 2],
+      [4, 5, 6],
+    ]);
+    expect(blocks.map((b) => b.rows)).toEqual([[2, 3], [2, 3], [7], [7]]);
+  });
+
+  it("keeps one table across empty spacer columns", () => {
+    const rows = [
+      ["Year", "Month", "", "NSA", "", "SA"],
+      ["2012", "Jan", "", "2245", "", "2660"],
+      ["", "Feb", "", "1736", "", "2470"],
+    ];
+    const block = only(rows);
+    expect(block.columns).toEqual([0, 1, 3, 5]);
+    expect(block.rows).toEqual([1, 2]);
+  });
+});
