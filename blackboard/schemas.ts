@@ -126,6 +126,8 @@ export const TableReadingSchema = z.object({
     .optional(),
   /** Leading rows skipped because the reading was told to (`skipRows`). */
   skipped: z.array(PlaceSchema).max(MAX_LISTED_PLACES).optional(),
+  /** Rows inside the data that repeat the header (a printout's page breaks), left out. */
+  repeatedHeaders: z.array(PlaceSchema).max(MAX_LISTED_PLACES).optional(),
   /** A column added from hierarchical row labels (section rows or indented labels). */
   groupColumn: z.string().optional(),
   /** The cells' literal text, same rows and columns as the table, for citations. */

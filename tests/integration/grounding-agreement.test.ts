@@ -79,7 +79,8 @@ describe("one grounding engine for the answerer and the checker", () => {
       current = c;
       const state = await graph.invoke(
         { question: c.question, sources: [TOWNS] },
-        withContext({ memory: false, maxReflections: 0 }),
+        // Literally read: the cells keep their thousands separators and spelled dates.
+        withContext({ memory: false, maxReflections: 0, rawTables: true }),
       );
       runs.set(c.answer, state as TableQAStateValue);
     }

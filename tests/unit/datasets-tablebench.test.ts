@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DatasetFormatError, loadDataset, SHARED_TABLEBENCH } from "../../evals/datasets/index.js";
 import { loadTableBench } from "../../evals/datasets/tablebench.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable, loadTables } from "../../tools/tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const SAMPLE = path.resolve(
@@ -73,9 +73,18 @@ describe("the TableBench loader on the 40-question fixture", () => {
     for (const [i, example] of examples.entries()) {
       const source = example.tables[0];
       if (!source || !("data" in source)) throw new Error("expected an inline table");
-      const { table } = await loadTable(source);
+      const { table } = await loadTable(source, { reading: { raw: true } });
       expect(table.rows).toBe(raw[i]?.table.data.length);
       expect(table.columns.length).toBe(raw[i]?.table.columns.length);
+      // Read as an analyst would, header rows and totals leave the data but no row is lost.
+      const read = await loadTables(source);
+      const kept = read.reduce((sum, { table: t }) => sum + t.rows, 0);
+      const reading = read[0]?.table.reading;
+      const aside =
+        (reading?.headerRows ?? []).length +
+        (reading?.notes ?? []).length +
+        (reading?.repeatedHeaders ?? []).length;
+      expect(kept + aside).toBe(raw[i]?.table.data.length);
     }
   });
 

@@ -61,6 +61,7 @@ function readingOf(read: ReadTable, totalsTable: string | undefined): TableReadi
     if (read.hidden.columns.length > 0) reading.hidden.columns = listed(read.hidden.columns);
   }
   if (read.skipped.length > 0) reading.skipped = listed(read.skipped);
+  if (read.repeatedHeaders.length > 0) reading.repeatedHeaders = listed(read.repeatedHeaders);
   if (read.groupColumn) reading.groupColumn = read.groupColumn;
   return reading;
 }
@@ -107,7 +108,39 @@ export async function storeRead(
     reading.text = { uri, sha256 };
   }
   table.reading = reading;
+  const summary = readingSummary(table);
+  if (summary) stored[0]?.warnings.push(summary);
   return stored;
+}
+
+/**
+ * One line on what a reading did, for the user who did not ask for it: `tableminds inspect`
+ * shows it whole, `--raw` undoes it.
+ */
+function readingSummary(table: TableRef): string | null {
+  const reading = table.reading ?? {};
+  const done: string[] = [];
+  if (reading.title?.length) done.push("a title above it");
+  const depth = Math.max(0, ...table.columns.map((column) => column.path?.length ?? 0));
+  if (depth > 1) {
+    const example = table.columns.find((column) => (column.path?.length ?? 0) > 1)?.name;
+    done.push(`a header of ${depth} rows as paths ("${example}")`);
+  }
+  const totals = reading.totals?.rows.length ?? 0;
+  if (totals > 0) {
+    const where = reading.totals?.table ? ` (kept in ${reading.totals.table})` : "";
+    done.push(`${totals} total row${totals === 1 ? "" : "s"} left out${where}`);
+  }
+  const repeated = reading.repeatedHeaders?.length ?? 0;
+  if (repeated > 0)
+    done.push(`${repeated} repeated header row${repeated === 1 ? "" : "s"} left out`);
+  const notes = reading.notes?.length ?? 0;
+  if (notes > 0) done.push(`${notes} note${notes === 1 ? "" : "s"} left out`);
+  const converted = table.columns.filter((column) => column.reading).length;
+  if (converted > 0)
+    done.push(`${converted} column${converted === 1 ? "" : "s"} of formatted values read`);
+  if (done.length === 0) return null;
+  return `table ${table.name} read as an analyst would: ${done.join(", ")}; tableminds inspect shows it, --raw reads it literally`;
 }
 
 /** The origin function of a workbook's sheet. */

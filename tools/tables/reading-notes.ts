@@ -58,13 +58,19 @@ export function readingLines(ref: TableRef): string[] {
     );
   }
   const paths = ref.columns.filter((column) => (column.path?.length ?? 0) > 1);
-  if (reading.headerRows && reading.headerRows.length > 1) {
+  if (paths[0]) {
+    const depth = Math.max(...paths.map((column) => column.path?.length ?? 0));
+    const where = reading.headerRows?.length ? ` (${places(reading.headerRows, unit)})` : "";
     lines.push(
-      `Header of ${places(reading.headerRows, unit)}: names are their header paths joined with " / "` +
-        (paths[0] ? ` (e.g. \`${paths[0].name}\`)` : ""),
+      `Header of ${depth} rows${where}: names are their header paths joined with " / " (e.g. \`${paths[0].name}\`)`,
     );
   }
   if (reading.skipped?.length) lines.push(`Skipped as asked: ${places(reading.skipped, unit)}`);
+  if (reading.repeatedHeaders?.length) {
+    lines.push(
+      `Rows repeating the header left out of the data: ${places(reading.repeatedHeaders, unit)}`,
+    );
+  }
   if (reading.groupColumn) {
     lines.push(
       `Column \`${reading.groupColumn}\` was added: the section or parent label each row sits under`,

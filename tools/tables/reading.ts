@@ -77,6 +77,8 @@ export interface ReadTable {
   notes: { row: number; text: string }[];
   hidden: { rows: number[]; columns: string[] };
   skipped: number[];
+  /** Rows inside the data that repeat the header, left out. */
+  repeatedHeaders: number[];
   groupColumn?: string;
   /** Whether any of it differs from a literal reading (first row the header, every cell as is). */
   interpreted: boolean;
@@ -126,9 +128,13 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
   const readings = readColumns(header, [...dataText, ...totalsText], opts);
   const columns = readings.map((reading) => reading.values);
   const converted = transpose(columns, dataText.length + totalsText.length);
+  // A units row under the header ("'000", "$m") says more than the cells can.
+  const offset = groups ? 1 : 0;
   readings.forEach((reading, c) => {
     const fact = facts[c] ?? {};
-    if (reading.unit) fact.unit = reading.unit;
+    const unitsRow = block.units?.[c - offset];
+    if (unitsRow) fact.unit = unitsRow;
+    else if (reading.unit) fact.unit = reading.unit;
     if (reading.changed > 0 && reading.note) fact.reading = reading.note;
     facts[c] = fact;
   });
@@ -143,6 +149,8 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     groups !== undefined ||
     readings.some((reading) => reading.changed > 0 || reading.unit !== undefined) ||
     block.formulaColumns.length > 0 ||
+    (block.repeatedHeaders?.length ?? 0) > 0 ||
+    (block.units?.some(Boolean) ?? false) ||
     (block.skipped?.length ?? 0) > 0;
   const table: ReadTable = {
     header,
@@ -163,6 +171,7 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     notes: block.notes.map((note) => ({ row: place(note.row), text: note.text })),
     hidden: { rows: block.hiddenRows.map(place), columns: hiddenColumns },
     skipped: (block.skipped ?? []).map(place),
+    repeatedHeaders: (block.repeatedHeaders ?? []).map(place),
     interpreted,
   };
   if (letters) table.letters = letters;
@@ -201,6 +210,7 @@ export function readValues(
     notes: [],
     hidden: { rows: [], columns: [] },
     skipped: [],
+    repeatedHeaders: [],
     interpreted: readings.some((reading) => reading.changed > 0 || reading.unit !== undefined),
   };
 }
