@@ -298,6 +298,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "cells a workbook's sheets may hold, or be read over, else it is refused (default 5000000)",
   },
   {
+    name: "TABLEMINDS_MODEL_HUB",
+    readBy: "the embedded model's download (`tools/models/hub.ts`, `npm run setup`)",
+    meaning:
+      "base URL of the model hub the default embedded model is downloaded from (default https://huggingface.co): a mirror",
+  },
+  {
     name: "TABLEMINDS_MAX_LINE_BYTES",
     readBy:
       "the text table reader (`tools/tables/line-limits.ts`) and DuckDB's reads of stored tables",

@@ -88,7 +88,8 @@ describe("the WikiTQ loader on the 15-question fixture", () => {
     for (const example of examples) {
       const source = example.tables[0];
       if (!source || !("data" in source)) throw new Error("expected an inline table");
-      const { table } = await loadTable(source);
+      // The dataset's rows as given: the literal reading (an analyst's sets totals apart).
+      const { table } = await loadTable(source, { reading: { raw: true } });
       expect(table.rows).toBe(source.data.length);
       expect(table.columns.length).toBe(source.columns.length);
     }
