@@ -1,62 +1,39 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DownloadError, downloadFile } from "../../tools/models/download.js";
+import { type RangeServer, startRangeServer } from "../support/range-server.js";
 
 const BODY = randomBytes(300_000);
 const SHA = createHash("sha256").update(BODY).digest("hex");
 
-interface Behaviour {
-  /** Cut the connection after this many bytes of the next reply. */
-  breakAfter?: number;
-  /** Answer every request with the whole file (200), ignoring Range. */
-  ignoreRange?: boolean;
-}
-
-let server: Server;
+let server: RangeServer;
 let base: string;
-const behaviour: Behaviour = {};
-const ranges: (string | undefined)[] = [];
+let behaviour: RangeServer["behaviour"];
 const dir = mkdtempSync(path.join(tmpdir(), "tableminds-download-"));
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const range = req.headers.range;
-    ranges.push(range);
-    const match = range?.match(/^bytes=(\d+)-$/);
-    const start = match && !behaviour.ignoreRange ? Number(match[1]) : 0;
-    const slice = BODY.subarray(start);
-    const headers: Record<string, string> = { "content-length": String(slice.length) };
-    if (start > 0) headers["content-range"] = `bytes ${start}-${BODY.length - 1}/${BODY.length}`;
-    res.writeHead(start > 0 ? 206 : 200, headers);
-    const cut = behaviour.breakAfter;
-    behaviour.breakAfter = undefined;
-    if (cut === undefined) {
-      res.end(slice);
-      return;
-    }
-    res.write(slice.subarray(0, cut), () => setTimeout(() => res.socket?.destroy(), 20));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  // The server never keeps the test process alive.
-  server.unref();
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startRangeServer(BODY);
+  ({ url: base, behaviour } = server);
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+function resetRanges(): void {
+  server.requests.length = 0;
+}
 
 describe("downloadFile against a loopback server", () => {
   it("resumes a broken download with a Range request and checks the sha256", async () => {
     const dest = path.join(dir, "resume", "model.gguf");
-    ranges.length = 0;
+    resetRanges();
     behaviour.breakAfter = 120_000;
     const broken = await downloadFile({
       url: `${base}/m`,
@@ -75,14 +52,14 @@ describe("downloadFile against a loopback server", () => {
     expect(kept).toBeLessThan(BODY.length);
 
     const result = await downloadFile({ url: `${base}/m`, dest, sha256: SHA, progress: false });
-    expect(ranges).toEqual([undefined, `bytes=${kept}-`]);
+    expect(server.requests.map((r) => r.range)).toEqual([undefined, `bytes=${kept}-`]);
     expect(result).toEqual({ file: dest, bytes: BODY.length, resumedFrom: kept });
     expect(readFileSync(dest).equals(BODY)).toBe(true);
     expect(existsSync(`${dest}.part`)).toBe(false);
 
     // Once there, the file is not asked for again.
     await downloadFile({ url: `${base}/m`, dest, progress: false });
-    expect(ranges).toHaveLength(2);
+    expect(server.requests.map((r) => r.range)).toHaveLength(2);
   });
 
   it("starts over when the server ignores the range", async () => {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,6 +13,7 @@ import {
   DEFAULT_LOCAL_MODEL,
   FALLBACK_LOCAL_MODEL,
 } from "../../tools/models/local-spec.js";
+import { type RangeServer, startRangeServer } from "../support/range-server.js";
 
 /*
  * The default model's route from the model hub, against a hub on loopback (TABLEMINDS_MODEL_HUB):
@@ -33,48 +34,28 @@ const MODEL: CatalogModel = {
 const PINNED = "/someone/Tiny-GGUF/resolve/0123456789abcdef/tiny-test.gguf";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-interface Hub {
-  /** What the next replies do; reset by each test. */
-  body: Buffer;
-  /** Cut the connection after this many bytes of the next reply. */
-  breakAfter?: number;
-  requests: { url: string; range?: string }[];
-}
-
-let server: Server;
+let server: RangeServer;
 let base: string;
-const hub: Hub = { body: BODY, requests: [] };
+let hub: RangeServer["behaviour"] & { requests: RangeServer["requests"] };
 const root = mkdtempSync(path.join(tmpdir(), "tableminds-hub-"));
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    hub.requests.push({ url: req.url ?? "", range: req.headers.range });
-    if (req.url !== PINNED && !req.url?.endsWith(`/${DEFAULT_LOCAL_MODEL.file}`)) {
-      res.writeHead(404).end("no such file");
-      return;
-    }
-    const start = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? "")?.[1] ?? 0);
-    const slice = hub.body.subarray(start);
-    const headers: Record<string, string> = { "content-length": String(slice.length) };
-    if (start > 0)
-      headers["content-range"] = `bytes ${start}-${hub.body.length - 1}/${hub.body.length}`;
-    res.writeHead(start > 0 ? 206 : 200, headers);
-    const cut = hub.breakAfter;
-    hub.breakAfter = undefined;
-    if (cut === undefined) {
-      res.end(slice);
-      return;
-    }
-    res.write(slice.subarray(0, cut), () => setTimeout(() => res.socket?.destroy(), 20));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  server.unref();
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startRangeServer(
+    BODY,
+    (url) => url === PINNED || url.endsWith(`/${DEFAULT_LOCAL_MODEL.file}`),
+  );
+  base = server.url;
+  // One handle on what the hub serves and what it was asked.
+  hub = Object.defineProperty(server.behaviour, "requests", {
+    get: () => server.requests,
+    set: (requests: RangeServer["requests"]) => {
+      server.requests.splice(0, server.requests.length, ...requests);
+    },
+  }) as typeof hub;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   rmSync(root, { recursive: true, force: true });
 });
 
