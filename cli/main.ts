@@ -224,7 +224,7 @@ export function buildProgram(): Command {
   )
     .option(
       "--thread <id>",
-      "a conversation: save each step under this id; the same command again resumes an interrupted run, a new question on it is a follow-up (\"And for silver?\")",
+      'a conversation: save each step under this id; the same command again resumes an interrupted run, a new question on it is a follow-up ("And for silver?")',
     )
     .addHelpText("after", ASK_EXAMPLES)
     .addHelpText("after", ASK_EXIT_STATUS)

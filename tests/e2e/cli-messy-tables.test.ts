@@ -11,9 +11,12 @@ import { fixtureDir } from "../support/table-fixtures.js";
 /** The obvious code for what the coder is shown: the Q1 revenue column, summed. */
 function sumQ1(prompt: string): string {
   const column = prompt.includes("`Revenue / Q1`") ? "Revenue / Q1" : "Revenue";
-  return ["```python", `total = finance[${JSON.stringify(column)}].sum()`, "print(total)", "```"].join(
-    "\n",
-  );
+  return [
+    "```python",
+    `total = finance[${JSON.stringify(column)}].sum()`,
+    "print(total)",
+    "```",
+  ].join("\n");
 }
 
 describe("a finance workbook as a new user gives it", () => {
