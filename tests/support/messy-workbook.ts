@@ -37,6 +37,14 @@ export const FINANCE = {
   formula: { address: "I9", text: "495600+6500" },
 } as const;
 
+/** The columns a careful reading of the Results sheet gives: its header rows as paths. */
+export const FINANCE_COLUMNS = [
+  "Region",
+  ...["Revenue", "Costs"].flatMap((group) =>
+    ["Q1", "Q2", "Q3", "Q4"].map((q) => `${group} / ${q}`),
+  ),
+];
+
 /** "$1,250,400" */
 export function dollars(amount: number): string {
   return `$${amount.toLocaleString("en-US")}`;

@@ -1,4 +1,4 @@
-import { CsvSyntaxError, parseDelimited } from "./csv.js";
+import { type CsvRecord, CsvSyntaxError, parseDelimited } from "./csv.js";
 import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
 import { TableLoadError } from "./errors.js";
 import { cellJson, flattenRecords, isRecord } from "./json-records.js";
@@ -130,22 +130,47 @@ export function gridFromJson(text: string, file: string, flatten = true): Grid {
   );
 }
 
-export function gridFromDelimited(text: string, delimiter: string, file: string): Grid {
-  let records: ReturnType<typeof parseDelimited>;
+/** The records of a delimited text; a syntax error is the file's load error. */
+export function delimitedRecords(text: string, delimiter: string, file: string): CsvRecord[] {
   try {
-    records = parseDelimited(text, delimiter);
+    return parseDelimited(text, delimiter);
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw new TableLoadError(file, error.message);
     throw error;
   }
-  const [first, ...rest] = records;
+}
+
+/** A row whose field count is not the header's. */
+export function raggedRow(file: string, line: number, fields: number, header: number) {
+  return new TableLoadError(
+    file,
+    `ragged rows: line ${line} has ${plural(fields, "field")}, the header has ${header}`,
+  );
+}
+
+/** The separator a file of this extension should have. */
+export function expectedDelimiter(extension: string): string {
+  return extension === ".tsv" ? "\t" : ",";
+}
+
+/** The warning for a file read with another separator than its extension says, if it was. */
+export function delimiterWarning(
+  extension: string,
+  delimiter: string,
+  how: "evenly" | "mostly",
+): string | null {
+  const expected = expectedDelimiter(extension);
+  if (delimiter === expected) return null;
+  const split = how === "evenly" ? "its lines split evenly on" : "its lines split on";
+  return `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but ${split} ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`;
+}
+
+export function gridFromDelimited(text: string, delimiter: string, file: string): Grid {
+  const [first, ...rest] = delimitedRecords(text, delimiter, file);
   const header = first?.fields ?? [];
   for (const record of rest) {
     if (record.fields.length !== header.length) {
-      throw new TableLoadError(
-        file,
-        `ragged rows: line ${record.line} has ${plural(record.fields.length, "field")}, the header has ${header.length}`,
-      );
+      throw raggedRow(file, record.line, record.fields.length, header.length);
     }
   }
   return {
@@ -157,15 +182,11 @@ export function gridFromDelimited(text: string, delimiter: string, file: string)
 
 /** A delimited text's grid: the separator sniffed from its first lines, with warnings. */
 export function gridFromText(text: string, extension: string, file: string): Grid {
-  const expected = extension === ".tsv" ? "\t" : ",";
-  const delimiter = sniffDelimiter(text, expected);
+  const delimiter = sniffDelimiter(text, expectedDelimiter(extension));
   const grid = gridFromDelimited(text, delimiter, file);
   const warnings: string[] = [];
-  if (delimiter !== expected) {
-    warnings.push(
-      `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but its lines split evenly on ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`,
-    );
-  }
+  const resplit = delimiterWarning(extension, delimiter, "evenly");
+  if (resplit) warnings.push(resplit);
   const suspicious = suspiciousHeader(grid.header);
   if (suspicious) {
     warnings.push(

@@ -103,6 +103,35 @@ function transpose(columns: readonly (readonly string[])[], rows: number): strin
   return Array.from({ length: rows }, (_, r) => columns.map((column) => column[r] ?? ""));
 }
 
+/**
+ * The cells' values read column by column, and each column's facts with what its reading
+ * found (a unit, how its text was read); `unitOf` gives a unit that wins over the values'.
+ */
+function readCells(
+  header: readonly string[],
+  text: readonly (readonly string[])[],
+  facts: readonly ColumnFacts[],
+  opts: ReadingOptions,
+  unitOf: (column: number) => string | undefined = () => undefined,
+): { rows: string[][]; columns: ColumnFacts[]; changed: boolean } {
+  const readings = readColumns(header, text, opts);
+  const columns = readings.map((reading, c) => {
+    const fact: ColumnFacts = { ...facts[c] };
+    const unit = unitOf(c) || reading.unit;
+    if (unit) fact.unit = unit;
+    if (reading.changed > 0 && reading.note) fact.reading = reading.note;
+    return fact;
+  });
+  return {
+    rows: transpose(
+      readings.map((reading) => reading.values),
+      text.length,
+    ),
+    columns,
+    changed: readings.some((reading) => reading.changed > 0 || reading.unit !== undefined),
+  };
+}
+
 /** A block of a RawSheet as a table: cells of its kept rows and columns, values read. */
 function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): ReadTable {
   const textAt = (r: number) => block.columns.map((c) => sheet.cells[r]?.[c]?.text ?? "");
@@ -125,19 +154,11 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     // The added column has no letter of its own: it cites the label column's.
     if (letters) letters = [letters[0] ?? "A", ...letters];
   }
-  const readings = readColumns(header, [...dataText, ...totalsText], opts);
-  const columns = readings.map((reading) => reading.values);
-  const converted = transpose(columns, dataText.length + totalsText.length);
   // A units row under the header ("'000", "$m") says more than the cells can.
   const offset = groups ? 1 : 0;
-  readings.forEach((reading, c) => {
-    const fact = facts[c] ?? {};
-    const unitsRow = block.units?.[c - offset];
-    if (unitsRow) fact.unit = unitsRow;
-    else if (reading.unit) fact.unit = reading.unit;
-    if (reading.changed > 0 && reading.note) fact.reading = reading.note;
-    facts[c] = fact;
-  });
+  const read = readCells(header, [...dataText, ...totalsText], facts, opts, (c) =>
+    block.units?.[c - offset] ? block.units[c - offset] : undefined,
+  );
   const hiddenColumns = block.hiddenColumns.map((c) => sheet.letters?.[c] ?? String(c + 1));
   const interpreted =
     block.title.length > 0 ||
@@ -147,15 +168,15 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     block.hiddenRows.length > 0 ||
     block.hiddenColumns.length > 0 ||
     groups !== undefined ||
-    readings.some((reading) => reading.changed > 0 || reading.unit !== undefined) ||
+    read.changed ||
     block.formulaColumns.length > 0 ||
     (block.repeatedHeaders?.length ?? 0) > 0 ||
     (block.units?.some(Boolean) ?? false) ||
     (block.skipped?.length ?? 0) > 0;
   const table: ReadTable = {
     header,
-    columns: facts,
-    rows: converted.slice(0, dataText.length),
+    columns: read.columns,
+    rows: read.rows.slice(0, dataText.length),
     text: dataText,
     places: block.rows.map(place),
     headerPlaces: block.headerRows.map(place),
@@ -163,7 +184,7 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     rowIndexes: block.rows,
     title: block.title,
     totals: {
-      rows: converted.slice(dataText.length),
+      rows: read.rows.slice(dataText.length),
       text: totalsText,
       places: block.totals.map((total) => place(total.row)),
       labels: block.totals.map((total) => total.label),
@@ -185,21 +206,16 @@ export function readValues(
   rows: readonly (readonly string[])[],
   opts: ReadingOptions = {},
 ): ReadTable {
-  const readings = readColumns(header, rows, opts);
-  const converted = transpose(
-    readings.map((reading) => reading.values),
-    rows.length,
+  const read = readCells(
+    header,
+    rows,
+    header.map(() => ({})),
+    opts,
   );
-  const columns = readings.map((reading) => {
-    const fact: ColumnFacts = {};
-    if (reading.unit) fact.unit = reading.unit;
-    if (reading.changed > 0 && reading.note) fact.reading = reading.note;
-    return fact;
-  });
   return {
     header: [...header],
-    columns,
-    rows: converted,
+    columns: read.columns,
+    rows: read.rows,
     text: rows.map((row) => [...row]),
     places: rows.map((_, i) => i + 1),
     headerPlaces: [],
@@ -211,7 +227,7 @@ export function readValues(
     hidden: { rows: [], columns: [] },
     skipped: [],
     repeatedHeaders: [],
-    interpreted: readings.some((reading) => reading.changed > 0 || reading.unit !== undefined),
+    interpreted: read.changed,
   };
 }
 

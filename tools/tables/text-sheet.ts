@@ -1,8 +1,6 @@
-import { CsvSyntaxError, parseDelimited } from "./csv.js";
-import { delimiterName, sniffDelimiter } from "./delimiter.js";
-import { TableLoadError } from "./errors.js";
-import { plural } from "./grid.js";
-import { cellKindOfText, type RawSheet } from "./structure.js";
+import { sniffDelimiter } from "./delimiter.js";
+import { delimitedRecords, delimiterWarning, expectedDelimiter, raggedRow } from "./grid.js";
+import { type RawSheet, rawSheetFromRows } from "./structure.js";
 
 /** A delimited text as a sheet, and the field count of each of its records. */
 export interface TextSheet {
@@ -18,21 +16,9 @@ export interface TextSheet {
  * an empty row, each row's place the line its record starts on.
  */
 export function textSheet(text: string, extension: string, file: string): TextSheet {
-  const expected = extension === ".tsv" ? "\t" : ",";
-  const delimiter = sniffDelimiter(text, expected, true);
-  const warnings: string[] = [];
-  if (delimiter !== expected) {
-    warnings.push(
-      `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but its lines split on ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`,
-    );
-  }
-  let records: ReturnType<typeof parseDelimited>;
-  try {
-    records = parseDelimited(text, delimiter);
-  } catch (error) {
-    if (error instanceof CsvSyntaxError) throw new TableLoadError(file, error.message);
-    throw error;
-  }
+  const delimiter = sniffDelimiter(text, expectedDelimiter(extension), true);
+  const resplit = delimiterWarning(extension, delimiter, "mostly");
+  const records = delimitedRecords(text, delimiter, file);
   const lines = text.split(/\r\n|\r|\n/);
   const blank = (line: number) => (lines[line - 1] ?? "").trim() === "";
   const fields: string[][] = [];
@@ -52,18 +38,9 @@ export function textSheet(text: string, extension: string, file: string): TextSh
     places.push(record.line);
     widths.push(record.fields.length);
   }
-  const width = widths.reduce((widest, w) => Math.max(widest, w), 0);
-  const cells = fields.map((row) =>
-    Array.from({ length: width }, (_, c) => {
-      const value = row[c] ?? "";
-      return { text: value, kind: cellKindOfText(value) };
-    }),
-  );
-  return {
-    sheet: { cells, rowNumbers: places, merges: [], hiddenRows: [], hiddenColumns: [] },
-    widths,
-    warnings,
-  };
+  const [header = [], ...rows] = fields;
+  const sheet = rawSheetFromRows(header, rows, { header: places[0] ?? 1, rows: places.slice(1) });
+  return { sheet, widths, warnings: resplit ? [resplit] : [] };
 }
 
 function filled(fields: readonly string[]): number {
@@ -84,10 +61,7 @@ export function checkRagged(
   for (const r of rows) {
     const got = sheet.widths[r] ?? 0;
     if (got !== expected) {
-      throw new TableLoadError(
-        file,
-        `ragged rows: line ${sheet.sheet.rowNumbers[r]} has ${plural(got, "field")}, the header has ${expected}`,
-      );
+      throw raggedRow(file, sheet.sheet.rowNumbers[r] ?? r + 1, got, expected);
     }
   }
 }
