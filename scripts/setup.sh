@@ -121,6 +121,8 @@ ensure_fonts
 ensure_reference_python
 # The embedded local model that answers when no endpoint is configured (warns on failure).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-model.sh"
+# PostgreSQL, Redis and SeaweedFS for the scaled route's tests (warns on failure).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-services.sh"
 
 if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
   if found=$(describe_python "$TABLEMINDS_PYTHON"); then

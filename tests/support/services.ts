@@ -1,0 +1,63 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/*
+ * The real services of the scaled route for a test file, started and stopped by the project's
+ * own script (scripts/services.sh) in a folder of their own, on free loopback ports. A test that
+ * needs one fails when it cannot start: these tests are never skipped.
+ */
+
+const script = fileURLToPath(new URL("../../scripts/services.sh", import.meta.url));
+
+export type ServiceName = "postgres" | "redis" | "s3";
+
+export interface Service {
+  /** The settings that reach it: TABLEMINDS_DATABASE_URL, TABLEMINDS_QUEUE_URL, or the S3 ones. */
+  env: Record<string, string>;
+  dir: string;
+  stop(): void;
+}
+
+const running = new Set<Service>();
+process.once("exit", () => {
+  for (const service of running) service.stop();
+});
+
+export function startService(name: ServiceName): Service {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `tableminds-${name}-`));
+  let output: string;
+  try {
+    output = execFileSync("bash", [script, "start", name, dir], {
+      encoding: "utf8",
+      timeout: 60_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? "";
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start ${name} with scripts/services.sh: ${stderr.trim()}`);
+  }
+  const env = Object.fromEntries(
+    output
+      .trim()
+      .split("\n")
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  const service: Service = {
+    env,
+    dir,
+    stop() {
+      if (!running.delete(service)) return;
+      try {
+        execFileSync("bash", [script, "stop", name, dir], { stdio: "ignore", timeout: 30_000 });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+  running.add(service);
+  return service;
+}
