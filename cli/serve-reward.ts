@@ -1,6 +1,9 @@
+import path from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { PRESETS } from "../training/rewards/types.js";
+import { verlRewardOverrides } from "../training/server/verl.js";
+import { untilSignal } from "./signals.js";
 
 const FlagsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
@@ -25,24 +28,14 @@ function parseFlags(raw: unknown): Flags {
   return parsed.data;
 }
 
-/** Resolves on the first SIGINT/SIGTERM; a second one exits at once. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.once("SIGINT", () => process.exit(130));
-      process.once("SIGTERM", () => process.exit(143));
-      resolve(signal);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-}
-
 async function serveReward(flags: Flags): Promise<void> {
   const server = await import("../training/server/index.js");
   if (flags.writeVerl) {
     await server.writeVerlModule(flags.writeVerl, flags.verlUrl);
-    process.stderr.write(`serve-reward: wrote the verl reward module to ${flags.writeVerl}\n`);
+    process.stderr.write(
+      `serve-reward: wrote the verl reward module to ${flags.writeVerl}; verl 0.9.1 takes it with\n` +
+        `  ${verlRewardOverrides(path.resolve(flags.writeVerl)).join(" ")}\n`,
+    );
     return;
   }
   if (flags.port === undefined) throw new Error("--port is required (0 picks a free one)");
@@ -117,6 +110,10 @@ export function registerServeRewardCommand(program: Command): void {
         "ending in <sha256>.csv or <sha256>.parquet is refused.",
         "A refused sample scores 0 and the reply's errors[i] says why.",
         "",
+        "OpenRLHF: --reward.remote_url 'http://HOST:PORT/reward?token=TOKEN' (before 0.10.2,",
+        "--remote_rm_url).",
+        "verl (0.9.1): --write-verl FILE writes the module; its trainer takes it with",
+        ...verlRewardOverrides("FILE").map((override) => `  ${override}`),
         "The verl module reads TABLEMINDS_REWARD_URL, TABLEMINDS_REWARD_TOKEN (or _TOKEN_FILE),",
         "TABLEMINDS_REWARD_TIMEOUT and TABLEMINDS_REWARD_ROLE. See docs/training.md.",
       ].join("\n"),

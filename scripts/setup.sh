@@ -74,10 +74,13 @@ ensure_fonts() {
 # tests our BLEU with NLTK's (pinned: training/rewards/bleu.ts follows that release). They go
 # into a virtualenv inside node_modules (git-ignored), made from the first python3 that can make
 # one (Debian's needs python3-venv). A failure only warns: those tests then fail and say why.
+# The test of the generated verl reward module reads verl's own source (the reward manager that
+# calls it, the registry, the config); verl comes without its dependencies (torch, ray, ...).
 REFERENCE_VENV="node_modules/.cache/tableminds/reference-venv" # tests/support/reference-python.ts
 REFERENCE_PACKAGE="rouge-score==0.1.2"
 REFERENCE_NLTK="nltk==3.9.1" # tests/support/nltk-reference.ts
-REFERENCE_PROBE="import rouge_score.rouge_scorer, nltk.translate.bleu_score, nltk; assert nltk.__version__ == '${REFERENCE_NLTK#nltk==}'"
+REFERENCE_VERL="verl==0.9.1" # tests/support/verl-reference.ts
+REFERENCE_PROBE="import importlib.metadata as m, rouge_score.rouge_scorer, nltk.translate.bleu_score, nltk; assert nltk.__version__ == '${REFERENCE_NLTK#nltk==}'; assert m.version('verl') == '${REFERENCE_VERL#verl==}'"
 
 ensure_reference_python() {
   local root venv python base prefix
@@ -87,10 +90,11 @@ ensure_reference_python() {
   if [[ -x "$python" ]] && limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
     return 0
   fi
-  echo "tableminds: installing $REFERENCE_PACKAGE and $REFERENCE_NLTK into $REFERENCE_VENV (references for the scorer tests)..."
+  echo "tableminds: installing $REFERENCE_PACKAGE, $REFERENCE_NLTK and $REFERENCE_VERL into $REFERENCE_VENV (references for the scorer tests)..."
   # A venv that only lacks a package (or has another NLTK) is topped up, not rebuilt.
   if [[ -x "$python" ]] &&
     "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" "$REFERENCE_NLTK" >/dev/null 2>&1 &&
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$REFERENCE_VERL" >/dev/null 2>&1 &&
     limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
     return 0
   fi
@@ -109,11 +113,12 @@ ensure_reference_python() {
   fi
   if [[ -x "$python" ]] &&
     "$python" -m pip install --quiet --disable-pip-version-check "$REFERENCE_PACKAGE" "$REFERENCE_NLTK" >/dev/null &&
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$REFERENCE_VERL" >/dev/null &&
     limited "$python" -c "$REFERENCE_PROBE" 2>/dev/null; then
     return 0
   fi
   rm -rf "$venv"
-  echo "tableminds: warning: could not install $REFERENCE_PACKAGE and $REFERENCE_NLTK from PyPI into $REFERENCE_VENV;" >&2
+  echo "tableminds: warning: could not install $REFERENCE_PACKAGE, $REFERENCE_NLTK and $REFERENCE_VERL from PyPI into $REFERENCE_VENV;" >&2
   echo "  the scorer tests that compare with it will fail until \`npm run setup\` succeeds." >&2
 }
 

@@ -245,8 +245,9 @@ describe("the verl reward module", () => {
       "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)",
       `label = json.dumps({'role': 'plan', 'reference': ${JSON.stringify(PLAN_REFERENCE)}})`,
       `one = m.compute_score('tablebench', ${JSON.stringify(PLAN_REPLY)}, label)`,
-      "batch = m.compute_score_batch(['tablebench'] * 2, ['Final Answer: 3', 'Final Answer: 4'],",
-      "    ['3', '3'], [{'role': 'answer'}, {'role': 'answer', 'preset': 'paper'}])",
+      "infos = [{'role': 'answer'}, {'role': 'answer', 'preset': 'paper'}]",
+      "answers = [m.compute_score('tablebench', reply, '3', info)",
+      "    for reply, info in zip(['Final Answer: 3', 'Final Answer: 4'], infos)]",
       "try:",
       "    m.compute_score('tablebench', 'x', '{\"reference\": \"1\"}')",
       "    err = None",
@@ -254,7 +255,7 @@ describe("the verl reward module", () => {
       "    err = str(e)",
       "missing = json.dumps({'role': 'code', 'reference': 'print(1)', 'tables': [{'name': 't', 'sha256': 'f' * 64}]})",
       "refused = m.compute_score('tablebench', '```python\\nprint(1)\\n```', missing)",
-      "print(json.dumps({'one': one, 'batch': batch, 'err': err, 'refused': refused}))",
+      "print(json.dumps({'one': one, 'answers': answers, 'err': err, 'refused': refused}))",
     ].join("\n");
     const { stdout, stderr } = await promisify(execFile)("python3", ["-c", script, file], {
       env: {
@@ -270,7 +271,8 @@ describe("the verl reward module", () => {
       reference: PLAN_REFERENCE,
     });
     expect(out.one).toBe(plan.reward);
-    expect(out.batch).toEqual([1, 0.1]);
+    // A plain ground truth is the reference; extra_info gives the role and the preset.
+    expect(out.answers).toEqual([1, 0.1]);
     expect(out.err).toMatch(/reward server 400: .*no role/);
     // A sample refused for its tables scores 0, and the module says why.
     expect(out.refused).toBe(0);

@@ -31,4 +31,10 @@ export {
   TableStore,
   type TableStoreOptions,
 } from "./tables.js";
-export { verlModuleSource, writeVerlModule } from "./verl.js";
+export {
+  VERL_REWARD_FUNCTION,
+  VERL_REWARD_MANAGER,
+  verlModuleSource,
+  verlRewardOverrides,
+  writeVerlModule,
+} from "./verl.js";

@@ -1,7 +1,8 @@
 """tableminds reward function for verl, calling a `tableminds serve-reward` server.
 
-verl: custom_reward_function.path=<this file> custom_reward_function.name=compute_score
-(or name=compute_score_batch with reward_model.reward_manager=batch).
+verl (0.9.1): reward.reward_manager.name=naive reward.custom_reward_function.path=<this file>
+reward.custom_reward_function.name=compute_score. The naive manager calls compute_score once
+per sample, in a thread of its executor, so samples are scored concurrently.
 
 Environment:
   TABLEMINDS_REWARD_URL         the server, e.g. http://10.0.0.5:8000 (default below)
@@ -91,13 +92,11 @@ def _post(solution_strs, labels):
     raise RuntimeError("unreachable")
 
 
-def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    """verl's per-sample reward: a float."""
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """verl's per-sample reward: a float.
+
+    verl passes more keywords when a reward model runs beside it (reward_router_address,
+    reward_model_tokenizer) and the config's reward.custom_reward_function.reward_kwargs; the
+    server does not use them.
+    """
     return float(_post([solution_str], [_label(ground_truth, extra_info)])[0])
-
-
-def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs):
-    """verl's batch reward manager form: lists in, a list of floats out, one request."""
-    infos = extra_infos if extra_infos is not None else [None] * len(solution_strs)
-    labels = [_label(gt, info) for gt, info in zip(ground_truths, infos)]
-    return [float(r) for r in _post(solution_strs, labels)]
