@@ -3,7 +3,7 @@ import { type BaseStore, Command, MemorySaver } from "@langchain/langgraph";
 import type { Configuration } from "../blackboard/configuration.js";
 import { adoptOperatorFields, setOperatorSettings } from "../blackboard/operator.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
-import { closeCheckpointer, openCheckpointer } from "../graphs/persistence.js";
+import { openPersistence } from "../graphs/persistence.js";
 import {
   type GraphSnapshot,
   loadGraph,
@@ -12,7 +12,6 @@ import {
 } from "../graphs/registry.js";
 import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
 import { configurationOf } from "../nodes/runtime.js";
-import { openMemoryStore } from "../tools/memory/index.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import { askOnTerminal, describeEvent } from "./events.js";
@@ -175,11 +174,16 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   const reviewing = config.review !== "off";
   const decide = options.decide ?? (process.stdin.isTTY ? askOnTerminal : undefined);
   if (reviewing && !decide) throw new ReviewNeedsTerminalError();
-  const checkpointer = options.thread ? openCheckpointer() : undefined;
+  // Checkpoints and memory in SQLite files, or in PostgreSQL with TABLEMINDS_DATABASE_URL.
+  const persistence = await openPersistence({
+    checkpoints: !!options.thread,
+    memory: !options.store && options.memory !== false,
+  });
+  const checkpointer = persistence.checkpointer;
   // A review pause needs a checkpointer to resume from: a thread's, else one in memory.
   const saver = checkpointer ?? (reviewing ? new MemorySaver() : undefined);
   const runId = options.thread ?? (reviewing ? randomUUID() : undefined);
-  const ownStore = options.store || options.memory === false ? undefined : openMemoryStore();
+  const ownStore = persistence.store;
   const thread = options.thread;
   const resume = thread ? commandLine(options.argv ?? process.argv.slice(2)) : undefined;
   let tokenLineOpen = false;
@@ -297,8 +301,7 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
     stopNotices();
     process.removeListener("SIGINT", onSigint);
     await closeSandboxes();
-    closeCheckpointer(checkpointer);
-    ownStore?.close();
+    await persistence.close();
   }
   if (interrupted) {
     process.stderr.write(

@@ -11,11 +11,13 @@ import {
   withConfigurationFlags,
 } from "./configuration-flags.js";
 import { registerDataCommands } from "./data.js";
+import { registerDbCommands } from "./db.js";
 import { registerEvalCommands } from "./eval.js";
 import { registerInspectCommand } from "./inspect.js";
 import { JSON_OPTION_HELP } from "./json-fields.js";
 import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
+import { registerServeCommand } from "./serve.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
 
@@ -274,6 +276,8 @@ export function buildProgram(): Command {
   registerDataCommands(program);
   registerInspectCommand(program);
   registerPruneCommand(program);
+  registerServeCommand(program);
+  registerDbCommands(program);
 
   program
     .command("graphs")

@@ -1,0 +1,84 @@
+import { hostname } from "node:os";
+import type { Command } from "commander";
+import { z } from "zod";
+import { deploymentSettings } from "../blackboard/deployment.js";
+import { untilSignal } from "./signals.js";
+
+const FlagsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535),
+  host: z.string().min(1),
+  replica: z.string().min(1).optional(),
+  recoverEvery: z.coerce.number().min(0, { error: "--recover-every must be >= 0 seconds" }),
+});
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+
+async function serve(raw: unknown): Promise<void> {
+  const parsed = FlagsSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "invalid flags");
+  const flags = parsed.data;
+  const url = deploymentSettings().TABLEMINDS_DATABASE_URL;
+  if (!url) {
+    throw new Error(
+      "serve needs PostgreSQL: set TABLEMINDS_DATABASE_URL=postgres://... (on one machine, `npm run studio` serves the graphs without it)",
+    );
+  }
+  const [{ serve: listen }, { createReplica }] = await Promise.all([
+    import("@hono/node-server"),
+    import("../server/replica.js"),
+  ]);
+  const replica = await createReplica({
+    databaseUrl: url,
+    replica: flags.replica ?? `${hostname()}:${process.pid}`,
+    loopback: LOOPBACK.has(flags.host),
+    recoverEveryMs: flags.recoverEvery * 1000,
+  });
+  const server = await new Promise<ReturnType<typeof listen>>((resolve) => {
+    const started = listen(
+      { fetch: replica.app.fetch, hostname: flags.host, port: flags.port },
+      () => resolve(started),
+    );
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : flags.port;
+  process.stderr.write(
+    `serve: the LangGraph API on http://${flags.host}:${port} (graphs and threads in PostgreSQL)\n`,
+  );
+  const signal = await untilSignal();
+  process.stderr.write(`serve: ${signal}, finishing running requests\n`);
+  await new Promise((resolve) => server.close(resolve));
+  await replica.close();
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("serve every graph over the LangGraph API, backed by PostgreSQL (replicable)")
+    .option("--port <port>", "port to listen on (0 picks a free one)", "2024")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--replica <name>", "this replica's name in the runs table (default host:pid)")
+    .option(
+      "--recover-every <seconds>",
+      "how often to look for runs a dead replica left, to finish them here (0: never)",
+      "5",
+    )
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Needs TABLEMINDS_DATABASE_URL (postgres://user@host:port/db); the schema is migrated",
+        "at start under an advisory lock, as `tableminds db migrate` does. Start any number of",
+        "replicas on one database behind a load balancer: a thread runs on one replica at a",
+        "time, any replica answers for any thread, and the runs of a replica that dies are",
+        "finished by another from their last checkpoints.",
+        "",
+        "Beyond loopback, set TABLEMINDS_API_KEYS (user:key,...): each request then needs",
+        "Authorization: Bearer <key>. Tables come inline, uploaded (POST /tables?name=f.csv),",
+        "or from TABLEMINDS_TABLE_ROOTS. See docs/deploy.md.",
+        "",
+        "Example:",
+        "  TABLEMINDS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres tableminds serve --port 2024",
+      ].join("\n"),
+    )
+    .action(serve);
+}

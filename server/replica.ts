@@ -1,0 +1,341 @@
+import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
+import { Hono } from "hono";
+import { z } from "zod";
+import { migrateDatabase } from "../graphs/persistence.js";
+import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
+import { openPool, type ThreadLock, tryThreadLock } from "../tools/postgres.js";
+import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
+import { contextSchemaOf, app as tableRoutes } from "./app.js";
+import { checkRunSettings } from "./auth.js";
+import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
+import { finishedAs, startRecovery } from "./recovery.js";
+
+/*
+ * `tableminds serve`: the LangGraph API (threads, runs, streams, interrupts) for every graph of
+ * langgraph.json, on LangGraph's embeddable server, with checkpoints, memory, threads and runs
+ * in PostgreSQL so that any number of replicas can stand behind one load balancer. Around the
+ * embedded routes: who is calling (server/access.ts), whose thread it is, the input policy, and
+ * a thread lock in Postgres held for as long as a run streams, so that one thread never runs on
+ * two replicas at once. A replica that dies lets go of its locks with its connections; another
+ * finishes its runs from their last checkpoints (server/recovery.ts).
+ */
+
+export interface ReplicaOptions {
+  databaseUrl: string;
+  /** This replica's name in the runs table (host:port by default). */
+  replica: string;
+  /** Whether the server listens on loopback only (a keyless server then serves one local user). */
+  loopback: boolean;
+  /** How often to look for runs a dead replica left; 0 never. */
+  recoverEveryMs: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Replica {
+  app: Hono;
+  close(): Promise<void>;
+}
+
+type Vars = { Variables: { user: string } };
+
+const RunCreateSchema = z.looseObject({ assistant_id: z.string() });
+const ThreadCreateSchema = z.looseObject({
+  thread_id: z.string().uuid().optional(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+const ThreadSearchSchema = z.looseObject({
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  limit: z.number().int().positive().max(1000).optional(),
+  offset: z.number().int().nonnegative().optional(),
+  sort_by: z.string().optional(),
+  sort_order: z.enum(["asc", "desc"]).optional(),
+});
+const UUID = z.string().uuid();
+
+function refusal(error: unknown): { status: 403; message: string } | null {
+  const status = (error as { status?: unknown }).status;
+  return status === 403 ? { status: 403, message: (error as Error).message } : null;
+}
+
+/** The graphs' own assistants: one per graph, named as the graph. */
+function assistantOf(graphId: string) {
+  const epoch = new Date(0).toISOString();
+  return {
+    assistant_id: graphId,
+    graph_id: graphId,
+    name: graphId,
+    config: {},
+    context: {},
+    metadata: { created_by: "system" },
+    version: 1,
+    created_at: epoch,
+    updated_at: epoch,
+  };
+}
+
+export async function createReplica(options: ReplicaOptions): Promise<Replica> {
+  const env = options.env ?? process.env;
+  await migrateDatabase(options.databaseUrl, [LEDGER_MIGRATIONS]);
+  const pool = openPool(options.databaseUrl, 40);
+  const ledger = new Ledger(pool);
+  const checkpointer = new PostgresSaver(pool);
+  const store = new PostgresStore({ connectionOptions: options.databaseUrl, ensureTables: false });
+  const graphIds = Object.keys(listGraphs());
+  const graphs: Record<string, RunnableGraph> = {};
+  for (const id of graphIds) {
+    graphs[id] = await loadGraph(id, { persistence: { checkpointer, store } });
+  }
+  const access: Access = {
+    keys: keysOf(env),
+    origins: allowedOrigins(),
+    loopback: options.loopback,
+  };
+  const embed = createEmbedServer({
+    graph: graphs as unknown as Parameters<typeof createEmbedServer>[0]["graph"],
+    threads: ledger.threads(),
+    checkpointer,
+    store,
+  });
+  /** Runs streaming here, by run id: their locks, released when the stream ends. */
+  const inHand = new Map<string, ThreadLock>();
+
+  const app = new Hono<Vars>();
+  app.onError((error, c) => {
+    const refused = refusal(error);
+    if (refused) return c.json({ detail: refused.message }, 403);
+    return c.json({ detail: (error as Error).message }, 500);
+  });
+  app.get("/ok", (c) => c.json({ ok: true }));
+  app.use("*", async (c, next) => {
+    const verdict = decide(access, c.req.raw.headers);
+    if (!("user" in verdict)) return c.json({ detail: verdict.message }, verdict.status);
+    c.set("user", verdict.user);
+    await next();
+  });
+  app.get("/info", (c) => c.json({ replica: options.replica, graphs: graphIds }));
+  app.route("/", tableRoutes);
+
+  app.post("/assistants/search", (c) => c.json(graphIds.map(assistantOf)));
+  app.get("/assistants/:assistant_id", (c) => {
+    const id = c.req.param("assistant_id");
+    return graphIds.includes(id)
+      ? c.json(assistantOf(id))
+      : c.json({ detail: `no graph ${id}` }, 404);
+  });
+  app.get("/assistants/:assistant_id/schemas", async (c) => {
+    const id = c.req.param("assistant_id");
+    if (!graphIds.includes(id)) return c.json({ detail: `no graph ${id}` }, 404);
+    const context = await contextSchemaOf(id);
+    return c.json({ graph_id: id, config_schema: context, context_schema: context });
+  });
+
+  // Threads belong to who made them; another user's thread is not there for them.
+  app.post("/threads", async (c) => {
+    const body = ThreadCreateSchema.parse(await c.req.json().catch(() => ({})));
+    const id = body.thread_id ?? crypto.randomUUID();
+    const existing = await ledger.thread(id);
+    if (existing && existing.metadata.owner !== c.var.user) {
+      return c.json({ detail: `thread ${id} exists` }, 409);
+    }
+    return c.json(
+      await ledger.setThread(id, "put", { ...(body.metadata ?? {}), owner: c.var.user }),
+    );
+  });
+  app.post("/threads/search", async (c) => {
+    const body = ThreadSearchSchema.parse(await c.req.json().catch(() => ({})));
+    const found = [];
+    const search = ledger.threads().search;
+    if (!search) return c.json([]);
+    for await (const item of search({
+      metadata: { ...(body.metadata ?? {}), owner: c.var.user },
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+      sortBy: body.sort_by === "updated_at" ? "updated_at" : "created_at",
+      sortOrder: body.sort_order ?? "desc",
+    })) {
+      found.push(item.thread);
+    }
+    return c.json(found);
+  });
+  const owned = async (c: {
+    req: { param(name: "thread_id"): string };
+    var: { user: string };
+  }): Promise<boolean> => {
+    const id = c.req.param("thread_id");
+    if (!UUID.safeParse(id).success) return true;
+    const thread = await ledger.thread(id);
+    return !thread || thread.metadata.owner === c.var.user;
+  };
+  const ownerOnly = async (
+    c: Parameters<Parameters<typeof app.use>[1]>[0],
+    next: () => Promise<void>,
+  ) => {
+    if (!(await owned(c as never))) return c.json({ detail: "Thread not found" }, 404);
+    await next();
+  };
+  app.use("/threads/:thread_id/*", ownerOnly);
+  app.on(["GET", "PATCH", "DELETE"], "/threads/:thread_id", ownerOnly);
+  // A patch must not hand the thread to someone else.
+  app.patch("/threads/:thread_id", async (c, next) => {
+    const body = ThreadCreateSchema.parse(await c.req.json().catch(() => ({})));
+    if (body.metadata && "owner" in body.metadata) {
+      return c.json({ detail: "a thread's owner cannot be changed" }, 403);
+    }
+    await next();
+  });
+
+  app.get("/threads/:thread_id/runs", async (c) =>
+    c.json(await ledger.runsOf(c.req.param("thread_id"))),
+  );
+  app.get("/threads/:thread_id/runs/:run_id", async (c) => {
+    const run = await ledger.run(c.req.param("run_id"));
+    if (!run || run.thread_id !== c.req.param("thread_id")) {
+      return c.json({ detail: "Run not found" }, 404);
+    }
+    return c.json(run);
+  });
+  /** Waits for a run to end wherever it runs, then answers the thread's values. */
+  app.get("/threads/:thread_id/runs/:run_id/join", async (c) => {
+    const threadId = c.req.param("thread_id");
+    const runId = c.req.param("run_id");
+    const signal = c.req.raw.signal;
+    for (;;) {
+      const run = await ledger.run(runId);
+      if (!run || run.thread_id !== threadId) return c.json({ detail: "Run not found" }, 404);
+      if (run.status !== "running") break;
+      if (signal.aborted) return c.body(null, 499 as never);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const graph = await threadGraph(threadId);
+    if (!graph) return c.json({});
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    return c.json(state.values ?? {});
+  });
+
+  const threadGraph = async (threadId: string): Promise<RunnableGraph | undefined> => {
+    const thread = await ledger.thread(threadId);
+    const graphId = thread?.metadata.graph_id;
+    return typeof graphId === "string" ? graphs[graphId] : undefined;
+  };
+
+  /*
+   * A run streams while this replica holds its thread's lock; the run is in the ledger from its
+   * start to its end, so that another replica can tell a run in hand from an orphan.
+   */
+  app.post("/threads/:thread_id/runs/stream", async (c, next) => {
+    const threadId = c.req.param("thread_id");
+    const body = await c.req.json().catch(() => null);
+    const run = RunCreateSchema.safeParse(body);
+    if (!run.success) return c.json({ detail: "a run needs an assistant_id (a graph)" }, 422);
+    if (!graphIds.includes(run.data.assistant_id)) {
+      return c.json(
+        { detail: `no graph ${run.data.assistant_id} (graphs: ${graphIds.join(", ")})` },
+        404,
+      );
+    }
+    checkRunSettings(body);
+    if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
+    const lock = await tryThreadLock(pool, threadId);
+    if (!lock) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
+    try {
+      await next();
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+    const runId = /\/runs\/([0-9a-f-]{36})$/.exec(c.res.headers.get("content-location") ?? "")?.[1];
+    const stream = c.res.body;
+    if (!runId || !stream || c.res.status !== 200) {
+      await lock.release();
+      return;
+    }
+    inHand.set(runId, lock);
+    await ledger.startRun({
+      runId,
+      threadId,
+      assistantId: run.data.assistant_id,
+      kwargs: { context: body.context ?? null, config: body.config ?? null },
+      replica: options.replica,
+    });
+    let sawError = false;
+    const decoder = new TextDecoder();
+    let ended = false;
+    const end = async (status?: RunStatus) => {
+      if (ended) return;
+      ended = true;
+      try {
+        const graph = graphs[run.data.assistant_id];
+        const final =
+          status ?? (sawError ? "error" : graph ? await finishedAs(graph, threadId) : "success");
+        await ledger.endRun(runId, final, sawError ? "the run failed; see its stream" : undefined);
+      } finally {
+        inHand.delete(runId);
+        await lock.release();
+      }
+    };
+    const watched = stream.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          if (decoder.decode(chunk, { stream: true }).includes("event: error")) sawError = true;
+          controller.enqueue(chunk);
+        },
+        flush: () => end(),
+      }),
+    );
+    const reader = watched.getReader();
+    c.res = new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        async cancel(reason) {
+          await reader.cancel(reason);
+          // The client went away: the embedded route stops the run.
+          await end("error");
+        },
+      }),
+      c.res,
+    );
+  });
+
+  /** A run to its end, answered with the thread's values (the stream, drained here). */
+  app.post("/threads/:thread_id/runs/wait", async (c) => {
+    const threadId = c.req.param("thread_id");
+    const url = new URL(c.req.url);
+    url.pathname = `/threads/${threadId}/runs/stream`;
+    const response = await app.fetch(
+      new Request(url, { method: "POST", headers: c.req.raw.headers, body: await c.req.text() }),
+    );
+    if (response.status !== 200 || !response.body) return response;
+    for await (const _ of response.body);
+    const graph = await threadGraph(threadId);
+    if (!graph) return c.json({});
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    return c.json(state.values ?? {});
+  });
+
+  app.route("/", embed);
+
+  const recovery = startRecovery({
+    pool,
+    ledger,
+    graphs,
+    replica: options.replica,
+    everyMs: options.recoverEveryMs,
+    inHand: (runId) => inHand.has(runId),
+  });
+
+  return {
+    app: app as unknown as Hono,
+    async close() {
+      await recovery.stop();
+      await Promise.all([...inHand.values()].map((lock) => lock.release()));
+      await store.stop();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,224 @@
+import { Client } from "@langchain/langgraph-sdk";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCli } from "../support/cli.js";
+import { EXAMPLES, MEDALS_INPUT, stubEnv } from "../support/env.js";
+import { type ReplicaProcess, startReplica } from "../support/replica.js";
+import { medalsTeam } from "../support/scripts.js";
+import { type Service, startService } from "../support/services.js";
+import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
+
+/*
+ * `tableminds serve` replicas on one real PostgreSQL: a thread made on one runs on another, one
+ * thread never runs on two at once, a review pause on one is resumed on another, a replica
+ * killed in the middle of a run has its run finished by another from the last checkpoint, and
+ * the server's guards (keys, owners, the input policy) hold on every replica.
+ */
+
+const KEYS = "alice:alice-key-0123456789abcdef,bob:bob-key-0123456789abcdefgh";
+const as = (url: string, key: string) =>
+  new Client({ apiUrl: url, defaultHeaders: { Authorization: `Bearer ${key}` } });
+
+type Answer = { answer?: { final: string; evidence: string[] } };
+
+describe("tableminds serve, replicated on PostgreSQL", () => {
+  let postgres: Service;
+  let stub: StubServer;
+  let a: ReplicaProcess;
+  let b: ReplicaProcess;
+  /** While set, the coder's replies wait for it (a run held in the middle). */
+  let coderGate: Promise<unknown> | undefined;
+  let env: Record<string, string | undefined>;
+
+  beforeAll(async () => {
+    postgres = startService("postgres");
+    const team = medalsTeam();
+    stub = await startStubOpenAI({
+      respond: (req): StubReply => {
+        const reply = team(req);
+        if (req.role !== "coder" || !coderGate) return reply;
+        return typeof reply === "string" ? { content: reply, until: coderGate } : reply;
+      },
+      idleTimeoutMs: 300_000,
+    });
+    env = {
+      ...stubEnv(stub.url),
+      ...postgres.env,
+      TABLEMINDS_API_KEYS: KEYS,
+      TABLEMINDS_TABLE_ROOTS: EXAMPLES,
+    };
+    // Each replica has a home of its own: nothing but the database is shared.
+    [a, b] = await Promise.all([
+      startReplica({ ...env, TABLEMINDS_HOME: `${stubEnv(stub.url).TABLEMINDS_HOME}` }, [
+        "--recover-every",
+        "1",
+      ]),
+      startReplica({ ...env, TABLEMINDS_HOME: `${stubEnv(stub.url).TABLEMINDS_HOME}` }, [
+        "--recover-every",
+        "1",
+      ]),
+    ]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await stub?.close();
+    postgres?.stop();
+  });
+
+  it("migrates once when four processes migrate a fresh database at once", async () => {
+    const admin = new pg.Client({ connectionString: postgres.env.TABLEMINDS_DATABASE_URL });
+    await admin.connect();
+    await admin.query("CREATE DATABASE fresh");
+    await admin.end();
+    const url = postgres.env.TABLEMINDS_DATABASE_URL?.replace(/\/postgres$/, "/fresh");
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map(() => startCli(["db", "migrate"], { TABLEMINDS_DATABASE_URL: url }).done),
+    );
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+    expect(runs.filter((r) => r.stdout.includes("migrated")).length).toBe(1);
+    const fresh = new pg.Client({ connectionString: url });
+    await fresh.connect();
+    const rows = await fresh.query(
+      "SELECT name, count(*) AS n FROM tableminds_migrations GROUP BY name",
+    );
+    const checkpoints = await fresh.query("SELECT count(*) AS n FROM checkpoint_migrations");
+    await fresh.end();
+    expect(rows.rows).toEqual([{ name: "server", n: "3" }]);
+    expect(Number(checkpoints.rows[0].n)).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("runs on one replica a thread made on another, and either reads its state", async () => {
+    const thread = await as(a.url, "alice-key-0123456789abcdef").threads.create();
+    const values = (await as(b.url, "alice-key-0123456789abcdef").runs.wait(
+      thread.thread_id,
+      "table_qa",
+      { input: MEDALS_INPUT },
+    )) as Answer;
+    expect(values.answer?.final, b.log().slice(-2000)).toBe("203");
+    const state = await as(a.url, "alice-key-0123456789abcdef").threads.getState(thread.thread_id);
+    expect((state.values as Answer).answer?.final).toBe("203");
+  }, 120_000);
+
+  it("keeps to the server's guards on every replica", async () => {
+    const anonymous = await fetch(`${b.url}/threads`, { method: "POST", body: "{}" });
+    expect(anonymous.status).toBe(401);
+    const thread = await as(a.url, "alice-key-0123456789abcdef").threads.create();
+    // Bob cannot see, run or search Alice's thread, on either replica.
+    const peek = await fetch(`${b.url}/threads/${thread.thread_id}/state`, {
+      headers: { Authorization: "Bearer bob-key-0123456789abcdefgh" },
+    });
+    expect(peek.status).toBe(404);
+    const found = await as(b.url, "bob-key-0123456789abcdefgh").threads.search();
+    expect(found.map((t) => t.thread_id)).not.toContain(thread.thread_id);
+    // A path outside the table roots is refused before anything runs.
+    const before = stub.requests.length;
+    const refused = await fetch(`${b.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      headers: {
+        Authorization: "Bearer alice-key-0123456789abcdef",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        assistant_id: "table_qa",
+        input: { question: "q", sources: [{ path: "/etc/passwd" }] },
+      }),
+    });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("/etc/passwd");
+    expect(stub.requests.length).toBe(before);
+  }, 60_000);
+
+  it("never runs one thread on two replicas at once", async () => {
+    const alice = "alice-key-0123456789abcdef";
+    const thread = await as(a.url, alice).threads.create();
+    let open: () => void = () => {};
+    coderGate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const coderCalls = stub.requests.filter((r) => r.role === "coder").length;
+    const first = as(a.url, alice).runs.wait(thread.thread_id, "table_qa", { input: MEDALS_INPUT });
+    while (stub.requests.filter((r) => r.role === "coder").length === coderCalls) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const second = await fetch(`${b.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${alice}`, "content-type": "application/json" },
+      body: JSON.stringify({ assistant_id: "table_qa", input: MEDALS_INPUT }),
+    });
+    expect(second.status).toBe(409);
+    coderGate = undefined;
+    open();
+    expect(((await first) as Answer).answer?.final).toBe("203");
+  }, 120_000);
+
+  it("resumes on one replica a run paused for review on another", async () => {
+    const alice = "alice-key-0123456789abcdef";
+    const thread = await as(a.url, alice).threads.create();
+    await as(a.url, alice).runs.wait(thread.thread_id, "table_qa", {
+      input: MEDALS_INPUT,
+      context: { review: "answer" },
+    });
+    const paused = await as(b.url, alice).threads.getState(thread.thread_id);
+    expect(paused.next.length).toBeGreaterThan(0);
+    expect(paused.tasks.some((task) => (task.interrupts ?? []).length > 0)).toBe(true);
+    const values = (await as(b.url, alice).runs.wait(thread.thread_id, "table_qa", {
+      command: { resume: { action: "approve" } },
+      context: { review: "answer" },
+    })) as Answer;
+    expect(values.answer?.final).toBe("203");
+  }, 120_000);
+
+  it("finishes from its last checkpoint, on another replica, a run whose replica was killed", async () => {
+    const alice = "alice-key-0123456789abcdef";
+    const thread = await as(a.url, alice).threads.create();
+    let open: () => void = () => {};
+    coderGate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const planners = stub.requests.filter((r) => r.role === "planner").length;
+    const coders = stub.requests.filter((r) => r.role === "coder").length;
+    const response = await fetch(`${a.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${alice}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        assistant_id: "table_qa",
+        input: MEDALS_INPUT,
+        stream_mode: ["updates"],
+      }),
+    });
+    const runId = /\/runs\/([0-9a-f-]{36})$/.exec(
+      response.headers.get("content-location") ?? "",
+    )?.[1];
+    expect(runId).toBeDefined();
+    // The planner has answered and its step is saved; the coder's call is in flight.
+    while (stub.requests.filter((r) => r.role === "coder").length === coders) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await a.kill();
+    await response.body?.cancel().catch(() => {});
+    coderGate = undefined;
+    open();
+    const client = as(b.url, alice);
+    const deadline = Date.now() + 60_000;
+    let status = "running";
+    let replica = "";
+    while (status === "running" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const run = (await (
+        await fetch(`${b.url}/threads/${thread.thread_id}/runs/${runId}`, {
+          headers: { Authorization: `Bearer ${alice}` },
+        })
+      ).json()) as { status: string; replica: string; error?: string };
+      status = run.status;
+      replica = run.replica;
+    }
+    expect(status, b.log().slice(-3000)).toBe("success");
+    expect(replica).not.toBe("");
+    const state = await client.threads.getState(thread.thread_id);
+    expect((state.values as Answer).answer?.final).toBe("203");
+    // From the last checkpoint: the planner's step was not run again; the coder's was.
+    expect(stub.requests.filter((r) => r.role === "planner").length).toBe(planners + 1);
+    expect(stub.requests.filter((r) => r.role === "coder").length).toBeGreaterThan(coders + 1);
+  }, 180_000);
+});
