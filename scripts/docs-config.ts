@@ -317,6 +317,24 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "folders (separated like `PATH`) whose files a run may name by path; the CLI adds its working folder and the files on its command line, the API server nothing else",
   },
   {
+    name: "TABLEMINDS_DATABASE_URL",
+    readBy: "`ask --thread`, memory, `serve`, `db migrate` (`graphs/persistence.ts`)",
+    meaning:
+      "`postgres://user@host:port/db`: checkpoints, long-term memory and the server's threads and runs in PostgreSQL instead of SQLite files in `TABLEMINDS_HOME`; needed by `serve` (see docs/deploy.md)",
+  },
+  {
+    name: "TABLEMINDS_ARTIFACT_STORE",
+    readBy: "the artifact store (`tools/artifact-store.ts`)",
+    meaning:
+      "`s3://bucket[/prefix]`: tables in an S3-compatible object store shared by every machine (reached with `AWS_ENDPOINT_URL` and the `AWS_*` keys); the local artifact folder becomes its cache by hash. Unset: the local folder only",
+  },
+  {
+    name: "TABLEMINDS_QUEUE_URL",
+    readBy: "`eval run --queue`, `mine --queue`, `worker`",
+    meaning:
+      "`redis://host:port`: the queue that submitting processes and `tableminds worker`s share (the `--queue` flag overrides it)",
+  },
+  {
     name: "TABLEMINDS_API_KEYS",
     readBy: "the API server's authentication (`server/access.ts`)",
     meaning:
