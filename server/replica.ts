@@ -318,6 +318,21 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     return c.json(state.values ?? {});
   });
 
+  // Routes of the embedded server that would start a run around the thread lock and the input
+  // policy: background runs and the event protocol's commands.
+  const unserved = (what: string) => (c: { json: (body: unknown, status: 501) => Response }) =>
+    c.json(
+      { detail: `${what} are not served: use POST /threads/{id}/runs/stream or /runs/wait` },
+      501,
+    );
+  app.post("/threads/:thread_id/runs", unserved("background runs"));
+  app.post("/threads/:thread_id/commands", unserved("protocol commands"));
+  app.post("/threads/:thread_id/stream/events", unserved("protocol event streams"));
+  // A run on a thread of its own (deleted after it): the input policy still applies.
+  app.post("/runs/stream", async (c, next) => {
+    checkRunSettings(await c.req.json().catch(() => ({})));
+    await next();
+  });
   app.route("/", embed);
 
   const recovery = startRecovery({

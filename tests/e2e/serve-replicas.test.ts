@@ -126,6 +126,28 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain("/etc/passwd");
+    const stateless = await fetch(`${a.url}/runs/stream`, {
+      method: "POST",
+      headers: {
+        Authorization: "Bearer alice-key-0123456789abcdef",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        assistant_id: "table_qa",
+        input: { question: "q", sources: [{ path: "/etc/passwd" }] },
+      }),
+    });
+    expect(stateless.status).toBe(403);
+    // A background run would start outside the thread lock: not served.
+    const background = await fetch(`${a.url}/threads/${thread.thread_id}/runs`, {
+      method: "POST",
+      headers: {
+        Authorization: "Bearer alice-key-0123456789abcdef",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ assistant_id: "table_qa", input: MEDALS_INPUT }),
+    });
+    expect(background.status).toBe(501);
     expect(stub.requests.length).toBe(before);
   }, 60_000);
 
