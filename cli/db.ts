@@ -5,7 +5,7 @@ async function migrate(): Promise<void> {
   const url = deploymentSettings().TABLEMINDS_DATABASE_URL;
   if (!url) throw new Error("db migrate needs TABLEMINDS_DATABASE_URL=postgres://...");
   const [{ migrateDatabase }, { LEDGER_MIGRATIONS }, { describeUrl }] = await Promise.all([
-    import("../graphs/persistence.js"),
+    import("../graphs/persistence-postgres.js"),
     import("../server/ledger.js"),
     import("../tools/postgres.js"),
   ]);

@@ -1,18 +1,10 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { deploymentSettings } from "../blackboard/deployment.js";
 import { tablemindsHome } from "../tools/artifacts.js";
 import { openMemoryStore } from "../tools/memory/index.js";
-import {
-  DatabaseUnreachableError,
-  openPool,
-  type Pool,
-  withMigrationLock,
-} from "../tools/postgres.js";
 
 /** Where a run saves its super-steps and its long-term memories; either may be left out. */
 export interface Persistence {
@@ -43,98 +35,6 @@ export interface OpenPersistence extends Persistence {
 }
 
 /**
- * A schema of our own in the database, migrated in order: statement `v` runs once, recorded in
- * `tableminds_migrations` under `name`.
- */
-export interface Migrations {
-  name: string;
-  statements: readonly string[];
-}
-
-export interface MigrationReport {
-  /** What ran, as `name v<version>` (LangGraph's tables as `checkpoints` and `store`). */
-  applied: string[];
-}
-
-const LEDGER = `CREATE TABLE IF NOT EXISTS tableminds_migrations (
-  name text NOT NULL, v integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (name, v))`;
-
-async function applyOwn(pool: Pool, sets: readonly Migrations[]): Promise<string[]> {
-  await pool.query(LEDGER);
-  const applied: string[] = [];
-  for (const set of sets) {
-    const done = await pool.query<{ v: number }>(
-      "SELECT coalesce(max(v), -1) AS v FROM tableminds_migrations WHERE name = $1",
-      [set.name],
-    );
-    for (let v = (done.rows[0]?.v ?? -1) + 1; v < set.statements.length; v++) {
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
-        await client.query(set.statements[v] ?? "");
-        await client.query("INSERT INTO tableminds_migrations (name, v) VALUES ($1, $2)", [
-          set.name,
-          v,
-        ]);
-        await client.query("COMMIT");
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
-      applied.push(`${set.name} v${v}`);
-    }
-  }
-  return applied;
-}
-
-/**
- * Brings a database up to date: LangGraph's checkpoint and store tables (their own `setup()`,
- * which takes no lock of its own) and ours, all under one advisory lock, so that replicas
- * starting together migrate one after the other. Safe to run again: nothing is done twice.
- */
-export async function migrateDatabase(
-  url: string,
-  own: readonly Migrations[] = [],
-): Promise<MigrationReport> {
-  const pool = openPool(url, 3);
-  try {
-    return await withMigrationLock(
-      pool,
-      async () => {
-        const before = await pool.query<{ checkpoints: string | null; store: string | null }>(
-          "SELECT to_regclass('checkpoint_migrations')::text AS checkpoints, to_regclass('store_migrations')::text AS store",
-        );
-        const count = async (table: string | null) =>
-          table ? Number((await pool.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n) : 0;
-        const checkpointsBefore = await count(before.rows[0]?.checkpoints ?? null);
-        const storeBefore = await count(before.rows[0]?.store ?? null);
-        await new PostgresSaver(pool).setup();
-        const store = new PostgresStore({ connectionOptions: url, ensureTables: false });
-        try {
-          await store.setup();
-        } finally {
-          await store.stop();
-        }
-        const applied: string[] = [];
-        const checkpointsAfter = await count("checkpoint_migrations");
-        const storeAfter = await count("store_migrations");
-        if (checkpointsAfter > checkpointsBefore)
-          applied.push(`checkpoints v${checkpointsAfter - 1}`);
-        if (storeAfter > storeBefore) applied.push(`store v${storeAfter - 1}`);
-        applied.push(...(await applyOwn(pool, own)));
-        return { applied };
-      },
-      url,
-    );
-  } finally {
-    await pool.end();
-  }
-}
-
-/**
  * The checkpointer and memory store of a process that runs graphs: PostgreSQL when
  * TABLEMINDS_DATABASE_URL is set (migrated first, under the lock), else the SQLite files in
  * TABLEMINDS_HOME. `checkpoints: false` or `memory: false` leaves either out. PostgreSQL's store
@@ -160,21 +60,7 @@ export async function openPersistence(
       },
     };
   }
-  await migrateDatabase(url);
-  const pool = openPool(url);
-  const checkpointer = checkpoints ? new PostgresSaver(pool) : undefined;
-  const store = memory
-    ? new PostgresStore({ connectionOptions: url, ensureTables: false })
-    : undefined;
-  return {
-    kind: "postgres",
-    checkpointer,
-    store,
-    async close() {
-      await store?.stop();
-      await pool.end();
-    },
-  };
+  // PostgreSQL's client is loaded only by a process that uses it.
+  const { openPostgresPersistence } = await import("./persistence-postgres.js");
+  return openPostgresPersistence(url, { checkpoints, memory });
 }
-
-export { DatabaseUnreachableError };

@@ -1,6 +1,6 @@
 import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed";
 import { z } from "zod";
-import type { Migrations } from "../graphs/persistence.js";
+import type { Migrations } from "../graphs/persistence-postgres.js";
 import type { Pool } from "../tools/postgres.js";
 
 /*

@@ -3,7 +3,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { Hono } from "hono";
 import { z } from "zod";
-import { migrateDatabase } from "../graphs/persistence.js";
+import { migrateDatabase } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { openPool, type ThreadLock, tryThreadLock } from "../tools/postgres.js";
 import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
