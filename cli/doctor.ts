@@ -4,6 +4,12 @@ import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { type ServerFacts, serverDoctorLines, serverFacts } from "../server/posture.js";
 import { putArtifact } from "../tools/artifacts.js";
+import {
+  type DeploymentFacts,
+  deploymentBroken,
+  deploymentDoctorLines,
+  deploymentFacts,
+} from "../tools/deployment-probe.js";
 import type { Role } from "../tools/models/config.js";
 import {
   type EndpointProbe,
@@ -57,6 +63,8 @@ export interface DoctorFacts {
   e2b?: E2BSetupFacts;
   /** The API server's guards, read from langgraph.json and the environment. */
   server?: ServerFacts;
+  /** Where checkpoints, memory, tables and queued questions go (docs/deploy.md). */
+  deployment?: DeploymentFacts;
 }
 
 function problemOf(error: unknown): string {
@@ -120,6 +128,7 @@ export async function gatherDoctorFacts(
 ): Promise<DoctorFacts> {
   // The endpoint is probed while the sandbox starts; each probe request is bounded in time.
   const endpoint = probeEndpoint(env, probeTimeoutMs);
+  const deployment = deploymentFacts(env);
   let python: DoctorFacts["python"];
   try {
     python = { ok: true, ...(await findPython()) };
@@ -136,6 +145,7 @@ export async function gatherDoctorFacts(
     environment: environmentFacts(env),
     e2b: e2bSetupFacts(env),
     server: serverFacts(env),
+    deployment: await deployment,
   };
 }
 
@@ -146,7 +156,8 @@ function modelsWork(endpoint: EndpointProbe): boolean {
 
 export function doctorExitCode(facts: DoctorFacts): 0 | 1 {
   const sandboxRuns = facts.sandbox.ok && !facts.sandbox.refusal;
-  return facts.python.ok && sandboxRuns && modelsWork(facts.endpoint) ? 0 : 1;
+  const deploymentWorks = !facts.deployment || !deploymentBroken(facts.deployment);
+  return facts.python.ok && sandboxRuns && modelsWork(facts.endpoint) && deploymentWorks ? 0 : 1;
 }
 
 /** The roles a model serves: "every role" when it is the only model. */
@@ -210,6 +221,7 @@ export function formatDoctorReport(facts: DoctorFacts): string {
   lines.push(...endpointLines(endpoint));
   if (facts.e2b) lines.push(...e2bDoctorLines(facts.e2b));
   if (facts.server) lines.push(...serverDoctorLines(facts.server));
+  if (facts.deployment) lines.push(...deploymentDoctorLines(facts.deployment));
   if (sandbox.ok) {
     const names = Object.keys(sandbox.protections).sort();
     const width = Math.max(...names.map((name) => name.length));
@@ -249,6 +261,11 @@ export function formatDoctorReport(facts: DoctorFacts): string {
   }
   for (const local of embedded ? [] : (endpoint.local ?? [])) {
     if (!local.ok) lines.push(`PROBLEM: the local model does not work: ${local.problem}`);
+  }
+  if (facts.deployment && deploymentBroken(facts.deployment)) {
+    lines.push(
+      `PROBLEM: ${facts.deployment.problem ?? `PostgreSQL does not answer: ${facts.deployment.database?.problem}`}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }
