@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCli } from "../support/cli.js";
 import { EXAMPLES, MEDALS_INPUT, stubEnv } from "../support/env.js";
 import { type ReplicaProcess, startReplica } from "../support/replica.js";
-import { medalsTeam } from "../support/scripts.js";
+import { medalsTeam, orchestratedMedalsTeam } from "../support/scripts.js";
 import { type Service, startService } from "../support/services.js";
 import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -33,9 +33,12 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   beforeAll(async () => {
     postgres = startService("postgres");
     const team = medalsTeam();
+    const orchestrated = orchestratedMedalsTeam();
     stub = await startStubOpenAI({
       respond: (req): StubReply => {
-        const reply = team(req);
+        const reply = ["planner", "coder", "answerer"].includes(req.role)
+          ? team(req)
+          : orchestrated(req);
         if (req.role !== "coder" || !coderGate) return reply;
         return typeof reply === "string" ? { content: reply, until: coderGate } : reply;
       },
@@ -98,6 +101,49 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     expect(values.answer?.final, b.log().slice(-2000)).toBe("203");
     const state = await as(a.url, "alice-key-0123456789abcdef").threads.getState(thread.thread_id);
     expect((state.values as Answer).answer?.final).toBe("203");
+  }, 120_000);
+
+  it.each([
+    ["mom", { plans: 2 }],
+    ["mcts", { searchBudget: 8 }],
+    ["orchestrator", { maxCodeAttempts: 2 }],
+  ])(
+    "serves %s on any replica",
+    async (graphId, context) => {
+      const client = as(b.url, "alice-key-0123456789abcdef");
+      const thread = await client.threads.create();
+      const values = (await client.runs.wait(thread.thread_id, graphId, {
+        input: MEDALS_INPUT,
+        context,
+      })) as Answer;
+      expect(values.answer?.final, b.log().slice(-2000)).toBe("203");
+    },
+    120_000,
+  );
+
+  it("streams a run's updates as the LangGraph API does", async () => {
+    const client = as(a.url, "alice-key-0123456789abcdef");
+    const thread = await client.threads.create();
+    const events: string[] = [];
+    const nodes = new Set<string>();
+    for await (const chunk of client.runs.stream(thread.thread_id, "table_qa", {
+      input: MEDALS_INPUT,
+      streamMode: ["updates", "values"],
+    })) {
+      events.push(chunk.event);
+      if (chunk.event === "updates") {
+        for (const node of Object.keys(chunk.data as object)) nodes.add(node);
+      }
+    }
+    expect(events[0]).toBe("metadata");
+    expect(events).toContain("values");
+    expect([...nodes]).toEqual(expect.arrayContaining(["turn", "ingest", "solve", "checker"]));
+    const runs = (await (
+      await fetch(`${a.url}/threads/${thread.thread_id}/runs`, {
+        headers: { Authorization: "Bearer alice-key-0123456789abcdef" },
+      })
+    ).json()) as { status: string }[];
+    expect(runs.map((run) => run.status)).toEqual(["success"]);
   }, 120_000);
 
   it("keeps to the server's guards on every replica", async () => {
