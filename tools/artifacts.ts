@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import {
+  chmod,
   lstat,
   mkdir,
   readdir,
@@ -13,17 +14,33 @@ import {
   writeFile,
 } from "node:fs/promises";
 import path from "node:path";
+import { artifactStore } from "./artifact-store.js";
 import { isAlive } from "./pids.js";
+
+/*
+ * The artifact folder holds every table file a reader opens. With a shared store
+ * (TABLEMINDS_ARTIFACT_STORE, tools/artifact-store.ts) it is this machine's cache of it, by
+ * hash: whatever goes into the folder is put to the store first, and whatever is needed and
+ * missing is fetched from it, checked against its name before it is renamed into place.
+ * What is derived from a table (the load index, cached summaries and cell indexes under
+ * `index/`, and the sandbox's pickles, signed with this machine's key) stays in the folder
+ * only: each machine makes and verifies its own.
+ */
 
 /** Where tableminds keeps its files: `TABLEMINDS_HOME`, default `./.tableminds`. */
 export function tablemindsHome(): string {
   return process.env.TABLEMINDS_HOME ?? path.resolve(".tableminds");
 }
 
-/** Where table bytes live. */
+/** Where table bytes live on this machine (with a shared store: its local cache). */
 export function artifactDir(): string {
   return path.join(tablemindsHome(), "artifacts");
 }
+
+/** The name of a stored table, in the folder and in the store: `<sha256>.<ext>`. */
+const STORED_TABLE = /^[0-9a-f]{64}\.(?:csv|parquet)$/;
+/** A name of the store (`<sha256>.<ext>`, `uploads/<sha256><ext>`): the digest it begins with. */
+const NAMED_DIGEST = /^(?:uploads\/)?([0-9a-f]{64})\.[a-z]+$/;
 
 export function sha256(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -36,7 +53,8 @@ const added = new AsyncLocalStorage<Set<string>>();
 
 /**
  * Runs `work`; when it throws, the artifacts it added to the store (not those that were there
- * already) are removed again, so that a load that fails half way leaves nothing behind.
+ * already) are removed again, so that a load that fails half way leaves nothing behind
+ * (in the folder: a shared store keeps what was put to it, harmless under its own hash).
  */
 export async function removingOnFailure<T>(work: () => Promise<T>): Promise<T> {
   const mine = new Set<string>();
@@ -66,24 +84,105 @@ export async function putArtifact(
 ): Promise<{ sha256: string; uri: string }> {
   const digest = sha256(bytes);
   const dir = artifactDir();
-  const uri = path.join(dir, `${digest}.${extension}`);
-  try {
-    await stat(uri);
+  const name = `${digest}.${extension}`;
+  const uri = path.join(dir, name);
+  if (await exists(uri)) {
     await touchArtifact(uri);
-    return { sha256: digest, uri };
-  } catch {
-    await mkdir(dir, { recursive: true });
-    const tmp = tempPathFor(uri);
-    try {
-      await writeFile(tmp, bytes);
-      await rename(tmp, uri);
-      added.getStore()?.add(uri);
-    } catch (error) {
-      await rm(tmp, { force: true });
-      throw error;
-    }
+    await shareArtifact(uri);
     return { sha256: digest, uri };
   }
+  await mkdir(dir, { recursive: true });
+  const tmp = tempPathFor(uri);
+  try {
+    await writeFile(tmp, bytes);
+    await settleArtifact(tmp, name);
+    added.getStore()?.add(uri);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+  return { sha256: digest, uri };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Puts the finished temporary file `tmp` in place as `name` (relative to the folder), shared
+ * with the store first (awaited: a table or upload this returns is fetchable by any machine).
+ */
+export async function settleArtifact(tmp: string, name: string): Promise<void> {
+  await (await artifactStore()).put(tmp, name);
+  await rename(tmp, path.join(artifactDir(), name));
+}
+
+/**
+ * Makes sure the shared store has a table already in the folder (one stored before the store was
+ * set, found through the load index): asked once per process, sent only when missing.
+ */
+export async function shareArtifact(file: string): Promise<void> {
+  const name = path.basename(file);
+  if (path.dirname(file) !== artifactDir() || !STORED_TABLE.test(name)) return;
+  await (await artifactStore()).put(file, name, { check: true });
+}
+
+/** Fetches in flight, by file, so that two readers of a missing table fetch it once. */
+const fetching = new Map<string, Promise<void>>();
+
+/**
+ * Makes sure the folder has `name` (relative to it), fetching it from the store when missing;
+ * the bytes are checked against the digest the name begins with before they are renamed into
+ * place, and nothing is left behind when they do not match. A name the store does not have
+ * stays missing: the reader says so.
+ */
+export async function cachedArtifact(name: string): Promise<string> {
+  const file = path.join(artifactDir(), name);
+  if (await exists(file)) return file;
+  let pending = fetching.get(file);
+  if (!pending) {
+    pending = fetchArtifact(name, file).finally(() => fetching.delete(file));
+    fetching.set(file, pending);
+  }
+  await pending;
+  return file;
+}
+
+async function fetchArtifact(name: string, file: string): Promise<void> {
+  const digest = NAMED_DIGEST.exec(name)?.[1];
+  if (digest === undefined) return;
+  const store = await artifactStore();
+  const tmp = tempPathFor(file);
+  try {
+    const fetched = await store.fetch(name, tmp);
+    if (fetched === null) return;
+    if (fetched !== digest) {
+      throw new Error(`${store.where(name)}: its bytes do not match the sha256 it is named by`);
+    }
+    // An upload is kept as storeUpload keeps it: readable by this user only.
+    if (name.startsWith("uploads/")) await chmod(tmp, 0o600);
+    await rename(tmp, file);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/**
+ * The file a reader opens for a table: its `<sha256>.<ext>` in this machine's folder, fetched
+ * from the shared store when missing, also when `uri` names another machine's folder (a
+ * TableRef checkpointed there); the bytes are never read from that other path. A file not of
+ * the store (one a caller of this process named itself) is opened where it is.
+ */
+export async function localArtifact(table: { uri: string; sha256: string }): Promise<string> {
+  const name = path.basename(table.uri);
+  const dir = artifactDir();
+  const ours = path.dirname(table.uri) === dir;
+  const stored = name === `${table.sha256}.csv` || name === `${table.sha256}.parquet`;
+  if (!ours && !stored) return table.uri;
+  if (!STORED_TABLE.test(name)) return path.join(dir, name);
+  return cachedArtifact(name);
 }
 
 /**
@@ -126,13 +225,14 @@ export async function adoptArtifact(
   digest: string,
   extension: ArtifactExtension,
 ): Promise<{ sha256: string; uri: string }> {
-  const uri = path.join(artifactDir(), `${digest}.${extension}`);
-  try {
-    await stat(uri);
+  const name = `${digest}.${extension}`;
+  const uri = path.join(artifactDir(), name);
+  if (await exists(uri)) {
     await rm(tmp, { force: true });
     await touchArtifact(uri);
-  } catch {
-    await rename(tmp, uri);
+    await shareArtifact(uri);
+  } else {
+    await settleArtifact(tmp, name);
     added.getStore()?.add(uri);
   }
   return { sha256: digest, uri };
@@ -223,7 +323,8 @@ async function candidates(root: string): Promise<{ found: Candidate[]; tables: S
  * are gone; and, with `unusedIndexEntry`, index entries that can no longer be used. Only
  * regular files directly in the store (or its index) whose names the store itself gives are
  * candidates: nothing outside it, no symbolic link, no file of another name. `dryRun` only
- * lists them.
+ * lists them. Only this machine's folder is pruned: with a shared store, a table removed here
+ * is fetched again when needed, and the store itself is never pruned.
  */
 export async function pruneArtifacts(opts: PruneOptions): Promise<PruneResult> {
   const now = (opts.now ?? new Date()).getTime();

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { localArtifact } from "../artifacts.js";
 import { fileProblem, TableLoadError } from "../tables/errors.js";
 import { duckDbLineOptions } from "../tables/line-limits.js";
 
@@ -55,15 +56,18 @@ export function csvScan(uri: string, opts: CsvScanOptions): string {
 
 /**
  * Checks that an artifact still holds the bytes its TableRef names, hashing it as a
- * stream so a large table is never held in memory whole. Throws TableLoadError.
+ * stream so a large table is never held in memory whole, and returns the file checked (in
+ * this machine's artifact folder: localArtifact), the one to scan. Throws TableLoadError.
  */
-export async function verifyArtifact(ref: TableRef): Promise<void> {
+export async function verifyArtifact(ref: TableRef): Promise<string> {
   if (!ref.uri.endsWith(".csv")) {
     throw new TableLoadError(ref.uri, "only CSV artifacts can be read so far");
   }
   const hash = createHash("sha256");
+  let file: string;
   try {
-    for await (const chunk of createReadStream(ref.uri)) hash.update(chunk as Buffer);
+    file = await localArtifact(ref);
+    for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   } catch (error) {
     throw new TableLoadError(ref.uri, `artifact missing or unreadable: ${fileProblem(error)}`, {
       cause: error,
@@ -72,4 +76,5 @@ export async function verifyArtifact(ref: TableRef): Promise<void> {
   if (hash.digest("hex") !== ref.sha256) {
     throw new TableLoadError(ref.uri, `the artifact's content does not match sha256 ${ref.sha256}`);
   }
+  return file;
 }

@@ -641,10 +641,10 @@ async function prepareSelect(
  * `rowid` is the 0-based row number of the source table.
  */
 async function loadTable(connection: DuckDBConnection, ref: TableRef): Promise<void> {
-  await verifyArtifact(ref);
+  const file = await verifyArtifact(ref);
   const failures: string[] = [];
   for (const types of typingPlans(ref)) {
-    const scan = csvScan(ref.uri, { header: true, nullStrings: [...NA_VALUES], types });
+    const scan = csvScan(file, { header: true, nullStrings: [...NA_VALUES], types });
     try {
       await connection.run(`CREATE OR REPLACE TABLE ${sqlIdentifier(ref.name)} AS FROM ${scan}`);
       return;
@@ -652,7 +652,8 @@ async function loadTable(connection: DuckDBConnection, ref: TableRef): Promise<v
       failures.push(duckDbProblem(error));
     }
   }
-  throw storedTableError(ref, `DuckDB could not read it: ${failures.at(-1) ?? "unknown"}`);
+  const problem = `DuckDB could not read it: ${failures.at(-1) ?? "unknown"}`;
+  throw storedTableError({ ...ref, uri: file }, problem);
 }
 
 const MAX_SQL_EVIDENCE = 50;

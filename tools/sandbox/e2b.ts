@@ -16,7 +16,7 @@ import {
 import { failedResult } from "./results.js";
 import {
   type ExecRequest,
-  parseExecRequest,
+  localExecRequest,
   type Sandbox,
   type SandboxInfo,
   type ValidExecRequest,
@@ -92,7 +92,7 @@ export class E2BSandbox implements Sandbox {
   }
 
   async execute(request: ExecRequest): Promise<ExecResult> {
-    const job = parseExecRequest(request);
+    const job = await localExecRequest(request);
     if (this.sandboxes.isClosed) throw new PoolClosedError();
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);

@@ -16,7 +16,7 @@ import { findPython } from "./python.js";
 import { execResultFromRunner, failedResult } from "./results.js";
 import {
   type ExecRequest,
-  parseExecRequest,
+  localExecRequest,
   type Sandbox,
   type SandboxInfo,
   type ValidExecRequest,
@@ -196,7 +196,7 @@ export class LocalSandbox implements Sandbox {
   }
 
   async execute(request: ExecRequest): Promise<ExecResult> {
-    const valid = parseExecRequest(request);
+    const valid = await localExecRequest(request);
     if (this.pool.isClosed) throw new LocalSandboxClosedError();
     if (this.refusalLine) throw new LocalSandboxRefusedError(this.refusalLine);
     const tables = valid.tables.map((table) => table.sha256);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import { type ExecResult, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { localArtifact } from "../artifacts.js";
 import { assertStoredTable } from "../tables/sources.js";
 
 /** The run configuration's limits, so that a request without them runs as a graph run would. */
@@ -45,6 +46,18 @@ export function parseExecRequest(request: ExecRequest): ValidExecRequest {
   const tables = z.array(TableRefSchema).parse(parsed.tables);
   for (const table of tables) assertStoredTable(table);
   return { ...parsed, tables };
+}
+
+/**
+ * parseExecRequest, with each table's `uri` the file of this machine's artifact folder that the
+ * backend reads (fetched from the shared store when missing; localArtifact).
+ */
+export async function localExecRequest(request: ExecRequest): Promise<ValidExecRequest> {
+  const valid = parseExecRequest(request);
+  const tables = await Promise.all(
+    valid.tables.map(async (table) => ({ ...table, uri: await localArtifact(table) })),
+  );
+  return { ...valid, tables };
 }
 
 /** What a backend can tell about its own protections, for `tableminds doctor`. */

@@ -108,8 +108,8 @@ export class DuckDbTable implements RowSearch {
     ref: TableRef,
     maxCells: number,
   ): Promise<{ table: DuckDbTable; index: TableIndex }> {
-    await verifyArtifact(ref);
-    const table = new DuckDbTable(ref);
+    const local = { ...ref, uri: await verifyArtifact(ref) };
+    const table = new DuckDbTable(local);
     try {
       table.instance = await openDuckDb();
       table.connection = await table.instance.connect();
@@ -119,7 +119,7 @@ export class DuckDbTable implements RowSearch {
     } catch (error) {
       table.close();
       if (error instanceof TableLoadError) throw error;
-      throw storedTableError(ref, `DuckDB could not index it: ${duckDbProblem(error)}`, {
+      throw storedTableError(local, `DuckDB could not index it: ${duckDbProblem(error)}`, {
         cause: error,
       });
     }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { localArtifact } from "../artifacts.js";
 import { WorkCache } from "../bounded-cache.js";
 import {
   buildIndexInNode,
@@ -94,7 +95,10 @@ async function buildIndexed(
     // A large table's index is kept on disk: a later process asking about it skips the build.
     const key = [ref.sha256, ref.columns, maxCells];
     const kept = await readDerived(CELL_INDEX, key, TableIndexSchema);
-    if (kept) return { index: kept, rows: DuckDbTable.scanning(ref), large: true };
+    if (kept) {
+      const rows = DuckDbTable.scanning({ ...ref, uri: await localArtifact(ref) });
+      return { index: kept, rows, large: true };
+    }
     const { table, index } = await DuckDbTable.open(ref, maxCells);
     await writeDerived(CELL_INDEX, key, index);
     return { index, rows: table, large: true };

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { TableRefSchema } from "../../blackboard/schemas.js";
-import { artifactDir, sha256, tempPathFor, touchArtifact } from "../artifacts.js";
+import { artifactDir, sha256, shareArtifact, tempPathFor, touchArtifact } from "../artifacts.js";
 
 /**
  * What loading a source gave, kept on disk beside the artifacts so that another process
@@ -63,6 +63,7 @@ export async function readIndex(key: string): Promise<IndexEntry | null> {
   const entry = await readEntry(file);
   if (!entry || !(await allStored(entry))) return null;
   await Promise.all([file, ...entry.tables.map((t) => t.table.uri)].map(touchArtifact));
+  await Promise.all(entry.tables.map((t) => shareArtifact(t.table.uri)));
   return entry;
 }
 

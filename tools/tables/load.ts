@@ -22,7 +22,7 @@ import { tableName, uniqueColumnNames } from "./names.js";
 import { inlineOrigin, lineOrigin, type OriginOf, sheetOrigin, storeRead } from "./read-store.js";
 import { type ReadingOptions, readSheet, readValues } from "./reading.js";
 import { rowPlaces } from "./row-places.js";
-import { allowedSource } from "./sources.js";
+import { allowedSource, localUpload } from "./sources.js";
 import { rawSheetFromRows } from "./structure.js";
 import { checkRagged, textSheet } from "./text-sheet.js";
 
@@ -458,6 +458,7 @@ export async function loadTables(
     return withFile("<inline>", tables);
   }
   const file = source.path;
+  await localUpload(file);
   const info = await fileInfo(file);
   formatOf(file);
   if (info.size === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");

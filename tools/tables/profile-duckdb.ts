@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { z } from "zod";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { localArtifact } from "../artifacts.js";
 import { csvScan, sqlIdentifier, sqlString, verifyArtifact } from "../sandbox/duckdb-csv.js";
 import { readDerived, writeDerived } from "./derived-cache.js";
 import { isMissing, isNumericDtype, NA_VALUES } from "./dtypes.js";
@@ -190,7 +191,7 @@ async function summarizeStored(
   key: readonly unknown[],
 ): Promise<TableSummary> {
   const kept = await readDerived(SUMMARY, key, TableSummarySchema);
-  if (kept && (await stat(ref.uri).catch(() => null))) return kept;
+  if (kept && (await stat(await localArtifact(ref)).catch(() => null))) return kept;
   const made = await summarizeUncached(ref, opts);
   await writeDerived(SUMMARY, key, made);
   return made;
@@ -200,12 +201,12 @@ async function summarizeUncached(
   ref: TableRef,
   opts: { sampleRows: number; examples: number },
 ): Promise<TableSummary> {
-  await verifyArtifact(ref);
+  const local = { ...ref, uri: await verifyArtifact(ref) };
   try {
-    return await withDuckDb((connection) => summarize(connection, ref, opts));
+    return await withDuckDb((connection) => summarize(connection, local, opts));
   } catch (error) {
     if (error instanceof TableLoadError) throw error;
-    throw storedTableError(ref, `DuckDB could not profile it: ${duckDbProblem(error)}`, {
+    throw storedTableError(local, `DuckDB could not profile it: ${duckDbProblem(error)}`, {
       cause: error,
     });
   }

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { TableRef } from "../../blackboard/schemas.js";
+import { localArtifact } from "../artifacts.js";
 import { WorkCache } from "../bounded-cache.js";
 import { inferDtype, isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import { readTable } from "./read.js";
@@ -162,7 +163,7 @@ export function formatProfile(
 export async function isLargeTable(ref: TableRef): Promise<boolean> {
   if (ref.rows > LARGE_TABLE_ROWS) return true;
   try {
-    return (await stat(ref.uri)).size > LARGE_TABLE_BYTES;
+    return (await stat(await localArtifact(ref))).size > LARGE_TABLE_BYTES;
   } catch {
     // A missing artifact is reported by the reader with a proper message.
     return false;

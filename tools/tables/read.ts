@@ -1,5 +1,5 @@
 import type { TableRef } from "../../blackboard/schemas.js";
-import { readArtifact, sha256 } from "../artifacts.js";
+import { localArtifact, readArtifact, sha256 } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { decodeText, fileProblem, TableLoadError } from "./errors.js";
@@ -24,7 +24,7 @@ async function readFromArtifact(ref: TableRef): Promise<TableData> {
   }
   let bytes: Buffer;
   try {
-    bytes = await readArtifact(ref.uri);
+    bytes = await readArtifact(await localArtifact(ref));
   } catch (error) {
     throw new TableLoadError(ref.uri, `artifact missing or unreadable: ${fileProblem(error)}`, {
       cause: error,

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { createWriteStream, realpathSync } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
-import { artifactDir, hashFile } from "../artifacts.js";
+import { artifactDir, cachedArtifact, hashFile, settleArtifact } from "../artifacts.js";
 import { TableLoadError } from "./errors.js";
 import { TABLE_FORMATS } from "./formats.js";
 
@@ -74,17 +74,30 @@ export async function storeUpload(
     await pipeline(source, counted, createWriteStream(tmp, { flags: "wx", mode: 0o600 }));
     if (seen === 0) throw new UploadError(`${fileName}: the file is empty`, 400);
     const upload = `${await hashFile(tmp)}${extension}`;
-    await rename(tmp, path.join(dir, upload));
+    // With a shared store, put there before the id is handed out: any machine can load it.
+    await settleArtifact(tmp, `uploads/${upload}`);
     return { upload, name: path.basename(fileName, extension) };
   } finally {
     await rm(tmp, { force: true });
   }
 }
 
-/** The file of an upload in the store. */
+/** The file of an upload in the store (see localUpload for one stored by another machine). */
 export function uploadPath(upload: string): string {
   if (!UPLOAD_ID.test(upload)) throw new TableLoadError(upload, "not an upload's id");
   return path.join(uploadDir(), upload);
+}
+
+/**
+ * Before `file` is read: when it is an upload's file in this store (uploadPath) and missing
+ * here, it is fetched from the shared store (checked against its sha256). Any other file is
+ * left alone.
+ */
+export async function localUpload(file: string): Promise<void> {
+  const upload = path.basename(file);
+  if (path.dirname(file) === uploadDir() && UPLOAD_ID.test(upload)) {
+    await cachedArtifact(`uploads/${upload}`);
+  }
 }
 
 function real(file: string): string {
@@ -95,7 +108,7 @@ function real(file: string): string {
   }
 }
 
-/** Roots (the store, the table roots) resolved once: they are the operator's, not a run's. */
+/** Table roots resolved once: they are the operator's, not a run's. */
 const realRoots = new Map<string, string>();
 
 function realRoot(root: string): string {
@@ -106,7 +119,7 @@ function realRoot(root: string): string {
     realRoots.set(root, resolved);
     return resolved;
   } catch {
-    // A root that does not exist yet (a fresh store) is resolved again next time.
+    // A root that does not exist yet is resolved again next time.
     return path.resolve(root);
   }
 }
@@ -144,15 +157,22 @@ export function allowedSource(source: TableSource, policy: SourcePolicy): TableS
   );
 }
 
+/** Whether `uri` is named `<sha256>.<ext>` by its own sha256, as the store names a table. */
+function storedName(uri: string, sha256: string): boolean {
+  const name = path.basename(uri);
+  return path.isAbsolute(uri) && (name === `${sha256}.csv` || name === `${sha256}.parquet`);
+}
+
 /**
  * A table handed to a run ready-made must be a file of the artifact store under its own
- * digest: its `uri` is read by the sandbox, so it cannot be any path.
+ * digest (and so must the text view its reading names): its `uri` is read by the sandbox, so
+ * it cannot be any path. The folder it names may be another machine's (a TableRef checkpointed
+ * there): its bytes are only ever read from this machine's folder, by that name
+ * (localArtifact in tools/artifacts.ts), fetched from the shared store when missing.
  */
 export function assertStoredTable(table: TableRef): void {
-  const file = real(table.uri);
-  const store = artifactDir();
-  const ownName = path.basename(file).startsWith(table.sha256);
-  if (!inside(file, store) || !ownName) {
+  const text = table.reading?.text;
+  if (!storedName(table.uri, table.sha256) || (text && !storedName(text.uri, text.sha256))) {
     throw new TableLoadError(
       table.name,
       "a table given ready-made must be in the artifact store under its sha256; give its rows or file instead",

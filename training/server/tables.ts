@@ -3,7 +3,7 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { artifactDir, putArtifact, sha256 } from "../../tools/artifacts.js";
+import { artifactDir, cachedArtifact, putArtifact, sha256 } from "../../tools/artifacts.js";
 import { BoundedCache } from "../../tools/bounded-cache.js";
 import type { InlineTable, LabelTable, StoredTable } from "./label.js";
 
@@ -89,6 +89,7 @@ export class TableStore {
     }
     for (const extension of extensions) {
       const file = path.join(this.dir, `${table.sha256}.${extension}`);
+      await this.fetchShared(file, at);
       const verdict = await this.verifyAt(file, table.sha256, at);
       if (verdict === "absent") continue;
       if (verdict !== "verified") throw untrusted(at, table.sha256, verdict);
@@ -137,6 +138,19 @@ export class TableStore {
       rows: table.kind === "records" ? table.records.length : 0,
       columns: columns.map((name) => ({ name, dtype: "object" })),
     };
+  }
+
+  /**
+   * With a shared artifact store, a table another machine stored is fetched into this store's
+   * folder (checked against its sha256 on the way) before it is verified here as any other.
+   */
+  private async fetchShared(file: string, at: string): Promise<void> {
+    if (path.dirname(file) !== path.resolve(artifactDir())) return;
+    try {
+      await cachedArtifact(path.basename(file));
+    } catch (error) {
+      throw new TableRefused(`${at}: ${(error as Error).message}`);
+    }
   }
 
   /** verify, with a file the server cannot read refusing the sample rather than the batch. */
