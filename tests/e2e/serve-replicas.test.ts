@@ -9,7 +9,7 @@ import { type Service, startService } from "../support/services.js";
 import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 /*
- * `tableminds serve` replicas on one real PostgreSQL: a thread made on one runs on another, one
+ * `tableminds serve` replicas on one real PostgreSQL and one S3-compatible store: a thread made on one runs on another, one
  * thread never runs on two at once, a review pause on one is resumed on another, a replica
  * killed in the middle of a run has its run finished by another from the last checkpoint, and
  * the server's guards (keys, owners, the input policy) hold on every replica.
@@ -23,6 +23,7 @@ type Answer = { answer?: { final: string; evidence: string[] } };
 
 describe("tableminds serve, replicated on PostgreSQL", () => {
   let postgres: Service;
+  let s3: Service;
   let stub: StubServer;
   let a: ReplicaProcess;
   let b: ReplicaProcess;
@@ -32,6 +33,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
 
   beforeAll(async () => {
     postgres = startService("postgres");
+    s3 = startService("s3");
     const team = medalsTeam();
     const orchestrated = orchestratedMedalsTeam();
     stub = await startStubOpenAI({
@@ -47,10 +49,11 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     env = {
       ...stubEnv(stub.url),
       ...postgres.env,
+      ...s3.env,
       TABLEMINDS_API_KEYS: KEYS,
       TABLEMINDS_TABLE_ROOTS: EXAMPLES,
     };
-    // Each replica has a home of its own: nothing but the database is shared.
+    // Each replica has a home of its own: only the database and the object store are shared.
     [a, b] = await Promise.all([
       startReplica({ ...env, TABLEMINDS_HOME: `${stubEnv(stub.url).TABLEMINDS_HOME}` }, [
         "--recover-every",
@@ -67,6 +70,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await stub?.close();
     postgres?.stop();
+    s3?.stop();
   });
 
   it("migrates once when four processes migrate a fresh database at once", async () => {
