@@ -11,6 +11,10 @@ const FlagsSchema = z.object({
   recoverEvery: z.coerce.number().min(0, { error: "--recover-every must be >= 0 seconds" }),
 });
 
+export const EMBED_PACKAGE = "@langchain/langgraph-api";
+/** The embeddable server is experimental: the one version served and tested (package.json). */
+export const EMBED_VERSION = "1.5.1";
+
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 async function serve(raw: unknown): Promise<void> {
@@ -25,7 +29,15 @@ async function serve(raw: unknown): Promise<void> {
   }
   const [{ serve: listen }, { createReplica }] = await Promise.all([
     import("@hono/node-server"),
-    import("../server/replica.js"),
+    import("../server/replica.js").catch((error: NodeJS.ErrnoException) => {
+      // An optional peer: one-machine installs do without LangGraph's API server and its loader.
+      if (error.code === "ERR_MODULE_NOT_FOUND" && error.message.includes(EMBED_PACKAGE)) {
+        throw new Error(
+          `serve needs ${EMBED_PACKAGE} ${EMBED_VERSION}: npm install ${EMBED_PACKAGE}@${EMBED_VERSION}`,
+        );
+      }
+      throw error;
+    }),
   ]);
   const replica = await createReplica({
     databaseUrl: url,

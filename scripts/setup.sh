@@ -22,16 +22,8 @@ describe_python() {
   limited "$1" -c 'import platform, sys, pandas; print(f"{sys.executable} (Python {platform.python_version()}, pandas {pandas.__version__})")' 2>/dev/null
 }
 
-# Root, or password-less sudo, for apt-get; empty when neither is available.
-root_prefix() {
-  if [[ "$(id -u)" == "0" ]]; then
-    echo ""
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    echo "sudo -n"
-  else
-    return 1
-  fi
-}
+# shellcheck source=scripts/root-prefix.sh
+source "$(dirname "${BASH_SOURCE[0]}")/root-prefix.sh"
 
 # Scoring TableBench's charts runs matplotlib in the sandbox. Without it, everything else
 # works, so a failure here only warns.

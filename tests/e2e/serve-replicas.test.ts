@@ -21,6 +21,17 @@ const as = (url: string, key: string) =>
 
 type Answer = { answer?: { final: string; evidence: string[] } };
 
+const ALICE = "alice-key-0123456789abcdef";
+
+/** A request to a replica as `key`'s user, JSON in (when `body` is given). */
+function call(url: string, key: string, body?: unknown): Promise<Response> {
+  return fetch(url, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { Authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
 describe("tableminds serve, replicated on PostgreSQL", () => {
   let postgres: Service;
   let s3: Service;
@@ -96,14 +107,12 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   }, 120_000);
 
   it("runs on one replica a thread made on another, and either reads its state", async () => {
-    const thread = await as(a.url, "alice-key-0123456789abcdef").threads.create();
-    const values = (await as(b.url, "alice-key-0123456789abcdef").runs.wait(
-      thread.thread_id,
-      "table_qa",
-      { input: MEDALS_INPUT },
-    )) as Answer;
+    const thread = await as(a.url, ALICE).threads.create();
+    const values = (await as(b.url, ALICE).runs.wait(thread.thread_id, "table_qa", {
+      input: MEDALS_INPUT,
+    })) as Answer;
     expect(values.answer?.final, b.log().slice(-2000)).toBe("203");
-    const state = await as(a.url, "alice-key-0123456789abcdef").threads.getState(thread.thread_id);
+    const state = await as(a.url, ALICE).threads.getState(thread.thread_id);
     expect((state.values as Answer).answer?.final).toBe("203");
   }, 120_000);
 
@@ -114,7 +123,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   ])(
     "serves %s on any replica",
     async (graphId, context) => {
-      const client = as(b.url, "alice-key-0123456789abcdef");
+      const client = as(b.url, ALICE);
       const thread = await client.threads.create();
       const values = (await client.runs.wait(thread.thread_id, graphId, {
         input: MEDALS_INPUT,
@@ -126,7 +135,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   );
 
   it("streams a run's updates as the LangGraph API does", async () => {
-    const client = as(a.url, "alice-key-0123456789abcdef");
+    const client = as(a.url, ALICE);
     const thread = await client.threads.create();
     const events: string[] = [];
     const nodes = new Set<string>();
@@ -143,9 +152,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     expect(events).toContain("values");
     expect([...nodes]).toEqual(expect.arrayContaining(["turn", "ingest", "solve", "checker"]));
     const runs = (await (
-      await fetch(`${a.url}/threads/${thread.thread_id}/runs`, {
-        headers: { Authorization: "Bearer alice-key-0123456789abcdef" },
-      })
+      await call(`${a.url}/threads/${thread.thread_id}/runs`, ALICE)
     ).json()) as { status: string }[];
     expect(runs.map((run) => run.status)).toEqual(["success"]);
   }, 120_000);
@@ -153,70 +160,51 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   it("keeps to the server's guards on every replica", async () => {
     const anonymous = await fetch(`${b.url}/threads`, { method: "POST", body: "{}" });
     expect(anonymous.status).toBe(401);
-    const thread = await as(a.url, "alice-key-0123456789abcdef").threads.create();
+    const thread = await as(a.url, ALICE).threads.create();
     // Bob cannot see, run or search Alice's thread, on either replica.
-    const peek = await fetch(`${b.url}/threads/${thread.thread_id}/state`, {
-      headers: { Authorization: "Bearer bob-key-0123456789abcdefgh" },
-    });
+    const peek = await call(
+      `${b.url}/threads/${thread.thread_id}/state`,
+      "bob-key-0123456789abcdefgh",
+    );
     expect(peek.status).toBe(404);
     const found = await as(b.url, "bob-key-0123456789abcdefgh").threads.search();
     expect(found.map((t) => t.thread_id)).not.toContain(thread.thread_id);
     // A path outside the table roots is refused before anything runs.
     const before = stub.requests.length;
-    const refused = await fetch(`${b.url}/threads/${thread.thread_id}/runs/stream`, {
-      method: "POST",
-      headers: {
-        Authorization: "Bearer alice-key-0123456789abcdef",
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        assistant_id: "table_qa",
-        input: { question: "q", sources: [{ path: "/etc/passwd" }] },
-      }),
+    const refused = await call(`${b.url}/threads/${thread.thread_id}/runs/stream`, ALICE, {
+      assistant_id: "table_qa",
+      input: { question: "q", sources: [{ path: "/etc/passwd" }] },
     });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain("/etc/passwd");
-    const stateless = await fetch(`${a.url}/runs/stream`, {
-      method: "POST",
-      headers: {
-        Authorization: "Bearer alice-key-0123456789abcdef",
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        assistant_id: "table_qa",
-        input: { question: "q", sources: [{ path: "/etc/passwd" }] },
-      }),
+    const stateless = await call(`${a.url}/runs/stream`, ALICE, {
+      assistant_id: "table_qa",
+      input: { question: "q", sources: [{ path: "/etc/passwd" }] },
     });
     expect(stateless.status).toBe(403);
     // A background run would start outside the thread lock: not served.
-    const background = await fetch(`${a.url}/threads/${thread.thread_id}/runs`, {
-      method: "POST",
-      headers: {
-        Authorization: "Bearer alice-key-0123456789abcdef",
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({ assistant_id: "table_qa", input: MEDALS_INPUT }),
+    const background = await call(`${a.url}/threads/${thread.thread_id}/runs`, ALICE, {
+      assistant_id: "table_qa",
+      input: MEDALS_INPUT,
     });
     expect(background.status).toBe(501);
     expect(stub.requests.length).toBe(before);
   }, 60_000);
 
   it("never runs one thread on two replicas at once", async () => {
-    const alice = "alice-key-0123456789abcdef";
-    const thread = await as(a.url, alice).threads.create();
+    const thread = await as(a.url, ALICE).threads.create();
     let open: () => void = () => {};
     coderGate = new Promise<void>((resolve) => {
       open = resolve;
     });
     const coderCalls = stub.requests.filter((r) => r.role === "coder").length;
-    const first = as(a.url, alice).runs.wait(thread.thread_id, "table_qa", { input: MEDALS_INPUT });
+    const first = as(a.url, ALICE).runs.wait(thread.thread_id, "table_qa", { input: MEDALS_INPUT });
     while (stub.requests.filter((r) => r.role === "coder").length === coderCalls) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const second = await fetch(`${b.url}/threads/${thread.thread_id}/runs/stream`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${alice}`, "content-type": "application/json" },
-      body: JSON.stringify({ assistant_id: "table_qa", input: MEDALS_INPUT }),
+    const second = await call(`${b.url}/threads/${thread.thread_id}/runs/stream`, ALICE, {
+      assistant_id: "table_qa",
+      input: MEDALS_INPUT,
     });
     expect(second.status).toBe(409);
     coderGate = undefined;
@@ -225,16 +213,15 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   }, 120_000);
 
   it("resumes on one replica a run paused for review on another", async () => {
-    const alice = "alice-key-0123456789abcdef";
-    const thread = await as(a.url, alice).threads.create();
-    await as(a.url, alice).runs.wait(thread.thread_id, "table_qa", {
+    const thread = await as(a.url, ALICE).threads.create();
+    await as(a.url, ALICE).runs.wait(thread.thread_id, "table_qa", {
       input: MEDALS_INPUT,
       context: { review: "answer" },
     });
-    const paused = await as(b.url, alice).threads.getState(thread.thread_id);
+    const paused = await as(b.url, ALICE).threads.getState(thread.thread_id);
     expect(paused.next.length).toBeGreaterThan(0);
     expect(paused.tasks.some((task) => (task.interrupts ?? []).length > 0)).toBe(true);
-    const values = (await as(b.url, alice).runs.wait(thread.thread_id, "table_qa", {
+    const values = (await as(b.url, ALICE).runs.wait(thread.thread_id, "table_qa", {
       command: { resume: { action: "approve" } },
       context: { review: "answer" },
     })) as Answer;
@@ -242,22 +229,17 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   }, 120_000);
 
   it("finishes from its last checkpoint, on another replica, a run whose replica was killed", async () => {
-    const alice = "alice-key-0123456789abcdef";
-    const thread = await as(a.url, alice).threads.create();
+    const thread = await as(a.url, ALICE).threads.create();
     let open: () => void = () => {};
     coderGate = new Promise<void>((resolve) => {
       open = resolve;
     });
     const planners = stub.requests.filter((r) => r.role === "planner").length;
     const coders = stub.requests.filter((r) => r.role === "coder").length;
-    const response = await fetch(`${a.url}/threads/${thread.thread_id}/runs/stream`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${alice}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        assistant_id: "table_qa",
-        input: MEDALS_INPUT,
-        stream_mode: ["updates"],
-      }),
+    const response = await call(`${a.url}/threads/${thread.thread_id}/runs/stream`, ALICE, {
+      assistant_id: "table_qa",
+      input: MEDALS_INPUT,
+      stream_mode: ["updates"],
     });
     const runId = /\/runs\/([0-9a-f-]{36})$/.exec(
       response.headers.get("content-location") ?? "",
@@ -271,16 +253,14 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     await response.body?.cancel().catch(() => {});
     coderGate = undefined;
     open();
-    const client = as(b.url, alice);
+    const client = as(b.url, ALICE);
     const deadline = Date.now() + 60_000;
     let status = "running";
     let replica = "";
     while (status === "running" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       const run = (await (
-        await fetch(`${b.url}/threads/${thread.thread_id}/runs/${runId}`, {
-          headers: { Authorization: `Bearer ${alice}` },
-        })
+        await call(`${b.url}/threads/${thread.thread_id}/runs/${runId}`, ALICE)
       ).json()) as { status: string; replica: string; error?: string };
       status = run.status;
       replica = run.replica;
