@@ -12,6 +12,7 @@ import type { ChartRunner, EvalExample } from "../evals/types.js";
 import { graphOption, nonNegativeInt, positiveInt } from "./args.js";
 import { configurationFromFlags, withConfigurationFlags } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
+import { QUEUE_FLAG_HELP, queueOfFlag } from "./queue-flags.js";
 import { redirectWarnings, warningsLog } from "./warnings.js";
 
 const datasetOption = () =>
@@ -38,6 +39,16 @@ a row the run stops with exit code 1.
 Ctrl-C stops starting questions, drops those in flight (they run next time), writes the
 report of what is done and exits with 130. With LANGSMITH_API_KEY set, a finished run is
 also recorded as a LangSmith experiment (LANGSMITH_ENDPOINT for a self-hosted one).
+
+With --queue, the questions go to a queue on Redis and \`tableminds worker\` processes, on
+this machine or any other, run them; this command shows their progress and writes the same
+files as a run here. The same command again queues only what is neither done nor queued, and
+collects what finished while it was away. Ctrl-C stops waiting (the queued questions go on).
+--concurrency does not apply: each worker's own --concurrency sets how many run at once.
+When the endpoint stop comes, questions not started yet are taken off the queue, to be
+queued again by the next run. The run's graph, settings, endpoint and model names travel with
+the questions; the API key, the sandbox and the replay cache are each worker's own.
+  tableminds eval --dataset tablebench --limit 500 --queue redis://10.0.0.5:6379 --out runs/tb-500
 `;
 
 const RunFlagsSchema = z.object({
@@ -54,6 +65,7 @@ const RunFlagsSchema = z.object({
   timeout: z.number(),
   retries: z.number(),
   quiet: z.boolean(),
+  queue: z.union([z.string(), z.literal(true)]).optional(),
 });
 
 const ScoreFlagsSchema = z.object({
@@ -176,6 +188,7 @@ export function registerEvalCommands(program: Command): void {
       ),
   )
     .option("-q, --quiet", "no progress on stderr", false)
+    .option("--queue [redis-url]", QUEUE_FLAG_HELP)
     .addHelpText("after", RUN_HELP)
     .action(async (flags: unknown, command: Command) => {
       const opts = RunFlagsSchema.parse(flags);
@@ -188,6 +201,7 @@ export function registerEvalCommands(program: Command): void {
           : opts.limit !== undefined
             ? { kind: "first", n: opts.limit }
             : { kind: "all" };
+      const queue = opts.queue === undefined ? undefined : await queueOfFlag(opts.queue, command);
       const ev = await evals();
       const scorer = ev.getScorer(opts.dataset);
       const dataset = await ev.loadDataset(opts.dataset, { path: opts.data });
@@ -201,7 +215,9 @@ export function registerEvalCommands(program: Command): void {
           process.exit(130);
         }
         bar.note(
-          "eval: stopping (Ctrl-C again quits at once); questions in flight are dropped and run next time",
+          queue
+            ? "eval: stopping (Ctrl-C again quits at once); the queued questions go on, the same command collects them"
+            : "eval: stopping (Ctrl-C again quits at once); questions in flight are dropped and run next time",
         );
         controller.abort();
       };
@@ -224,7 +240,16 @@ export function registerEvalCommands(program: Command): void {
           retries: opts.retries,
           // Questions must not teach each other during an evaluation.
           context: { ...configurationFromFlags(command), memory: false },
-          runChart: await ev.localCharts(),
+          // Queued questions are scored where they run.
+          runChart: queue ? undefined : await ev.localCharts(),
+          answerer: queue
+            ? (await import("../evals/queue/submit.js")).queuedAnswerer({
+                url: queue,
+                kind: "eval",
+                result: (await import("../evals/queue/payload.js")).QuestionResultSchema,
+                note: (line) => bar.note(line),
+              })
+            : undefined,
           signal: controller.signal,
           selection,
           allowConfigChange: opts.allowConfigChange,
@@ -275,7 +300,7 @@ export function registerEvalCommands(program: Command): void {
         } else if (outcome.failedToRun.length > 0) {
           const [first] = outcome.failedToRun;
           process.stderr.write(
-            `eval: ${outcome.failedToRun.length} questions failed on the model endpoint (${first?.error}); not recorded, the same command runs them again\n`,
+            `eval: ${outcome.failedToRun.length} questions failed to run (${first?.error}); not recorded, the same command runs them again\n`,
           );
           process.exitCode = 1;
         } else if (outcome.unscored.length > 0) {

@@ -20,6 +20,7 @@ import { registerPruneCommand } from "./prune.js";
 import { registerServeCommand } from "./serve.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
+import { registerWorkerCommand } from "./worker.js";
 
 /*
  * Start-up: `tableminds --help` loads commander, zod and the flag definitions only. What a
@@ -276,6 +277,7 @@ export function buildProgram(): Command {
   registerDataCommands(program);
   registerInspectCommand(program);
   registerPruneCommand(program);
+  registerWorkerCommand(program);
   registerServeCommand(program);
   registerDbCommands(program);
 

@@ -11,6 +11,7 @@ import {
   withConfigurationFlags,
 } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
+import { QUEUE_FLAG_HELP, queueOfFlag } from "./queue-flags.js";
 
 const MINE_HELP = `
 Runs mcts in the stage's fixed-width preset (planner 8x4x1, coder 1x8x1, answerer 1x4x8) over
@@ -18,6 +19,11 @@ questions with gold answers and writes, in --out: mined.jsonl (each question's s
 results.jsonl and run.json (as eval does), trajectories.jsonl (MARTI turn records),
 pseudo-gold.jsonl, sft/<role>.jsonl, verl/<role>/{train,test}.parquet and dpo/planner.jsonl.
 The same command again resumes; a run killed mid-way loses and repeats nothing.
+
+With --queue, the questions go to a queue on Redis and \`tableminds worker\` processes run
+the searches (as \`eval run --queue\` does; see its help); this command writes every file
+above as a mine here would. API keys, the sandbox and the replay cache are each worker's own.
+  tableminds mine --dataset tablebench --stage coder --out mined/coder --queue redis://10.0.0.5:6379
 `;
 
 const MineFlagsSchema = z.object({
@@ -32,6 +38,7 @@ const MineFlagsSchema = z.object({
   timeout: z.number(),
   retries: z.number(),
   quiet: z.boolean(),
+  queue: z.union([z.string(), z.literal(true)]).optional(),
 });
 
 /** The configuration flags of `eval run`, but the search mode: the stage sets it. */
@@ -58,12 +65,14 @@ export function registerMineCommand(program: Command): void {
       .option("--seed <s>", "seed of the held-out split", nonNegativeInt, 0)
       .option("--timeout <ms>", "limit per question, retries included", positiveInt, 900_000)
       .option("--retries <n>", "tries again after a transient model failure", nonNegativeInt, 2)
-      .option("-q, --quiet", "no progress on stderr", false),
+      .option("-q, --quiet", "no progress on stderr", false)
+      .option("--queue [redis-url]", QUEUE_FLAG_HELP),
     FLAGS,
   )
     .addHelpText("after", MINE_HELP)
     .action(async (flags: unknown, command: Command) => {
       const opts = MineFlagsSchema.parse(flags);
+      const queue = opts.queue === undefined ? undefined : await queueOfFlag(opts.queue, command);
       const [{ loadDataset }, { getScorer }, { mine }, { closeSandboxes }] = await Promise.all([
         import("../evals/datasets/index.js"),
         import("../evals/metrics/index.js"),
@@ -80,7 +89,11 @@ export function registerMineCommand(program: Command): void {
       const bar = evalProgress(opts.quiet, process.stderr, "mine");
       const controller = new AbortController();
       const onSigint = () => {
-        bar.note("mine: stopping; questions in flight are dropped and run next time");
+        bar.note(
+          queue
+            ? "mine: stopping; the queued questions go on, the same command collects them"
+            : "mine: stopping; questions in flight are dropped and run next time",
+        );
         controller.abort();
       };
       process.on("SIGINT", onSigint);
@@ -103,6 +116,13 @@ export function registerMineCommand(program: Command): void {
             data: opts.data ? path.resolve(opts.data) : undefined,
             limit: opts.limit,
           },
+          remote: queue
+            ? (await import("../training/mining/queue.js")).queuedMining({
+                url: queue,
+                stage: opts.stage,
+                note: (line) => bar.note(line),
+              })
+            : undefined,
           onStart: ({ total, done }) => bar.start(total - done, done, total),
           onResult: (record) => bar.tick(record),
           onUnscored: (f) => bar.note(`mine: ${f.id} could not be scored (${f.error})`),

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { Configuration } from "../blackboard/configuration.js";
 import { ensureConfiguration } from "../blackboard/configuration.js";
 import { adoptOperatorFields } from "../blackboard/operator.js";
-import { loadGraph, PROJECT_ROOT, runLimits } from "../graphs/registry.js";
+import { loadGraph, PROJECT_ROOT, type RunLimits, runLimits } from "../graphs/registry.js";
 import type { Env } from "../tools/models/config.js";
 import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
 import {
@@ -65,6 +65,11 @@ export interface RunOptions {
   allowConfigChange?: boolean;
   /** Questions in a row failing on the model endpoint that stop the run (default 3). */
   maxEndpointFailures?: number;
+  /**
+   * Answers the questions elsewhere (a queue's workers: evals/queue/) instead of in this
+   * process; the run keeps its results file, resume and endpoint stop as they are.
+   */
+  answerer?: AnswererFactory;
   onStart?: (info: { total: number; done: number; repaired: LoadedRepair }) => void;
   /** A question recorded, with the graph's final state (null when its run failed). */
   onResult?: (record: ResultRecord, state: unknown) => void;
@@ -151,14 +156,59 @@ export function systemOutput(example: EvalExample, state: GraphOutput): string {
   return code ? `\`\`\`python\n${code}\n\`\`\`\n${answer}` : answer;
 }
 
-class Cancelled extends Error {}
-class ScoringFailed extends Error {}
+/** The run stopped (Ctrl-C, the endpoint stop) before the question's record was made. */
+export class Cancelled extends Error {}
+/** The question's answer could not be scored: not recorded, it runs again next time. */
+export class ScoringFailed extends Error {}
 /** The question's run failed on the model endpoint: not an answer, so it is not recorded. */
-class EndpointFailed extends Error {
-  constructor(readonly failure: Error) {
-    super(failure.message);
+export class EndpointFailed extends Error {
+  constructor(
+    message: string,
+    /** The endpoint's host, when the failure names it. */
+    readonly host: string | undefined,
+  ) {
+    super(message);
   }
 }
+/**
+ * The question was lost where it ran (a queue's worker gave up on it): not an answer and not
+ * the endpoint's fault, so it is neither recorded nor counted toward the endpoint stop.
+ */
+export class NotRun extends Error {}
+
+/** A question answered: its record, and the graph's final state when it ran here. */
+export interface Answered {
+  record: ResultRecord;
+  state: unknown;
+}
+
+/**
+ * Where a run's questions are answered. `answer` gives the question's record or throws
+ * Cancelled, ScoringFailed, EndpointFailed or NotRun; `recorded` follows once the record is in
+ * the results file.
+ */
+export interface Answerer {
+  answer(example: EvalExample, stop: AbortSignal): Promise<Answered>;
+  recorded?(example: EvalExample): Promise<void>;
+  /** Called once no question is in flight any more, whatever the outcome. */
+  close?(outcome: { stopped: boolean }): Promise<void>;
+  /** Questions in flight at once; the run's `concurrency` when unset. */
+  width?: number;
+}
+
+/** What an answerer elsewhere needs to know of the run it serves. */
+export interface RunStart {
+  outDir: string;
+  /** run.json's `started`: the first invocation's start, kept by every resume. */
+  started: string;
+  invocation: number;
+  /** The questions without a result yet. */
+  todo: EvalExample[];
+  /** The run's options: graph, context, bounds, environment. */
+  options: Readonly<RunOptions>;
+}
+
+export type AnswererFactory = (run: RunStart) => Promise<Answerer>;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -225,6 +275,7 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
     const outcome = await answerRemaining(options, loaded, file, {
       invocation: info.invocations ?? 1,
       endpoint: config.endpoint,
+      started: info.started ?? new Date().toISOString(),
     });
     const answered = new Set(outcome.records.map((r) => r.id));
     const complete = options.examples.every((e) => answered.has(e.id));
@@ -242,24 +293,158 @@ export async function runEvaluation(options: RunOptions): Promise<RunOutcome> {
   }
 }
 
-async function answerRemaining(
-  options: RunOptions,
-  loaded: LoadedResults,
-  file: string,
-  run: { invocation: number; endpoint: string },
-): Promise<RunOutcome> {
-  const done = new Set(loaded.records.map((r) => r.id));
-  const todo = options.examples.filter((e) => !done.has(e.id));
-  const answered = options.examples.length - todo.length;
-  options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
+/** What answering one question needs: the graph, its limits and context, the scorer, the bounds. */
+export interface QuestionSetup {
+  graph: EvalGraph;
+  /** The graph's name in langgraph.json, for traces. */
+  graphName: string;
+  limits: Partial<RunLimits>;
+  /** The run's context, the operator's fields already taken out. */
+  context: Partial<Configuration>;
+  scorer: Scorer;
+  runChart?: ChartRunner;
+  timeoutMs: number;
+  retries: number;
+  retryDelayMs?: number;
+  /** The invocation of the run the record belongs to. */
+  invocation: number;
+}
+
+/**
+ * Runs one question through the graph (transient model failures retried, within the
+ * question's time limit) and scores it: its record, or Cancelled when `stop` aborts,
+ * EndpointFailed, or ScoringFailed. The run's loop calls it here; a queue's worker elsewhere.
+ */
+export async function answerQuestion(
+  example: EvalExample,
+  setup: QuestionSetup,
+  stop: AbortSignal,
+): Promise<Answered> {
+  const started = performance.now();
+  const deadline = AbortSignal.timeout(setup.timeoutMs);
+  const signal = AbortSignal.any([stop, deadline]);
+  const timedOut = `timed out after ${setup.timeoutMs} ms`;
+  let state: GraphOutput | null = null;
+  let finalState: unknown = null;
+  let error: string | null = null;
+  let tries = 0;
+  while (state === null) {
+    tries += 1;
+    try {
+      const value = await abortable(
+        setup.graph.invoke(
+          { question: example.question, sources: example.tables },
+          {
+            context: setup.context,
+            signal,
+            ...setup.limits,
+            ...traceOf(setup.graphName, example, tries),
+          },
+        ),
+        signal,
+      );
+      state = GraphOutputSchema.parse(value);
+      finalState = value;
+      error = null;
+    } catch (caught) {
+      if (stop.aborted) throw new Cancelled();
+      const failure = deadline.aborted ? undefined : endpointFailureIn(caught);
+      if (failure) throw new EndpointFailed(failure.message, failedHost(failure));
+      error = deadline.aborted ? timedOut : messageOf(caught);
+      if (deadline.aborted || !isTransient(caught) || tries > setup.retries) break;
+      await pause((setup.retryDelayMs ?? 500) * 2 ** (tries - 1), signal);
+      if (stop.aborted) throw new Cancelled();
+      if (deadline.aborted) {
+        error = timedOut;
+        break;
+      }
+    }
+  }
+  const output = state ? systemOutput(example, state) : "";
+  let score: ResultRecord["score"];
+  try {
+    score = await setup.scorer.score(example, output, { runChart: setup.runChart });
+  } catch (caught) {
+    if (stop.aborted) throw new Cancelled();
+    throw new ScoringFailed(messageOf(caught));
+  }
+  // A score taken while stopping may have lost its sandbox run: keep it for next time.
+  if (stop.aborted) throw new Cancelled();
+  const budget = state?.budget ?? {};
+  const verdict = state?.verdict;
+  const record: ResultRecord = {
+    id: example.id,
+    prediction: score.prediction,
+    output,
+    score,
+    latencyMs: Math.round(performance.now() - started),
+    tokens: { prompt: budget.promptTokens ?? 0, completion: budget.completionTokens ?? 0 },
+    llmCalls: budget.llmCalls ?? 0,
+    cachedCalls: budget.cachedCalls ?? 0,
+    attempts: state?.attempts.length ?? 0,
+    llmMs: Math.round(budget.llmMs ?? 0),
+    execMs: Math.round(budget.execMs ?? 0),
+    tries,
+    invocation: setup.invocation,
+    error,
+    ...(verdict
+      ? {
+          verdict: {
+            pass: verdict.pass,
+            support: verdict.support,
+            confidence: verdict.confidence,
+            sure: verdict.sure,
+          },
+        }
+      : {}),
+    finishedAt: new Date().toISOString(),
+  };
+  return { record, state: finalState };
+}
+
+/** The default answerer: the graph runs in this process, `concurrency` questions at a time. */
+async function localAnswerer(options: RunOptions, invocation: number): Promise<Answerer> {
   const graph =
     options.runnable ?? (await loadGraph(options.graph, { persistence: { store: options.store } }));
   // A graph handed in (tests, benchmarks) runs with LangGraph's defaults.
   const limits = options.runnable
     ? {}
     : await runLimits(options.graph, ensureConfiguration(options.context));
-  // The operator's fields (replay cache, sandbox) hold for the process, not in a run's context.
-  const context = adoptOperatorFields(options.context);
+  const setup: QuestionSetup = {
+    graph,
+    graphName: options.graph,
+    limits,
+    // The operator's fields (replay cache, sandbox) hold for the process, not in a run's context.
+    context: adoptOperatorFields(options.context),
+    scorer: options.scorer,
+    runChart: options.runChart,
+    timeoutMs: options.timeoutMs,
+    retries: options.retries,
+    retryDelayMs: options.retryDelayMs,
+    invocation,
+  };
+  return { answer: (example, stop) => answerQuestion(example, setup, stop) };
+}
+
+async function answerRemaining(
+  options: RunOptions,
+  loaded: LoadedResults,
+  file: string,
+  run: { invocation: number; endpoint: string; started: string },
+): Promise<RunOutcome> {
+  const done = new Set(loaded.records.map((r) => r.id));
+  const todo = options.examples.filter((e) => !done.has(e.id));
+  const answered = options.examples.length - todo.length;
+  options.onStart?.({ total: options.examples.length, done: answered, repaired: loaded.repaired });
+  const answerer = options.answerer
+    ? await options.answerer({
+        outDir: options.outDir,
+        started: run.started,
+        invocation: run.invocation,
+        todo,
+        options,
+      })
+    : await localAnswerer(options, run.invocation);
   const records = [...loaded.records];
   const unscored: Unscored[] = [];
   const failedToRun: Unscored[] = [];
@@ -271,103 +456,26 @@ async function answerRemaining(
   let failuresInARow = 0;
   let stopped: EndpointStop | null = null;
 
-  const runOne = async (
-    example: EvalExample,
-  ): Promise<{ record: ResultRecord; state: unknown }> => {
-    const started = performance.now();
-    const deadline = AbortSignal.timeout(options.timeoutMs);
-    const signal = AbortSignal.any([stopSignal, deadline]);
-    const timedOut = `timed out after ${options.timeoutMs} ms`;
-    let state: GraphOutput | null = null;
-    let finalState: unknown = null;
-    let error: string | null = null;
-    let tries = 0;
-    while (state === null) {
-      tries += 1;
-      try {
-        const value = await abortable(
-          graph.invoke(
-            { question: example.question, sources: example.tables },
-            {
-              context,
-              signal,
-              ...limits,
-              ...traceOf(options.graph, example, tries),
-            },
-          ),
-          signal,
-        );
-        state = GraphOutputSchema.parse(value);
-        finalState = value;
-        error = null;
-      } catch (caught) {
-        if (stopSignal.aborted) throw new Cancelled();
-        const failure = deadline.aborted ? undefined : endpointFailureIn(caught);
-        if (failure) throw new EndpointFailed(failure);
-        error = deadline.aborted ? timedOut : messageOf(caught);
-        if (deadline.aborted || !isTransient(caught) || tries > options.retries) break;
-        await pause((options.retryDelayMs ?? 500) * 2 ** (tries - 1), signal);
-        if (stopSignal.aborted) throw new Cancelled();
-        if (deadline.aborted) {
-          error = timedOut;
-          break;
-        }
-      }
-    }
-    const output = state ? systemOutput(example, state) : "";
-    let score: ResultRecord["score"];
-    try {
-      score = await options.scorer.score(example, output, { runChart: options.runChart });
-    } catch (caught) {
-      if (stopSignal.aborted) throw new Cancelled();
-      throw new ScoringFailed(messageOf(caught));
-    }
-    // A score taken while stopping may have lost its sandbox run: keep it for next time.
-    if (stopSignal.aborted) throw new Cancelled();
-    const budget = state?.budget ?? {};
-    const verdict = state?.verdict;
-    const record: ResultRecord = {
-      id: example.id,
-      prediction: score.prediction,
-      output,
-      score,
-      latencyMs: Math.round(performance.now() - started),
-      tokens: { prompt: budget.promptTokens ?? 0, completion: budget.completionTokens ?? 0 },
-      llmCalls: budget.llmCalls ?? 0,
-      cachedCalls: budget.cachedCalls ?? 0,
-      attempts: state?.attempts.length ?? 0,
-      llmMs: Math.round(budget.llmMs ?? 0),
-      execMs: Math.round(budget.execMs ?? 0),
-      tries,
-      invocation: run.invocation,
-      error,
-      ...(verdict
-        ? {
-            verdict: {
-              pass: verdict.pass,
-              support: verdict.support,
-              confidence: verdict.confidence,
-              sure: verdict.sure,
-            },
-          }
-        : {}),
-      finishedAt: new Date().toISOString(),
-    };
-    return { record, state: finalState };
-  };
-
   const writer = new ResultsWriter(file);
   try {
     await forEachBounded(
       todo,
-      options.concurrency,
+      answerer.width ?? options.concurrency,
       async (example) => {
         let record: ResultRecord;
         let state: unknown;
         try {
-          ({ record, state } = await inQuestion(example.id, () => runOne(example)));
+          ({ record, state } = await inQuestion(example.id, () =>
+            answerer.answer(example, stopSignal),
+          ));
         } catch (caught) {
           if (caught instanceof Cancelled) return;
+          if (caught instanceof NotRun) {
+            const failure = { id: example.id, error: caught.message };
+            failedToRun.push(failure);
+            options.onFailedToRun?.(failure);
+            return;
+          }
           if (caught instanceof EndpointFailed) {
             const failure = { id: example.id, error: caught.message };
             failedToRun.push(failure);
@@ -375,7 +483,7 @@ async function answerRemaining(
             failuresInARow += 1;
             if (failuresInARow >= maxFailures && !stopped) {
               stopped = {
-                endpoint: failedHost(caught.failure) ?? run.endpoint,
+                endpoint: caught.host ?? run.endpoint,
                 failures: failuresInARow,
                 reason: caught.message,
               };
@@ -395,12 +503,14 @@ async function answerRemaining(
         writer.append(record);
         records.push(record);
         ran += 1;
+        await answerer.recorded?.(example);
         options.onResult?.(record, state);
       },
       stopSignal,
     );
   } finally {
     writer.close();
+    await answerer.close?.({ stopped: stopped !== null });
   }
   return {
     records,

@@ -6,6 +6,7 @@ import { BranchSchema, MemorySchema, TableRefSchema } from "../../blackboard/sch
 import { currentQuestion } from "../../evals/question-scope.js";
 import { loadResults, lockResults } from "../../evals/results-file.js";
 import {
+  type AnswererFactory,
   type EvalGraph,
   type RunOptions,
   type RunOutcome,
@@ -13,17 +14,18 @@ import {
 } from "../../evals/runner.js";
 import { stratifiedSample } from "../../evals/selection.js";
 import type { EvalExample, Scorer } from "../../evals/types.js";
-import { loadGraph, runLimits } from "../../graphs/registry.js";
+import { loadGraph, type RunLimits, runLimits } from "../../graphs/registry.js";
 import { type ExportCounts, writeExports } from "../exports/write.js";
 import { collectQuestion } from "./collect.js";
 import { MinedWriter, readMined, repairMined } from "./journal.js";
-import type { MineStage } from "./records.js";
+import type { MinedQuestion, MineStage } from "./records.js";
 
 /*
  * `mine`: the eval runner drives mcts over the questions (resume, lock, retries, timeouts,
  * results.jsonl of the best answers); a wrapper around the graph gives it the gold answer and
- * appends the question's whole search to mined.jsonl before the runner records it. The exports
- * are then rebuilt from mined.jsonl.
+ * appends the question's whole search to mined.jsonl before the runner records it (on a queue,
+ * the wrapper runs on a worker and the search comes back with the record: queue.ts). The
+ * exports are then rebuilt from mined.jsonl.
  */
 
 export const MINED_FILE = "mined.jsonl";
@@ -55,6 +57,11 @@ export interface MineOptions
   seed: number;
   /** Runs this instead of the mcts graph (tests). */
   graph?: EvalGraph;
+  /**
+   * Mines on a queue's workers (training/mining/queue.ts) instead of in this process: the
+   * answerer of the run, given where each question's mined search goes.
+   */
+  remote?: (keep: (mined: MinedQuestion) => void) => AnswererFactory;
 }
 
 export interface MineOutcome {
@@ -68,15 +75,51 @@ const SearchStateSchema = z.object({
   branches: z.array(BranchSchema),
 });
 
+/**
+ * The mcts graph as mining drives it: given the gold answer of the question it runs (`example`
+ * finds it by id), and each question's whole search collected and handed to `keep`, unless the
+ * run was given up on (timeout, Ctrl-C), which the runner does not record either.
+ */
+export function miningGraph(options: {
+  graph: EvalGraph;
+  limits: Partial<RunLimits>;
+  stage: MineStage;
+  scorer: Scorer;
+  config: Configuration;
+  example: (id: string | undefined) => EvalExample | undefined;
+  keep: (mined: MinedQuestion) => void;
+}): EvalGraph {
+  const { graph, limits, config } = options;
+  return {
+    async invoke(input, invokeOptions) {
+      const id = currentQuestion();
+      const example = options.example(id);
+      if (!example) throw new Error(`mine: no question for run ${id ?? "(none)"}`);
+      const state = await graph.invoke(
+        { ...input, gold: example.gold },
+        { ...invokeOptions, ...limits },
+      );
+      const mined = await collectQuestion(example, options.stage, SearchStateSchema.parse(state), {
+        scorer: options.scorer,
+        sampleRows: config.sampleRows,
+        contextTokens: config.contextTokens,
+      });
+      const signal = (invokeOptions as { signal?: AbortSignal }).signal;
+      if (!signal?.aborted) options.keep(mined);
+      return state;
+    },
+  };
+}
+
+/** The context a mining run gives the mcts graph: the stage's search mode, memory and reflections off. */
+function miningContext(context: Partial<Configuration>, stage: MineStage): Partial<Configuration> {
+  return { ...context, searchMode: stage, memory: false, maxReflections: 0 };
+}
+
 export async function mine(options: MineOptions): Promise<MineOutcome> {
   mkdirSync(options.outDir, { recursive: true });
   const minedFile = path.join(options.outDir, MINED_FILE);
-  const context: Partial<Configuration> = {
-    ...options.context,
-    searchMode: options.stage,
-    memory: false,
-    maxReflections: 0,
-  };
+  const context = miningContext(options.context, options.stage);
   const config = ensureConfiguration(context);
   const byId = new Map(options.examples.map((e) => [e.id, e]));
   const unlock = lockResults(minedFile);
@@ -87,37 +130,25 @@ export async function mine(options: MineOptions): Promise<MineOutcome> {
       ),
     );
     repairMined(minedFile, done);
-    const graph = options.graph ?? (await loadGraph("mcts"));
-    const limits = options.graph ? {} : await runLimits("mcts", config);
     const writer = new MinedWriter(minedFile);
-    const runnable: EvalGraph = {
-      async invoke(input, invokeOptions) {
-        const id = currentQuestion();
-        const example = id ? byId.get(id) : undefined;
-        if (!example) throw new Error(`mine: no question for run ${id ?? "(none)"}`);
-        const state = await graph.invoke(
-          { ...input, gold: example.gold },
-          { ...invokeOptions, ...limits },
-        );
-        const mined = await collectQuestion(
-          example,
-          options.stage,
-          SearchStateSchema.parse(state),
-          {
-            scorer: options.scorer,
-            sampleRows: config.sampleRows,
-            contextTokens: config.contextTokens,
-          },
-        );
-        const signal = (invokeOptions as { signal?: AbortSignal }).signal;
-        // A run given up on (timeout, Ctrl-C) is not recorded by the runner: not here either.
-        if (!signal?.aborted) writer.append(mined);
-        return state;
-      },
-    };
+    const keep = (mined: MinedQuestion) => writer.append(mined);
     let run: RunOutcome;
     try {
-      run = await runEvaluation({ ...options, graph: "mcts", runnable, context });
+      // Mined lines come back with the questions' records and are written before them.
+      const answering = options.remote
+        ? { answerer: options.remote(keep) }
+        : {
+            runnable: miningGraph({
+              graph: options.graph ?? (await loadGraph("mcts")),
+              limits: options.graph ? {} : await runLimits("mcts", config),
+              stage: options.stage,
+              scorer: options.scorer,
+              config,
+              example: (id) => (id ? byId.get(id) : undefined),
+              keep,
+            }),
+          };
+      run = await runEvaluation({ ...options, graph: "mcts", ...answering, context });
     } finally {
       writer.close();
     }

@@ -1,0 +1,27 @@
+import type { Command } from "commander";
+import { OPERATOR_FIELDS, OPERATOR_SOURCE } from "../blackboard/configuration.js";
+
+/** `--queue [redis-url]` of `eval run` and `mine`: the queue's URL. */
+export const QUEUE_FLAG_HELP =
+  "queue the questions for `tableminds worker`s instead of running them here (default Redis: $TABLEMINDS_QUEUE_URL)";
+
+/**
+ * The queue a command's `--queue [url]` names, reachable now. The operator's settings (sandbox,
+ * replay cache, workers folder) are each worker's own: given as flags with --queue, they are
+ * refused rather than ignored.
+ */
+export async function queueOfFlag(flag: string | true, command: Command): Promise<string> {
+  for (const field of OPERATOR_FIELDS) {
+    if (command.getOptionValueSource(field) === "cli") {
+      const flagName = OPERATOR_SOURCE[field].split(" or ")[1] ?? field;
+      const variable = OPERATOR_SOURCE[field].split(" or ")[0];
+      throw new Error(
+        `with --queue, ${flagName} is each worker's own setting: set ${variable} where the workers run`,
+      );
+    }
+  }
+  const { checkQueue, queueUrl } = await import("../tools/queue/connection.js");
+  const url = queueUrl(flag);
+  await checkQueue(url);
+  return url;
+}

@@ -1,0 +1,67 @@
+/**
+ * The process a `tableminds worker` runs its jobs in (a BullMQ sandboxed processor): the
+ * worker's own event loop only holds the jobs' locks, and the graphs, tables and scoring run
+ * here, one job at a time. Both kinds of job: an evaluation's question and a mined one.
+ */
+import { type SandboxedJob, WaitingError } from "bullmq";
+import type { z } from "zod";
+import { failureReason, type JobWarning, QuestionJobSchema } from "../evals/queue/payload.js";
+import { type GraphSource, runEvalJob } from "../evals/queue/run-job.js";
+import { Cancelled } from "../evals/runner.js";
+import { MineJobSchema, runMineJob } from "../training/mining/queue.js";
+
+let collected: JobWarning[] | undefined;
+
+// Warnings raised by a job go back with its result, so the submitter logs them as a local
+// run does (its warnings.log); others are printed.
+process.removeAllListeners("warning");
+process.on("warning", (warning) => {
+  if (collected) collected.push({ name: warning.name, message: warning.message });
+  else process.stderr.write(`(worker) ${warning.name}: ${warning.message}\n`);
+});
+// The worker that forked this process holds its job's lock; without it, the work is lost
+// anyway (the job goes to another worker), so stop at once.
+process.on("disconnect", () => process.exit(1));
+
+function parsed<T>(schema: z.ZodType<T>, data: unknown, kind: string): T {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => `${i.path.join(".") || "(data)"}: ${i.message}`);
+  throw new Error(`the job's data is not ${kind} question: ${issues.join("; ")}`);
+}
+
+/** The processor: runs the job, or gives it back to the queue when its worker is told to. */
+export function jobProcessor(graphs?: GraphSource) {
+  return async (job: SandboxedJob, token?: string, signal?: AbortSignal) => {
+    const stop = signal ?? new AbortController().signal;
+    collected = [];
+    try {
+      let result: object;
+      if (job.name === "eval") {
+        result = await runEvalJob(
+          parsed(QuestionJobSchema, job.data, "an evaluation's"),
+          stop,
+          graphs,
+        );
+      } else if (job.name === "mine") {
+        result = await runMineJob(parsed(MineJobSchema, job.data, "a mining"), stop, graphs);
+      } else {
+        throw new Error(`unknown kind of job "${job.name}" (this worker runs eval and mine jobs)`);
+      }
+      return { ...result, warnings: collected };
+    } catch (error) {
+      if (error instanceof Cancelled && stop.aborted) {
+        // The worker is stopping and gives its jobs back: another worker takes this one.
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      // A question left without a record says why, in a reason the submitter reads back.
+      const reason = failureReason(error);
+      throw reason === undefined ? error : new Error(reason);
+    } finally {
+      collected = undefined;
+    }
+  };
+}
+
+export default jobProcessor();

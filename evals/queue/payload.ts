@@ -1,0 +1,145 @@
+import { z } from "zod";
+import {
+  ConfigurationSchema,
+  OPERATOR_FIELDS,
+  type OperatorField,
+} from "../../blackboard/configuration.js";
+import { ROLES } from "../../tools/models/config.js";
+import { DATASETS } from "../datasets/names.js";
+import { ResultRecordSchema } from "../results-file.js";
+import { EndpointFailed, NotRun, ScoringFailed } from "../runner.js";
+import { EvalExampleSchema } from "../types.js";
+
+/*
+ * What travels on the queue for one question: the job's data (the question and the run's
+ * configuration: graph, context, model route, bounds), what a worker returns (the record),
+ * and how a worker says it did not answer (the failure reason the submitter reads back).
+ * No secret travels: API keys come from each worker's own environment.
+ */
+
+/**
+ * The variables that choose the model endpoint and the models: the submitter's travel with
+ * the job, so every worker asks what a local run would have asked. OPENAI_API_KEY is not
+ * among them.
+ */
+export const MODEL_ROUTE_VARS = [
+  "OPENAI_BASE_URL",
+  "TABLEMINDS_MODEL",
+  ...ROLES.map((role) => `TABLEMINDS_${role.toUpperCase()}_MODEL`),
+] as const;
+
+export const ModelRouteSchema = z
+  .record(z.string(), z.string())
+  .refine(
+    (route) =>
+      Object.keys(route).every((key) => (MODEL_ROUTE_VARS as readonly string[]).includes(key)),
+    { message: `a model route names only ${MODEL_ROUTE_VARS.join(", ")}` },
+  );
+export type ModelRoute = z.infer<typeof ModelRouteSchema>;
+
+/** The route variables set (and not blank) in `env`. */
+export function modelRouteOf(env: Readonly<Record<string, string | undefined>>): ModelRoute {
+  return Object.fromEntries(
+    MODEL_ROUTE_VARS.flatMap((key) => {
+      const value = env[key]?.trim();
+      return value ? [[key, value]] : [];
+    }),
+  );
+}
+
+/**
+ * Sets the route for the work that follows in this process: its variables as given, the
+ * others unset (a worker's own OPENAI_BASE_URL must not stand in for the run's OpenAI).
+ */
+export function applyModelRoute(route: ModelRoute, env: NodeJS.ProcessEnv = process.env): void {
+  for (const key of MODEL_ROUTE_VARS) {
+    const value = route[key];
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+}
+
+const OPERATOR_MASK = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, true])) as Record<
+  OperatorField,
+  true
+>;
+const CallerConfigurationSchema = ConfigurationSchema.omit(OPERATOR_MASK).partial().strict();
+
+/**
+ * A run's context as given (not filled with defaults), checked against the configuration:
+ * the operator's fields (sandbox, replay cache, workers folder) are each worker's own.
+ */
+export const JobContextSchema = z.record(z.string(), z.unknown()).superRefine((context, ctx) => {
+  const checked = CallerConfigurationSchema.safeParse(context);
+  for (const issue of checked.error?.issues ?? []) {
+    ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+  }
+});
+
+/** One question of a run, as a worker runs it. */
+export const QuestionJobSchema = z.object({
+  /** The run's id on the queue (tools/queue/connection.ts: runIdOf). */
+  run: z.string().min(1),
+  /** The invocation of the run that queued it; its record carries it. */
+  invocation: z.number().int().positive(),
+  /** A graph of langgraph.json. */
+  graph: z.string().min(1),
+  dataset: z.enum(DATASETS),
+  example: EvalExampleSchema,
+  context: JobContextSchema,
+  route: ModelRouteSchema,
+  timeoutMs: z.number().int().positive(),
+  retries: z.number().int().nonnegative(),
+});
+export type QuestionJob = z.infer<typeof QuestionJobSchema>;
+
+/** A warning raised while the question ran, to be logged by the submitter as its own. */
+export const JobWarningSchema = z.object({ name: z.string(), message: z.string() });
+export type JobWarning = z.infer<typeof JobWarningSchema>;
+
+/** What a worker returns for an answered question. */
+export const QuestionResultSchema = z.object({
+  record: ResultRecordSchema,
+  warnings: z.array(JobWarningSchema).default([]),
+});
+export type QuestionResult = z.infer<typeof QuestionResultSchema>;
+
+/** Why a worker did not answer a question (a failed job's reason, after FAILURE_PREFIX). */
+const JobFailureSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("endpoint"), message: z.string(), host: z.string().optional() }),
+  z.object({ kind: z.literal("unscored"), message: z.string() }),
+]);
+
+const FAILURE_PREFIX = "tableminds: not answered: ";
+
+/**
+ * The reason a worker fails a job with when its question ended without a record: the model
+ * endpoint failed, or the answer could not be scored. Anything else is not such a failure.
+ */
+export function failureReason(error: unknown): string | undefined {
+  const failure =
+    error instanceof EndpointFailed
+      ? { kind: "endpoint" as const, message: error.message, host: error.host }
+      : error instanceof ScoringFailed
+        ? { kind: "unscored" as const, message: error.message }
+        : undefined;
+  return failure && `${FAILURE_PREFIX}${JSON.stringify(failure)}`;
+}
+
+/**
+ * A failed job's reason as the runner's error: EndpointFailed and ScoringFailed as the
+ * worker met them; any other failure (a worker lost the job too often, a crash) is NotRun.
+ */
+export function failureOf(reason: string): Error {
+  if (reason.startsWith(FAILURE_PREFIX)) {
+    try {
+      const failure = JobFailureSchema.parse(JSON.parse(reason.slice(FAILURE_PREFIX.length)));
+      return failure.kind === "endpoint"
+        ? new EndpointFailed(failure.message, failure.host)
+        : new ScoringFailed(failure.message);
+    } catch {
+      // Not ours after all: reported as it is.
+    }
+  }
+  return new NotRun(`on a worker: ${reason}`);
+}
