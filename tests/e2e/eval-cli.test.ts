@@ -1,21 +1,17 @@
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDataset } from "../../evals/datasets/index.js";
 import { stratifiedSample } from "../../evals/selection.js";
 import { runCli, startCli } from "../support/cli.js";
+import { freePort } from "../support/dev-server.js";
 import { stubEnv } from "../support/env.js";
+import { evalArgs, SAMPLE } from "../support/eval-cli.js";
 import { startLangSmithCapture } from "../support/langsmith-capture.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
-const SAMPLE = path.resolve(
-  import.meta.dirname,
-  "../fixtures/datasets/tablebench/tablebench_sample40.jsonl",
-);
 const LIMIT = 10;
 
 function ids(file: string): string[] {
@@ -37,32 +33,6 @@ function scores(dir: string): Map<string, number> {
 
 const runInfo = (dir: string) =>
   JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8")) as Record<string, unknown>;
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** An evaluation of the first `limit` sample questions into `out`, without reflections. */
-function evalArgs(out: string, limit: number): string[] {
-  return [
-    "eval",
-    "--dataset",
-    "tablebench",
-    "--data",
-    SAMPLE,
-    "--limit",
-    String(limit),
-    "--out",
-    out,
-    "--max-reflections",
-    "0",
-  ];
-}
 
 describe("tableminds eval", () => {
   let stub: StubServer;
@@ -333,7 +303,7 @@ describe("tableminds eval run directories keep one configuration", () => {
 
 describe("tableminds eval with the model endpoint down", () => {
   it("records nothing, stops after 3 failed questions with exit 1, and a later run does them all", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-down-"));
     const args = [...evalArgs(out, 4), "--concurrency", "1", "--llm-retries", "0"];
     const home = stubEnv("http://unused").TABLEMINDS_HOME;
@@ -440,10 +410,7 @@ describe("tableminds eval with LANGSMITH_API_KEY", () => {
 
   it("warns and keeps the local results when LangSmith cannot be reached", async () => {
     const stub = await startStubOpenAI({ respond: tablebenchTeam });
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await freePort();
     try {
       const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-eval-ls-down-"));
       const result = await runCli(args(out), {

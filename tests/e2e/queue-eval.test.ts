@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadDataset } from "../../evals/datasets/index.js";
 import type { EvalExample } from "../../evals/types.js";
 import { runCli, startCli } from "../support/cli.js";
+import { freePort } from "../support/dev-server.js";
 import { stubEnv } from "../support/env.js";
+import { evalArgs, SAMPLE } from "../support/eval-cli.js";
 import {
   finishedBy,
   idsOf,
@@ -27,37 +27,6 @@ import { tablebenchTeam } from "../support/tablebench-team.js";
  * stub model: the same results as a run here, a submitter killed and started again, a worker
  * killed in the middle of a job, and an endpoint that is down.
  */
-
-const SAMPLE = path.resolve(
-  import.meta.dirname,
-  "../fixtures/datasets/tablebench/tablebench_sample40.jsonl",
-);
-
-function evalArgs(out: string, limit: number, extra: string[] = []): string[] {
-  return [
-    "eval",
-    "--dataset",
-    "tablebench",
-    "--data",
-    SAMPLE,
-    "--limit",
-    String(limit),
-    "--out",
-    out,
-    "--max-reflections",
-    "0",
-    ...extra,
-  ];
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** How many times the stub was asked to plan each question, from `from` on. */
 function plansPerQuestion(
@@ -100,7 +69,7 @@ afterEach(async () => {
  */
 async function workerEnv(): Promise<Record<string, string | undefined>> {
   return {
-    ...stubEnv(`http://127.0.0.1:${await closedPort()}/v1`),
+    ...stubEnv(`http://127.0.0.1:${await freePort()}/v1`),
     TABLEMINDS_QUEUE_URL: url,
   };
 }
@@ -309,7 +278,7 @@ describe("eval --queue when a worker is killed in the middle of a job", () => {
 
 describe("eval --queue with the model endpoint down", () => {
   it("stops with the endpoint's message, records nothing, and a later run does them all", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const stub = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
     try {
       // The workers could reach the stub: only the run's endpoint, on the jobs, is down.
@@ -358,7 +327,7 @@ describe("eval --queue with the model endpoint down", () => {
 
 describe("eval --queue arguments", () => {
   it("says in one line when the queue cannot be reached, and refuses a worker's own setting", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-args-"));
     const env = stubEnv("http://127.0.0.1:1/v1");
     const unreachable = await runCli(
