@@ -151,6 +151,16 @@ export class Ledger {
     );
   }
 
+  /** A run recorded under a provisional id, given the id its server gave it. */
+  async renameRun(from: string, to: string): Promise<void> {
+    await this.pool.query("UPDATE tableminds_runs SET run_id = $2 WHERE run_id = $1", [from, to]);
+  }
+
+  /** A run that never started. */
+  async forgetRun(runId: string): Promise<void> {
+    await this.pool.query("DELETE FROM tableminds_runs WHERE run_id = $1", [runId]);
+  }
+
   async endRun(runId: string, status: RunStatus, error?: string): Promise<void> {
     await this.pool.query(
       "UPDATE tableminds_runs SET status = $2, error = $3, updated_at = now() WHERE run_id = $1",

@@ -239,26 +239,34 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
     const lock = await tryThreadLock(pool, threadId);
     if (!lock) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
+    // In the ledger before the graph starts (under a name of our own until the embedded server
+    // says the run's id), so that a replica dying at any point leaves a run to recover.
+    const provisional = crypto.randomUUID();
+    let recorded = false;
     try {
+      await ledger.startRun({
+        runId: provisional,
+        threadId,
+        assistantId: run.data.assistant_id,
+        kwargs: { context: body.context ?? null, config: body.config ?? null },
+        replica: options.replica,
+      });
+      recorded = true;
       await next();
     } catch (error) {
+      if (recorded) await ledger.forgetRun(provisional);
       await lock.release();
       throw error;
     }
     const runId = /\/runs\/([0-9a-f-]{36})$/.exec(c.res.headers.get("content-location") ?? "")?.[1];
     const stream = c.res.body;
     if (!runId || !stream || c.res.status !== 200) {
+      await ledger.forgetRun(provisional);
       await lock.release();
       return;
     }
+    await ledger.renameRun(provisional, runId);
     inHand.set(runId, lock);
-    await ledger.startRun({
-      runId,
-      threadId,
-      assistantId: run.data.assistant_id,
-      kwargs: { context: body.context ?? null, config: body.config ?? null },
-      replica: options.replica,
-    });
     let sawError = false;
     const decoder = new TextDecoder();
     let ended = false;

@@ -257,15 +257,15 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     const deadline = Date.now() + 60_000;
     let status = "running";
     let replica = "";
+    let seen = "";
     while (status === "running" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      const run = (await (
-        await call(`${b.url}/threads/${thread.thread_id}/runs/${runId}`, ALICE)
-      ).json()) as { status: string; replica: string; error?: string };
+      seen = await (await call(`${b.url}/threads/${thread.thread_id}/runs/${runId}`, ALICE)).text();
+      const run = JSON.parse(seen) as { status: string; replica: string };
       status = run.status;
       replica = run.replica;
     }
-    expect(status, b.log().slice(-3000)).toBe("success");
+    expect(status, `${seen}\n${b.log().slice(-3000)}`).toBe("success");
     expect(replica).not.toBe("");
     const state = await client.threads.getState(thread.thread_id);
     expect((state.values as Answer).answer?.final).toBe("203");

@@ -43,8 +43,12 @@ function childExecArgv(file: string): string[] {
   const own = process.execArgv;
   if (!file.endsWith(".ts") || own.some((flag) => flag.includes("tsx"))) return own;
   // The CLI registers tsx in-process (cli/bin.js): its children need it on the command line.
-  return [...own, "--import", import.meta.resolve("tsx")];
+  // Only a checkout runs sources; the package's children are compiled, so tsx (a
+  // devDependency) is never resolved there.
+  return [...own, "--import", import.meta.resolve(CHECKOUT_LOADER)];
 }
+
+const CHECKOUT_LOADER = "tsx";
 
 /**
  * Runs a worker until SIGINT or SIGTERM: the first lets the jobs in hand finish and takes no
