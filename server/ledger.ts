@@ -69,6 +69,10 @@ export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const RunKwargsSchema = z.looseObject({
   context: z.record(z.string(), z.unknown()).nullish(),
   config: z.looseObject({}).nullish(),
+  input: z.unknown().optional(),
+  command: z.unknown().optional(),
+  /** The thread's last checkpoint before the run: a later one means the run's input landed. */
+  base: z.string().nullish(),
 });
 
 const RunRowSchema = z.object({

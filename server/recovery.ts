@@ -1,3 +1,4 @@
+import { Command } from "@langchain/langgraph";
 import type { RunnableGraph } from "../graphs/registry.js";
 import { type Pool, tryThreadLock } from "../tools/postgres.js";
 import type { Ledger, RunRecord, RunStatus } from "./ledger.js";
@@ -10,13 +11,19 @@ import type { Ledger, RunRecord, RunStatus } from "./ledger.js";
  * thread's last checkpoint, with the settings the run was started with.
  */
 
-/** How a run that stopped streaming ended: paused for review, or done. */
+/** The id of a checkpoint (a tuple or a state snapshot); null for none. */
+export function checkpointIdOf(saved: unknown): string | null {
+  const id = (saved as { config?: { configurable?: { checkpoint_id?: unknown } } } | undefined)
+    ?.config?.configurable?.checkpoint_id;
+  return typeof id === "string" ? id : null;
+}
+
+/** How a run that stopped ended: paused for review, done, or stopped short (an error). */
 export async function finishedAs(graph: RunnableGraph, threadId: string): Promise<RunStatus> {
   const state = await graph.getState({ configurable: { thread_id: threadId } });
-  const paused = (state.tasks ?? []).some(
-    (task) => ((task as { interrupts?: unknown[] }).interrupts ?? []).length > 0,
-  );
-  return paused ? "interrupted" : "success";
+  const tasks = (state.tasks ?? []) as unknown as readonly { interrupts?: unknown[] }[];
+  if (tasks.some((task) => (task.interrupts ?? []).length > 0)) return "interrupted";
+  return state.next.length === 0 && tasks.length === 0 ? "success" : "error";
 }
 
 export interface RecoveryOptions {
@@ -50,21 +57,26 @@ export async function recoverRun(run: RunRecord, options: RecoveryOptions): Prom
       ...(run.kwargs.context ? { context: run.kwargs.context } : {}),
     };
     const before = await graph.getState({ configurable: { thread_id: run.thread_id } });
-    if (!before.next?.length) {
-      // Nothing to go on with: the run ended before its last write reached the ledger, or
-      // stopped before its first checkpoint.
-      const started = Object.keys(before.values ?? {}).length > 0;
+    // A checkpoint after the run's base: its input landed, and it goes on from the last one
+    // (finished steps are not run again). None: it is started again as it was asked.
+    const landed =
+      checkpointIdOf(before) !== null && checkpointIdOf(before) !== (run.kwargs.base ?? null);
+    const input = landed
+      ? null
+      : run.kwargs.command
+        ? new Command(run.kwargs.command as ConstructorParameters<typeof Command>[0])
+        : run.kwargs.input;
+    try {
+      for await (const _ of await graph.stream(input as Record<string, unknown> | null, {
+        ...config,
+        streamMode: "values",
+      }));
+      const status = await finishedAs(graph, run.thread_id);
       await options.ledger.endRun(
         run.run_id,
-        started ? "success" : "error",
-        started ? undefined : "its replica stopped before the run's first checkpoint",
+        status,
+        status === "error" ? "stopped before its end when taken over" : undefined,
       );
-      return true;
-    }
-    try {
-      // A null input goes on from the last checkpoint: finished steps are not run again.
-      for await (const _ of await graph.stream(null, { ...config, streamMode: "values" }));
-      await options.ledger.endRun(run.run_id, await finishedAs(graph, run.thread_id));
     } catch (error) {
       await options.ledger.endRun(run.run_id, "error", (error as Error).message);
     }

@@ -10,7 +10,7 @@ import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
 import { contextSchemaOf, app as tableRoutes } from "./app.js";
 import { checkRunSettings } from "./auth.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
-import { finishedAs, startRecovery } from "./recovery.js";
+import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
 
 /*
  * `tableminds serve`: the LangGraph API (threads, runs, streams, interrupts) for every graph of
@@ -39,6 +39,9 @@ export interface Replica {
 }
 
 type Vars = { Variables: { user: string } };
+
+/** A compiled graph as LangGraph gives it: configurable with defaults for every run. */
+type Durable = { withConfig(config: { durability: "sync" }): RunnableGraph };
 
 const RunCreateSchema = z.looseObject({ assistant_id: z.string() });
 const ThreadCreateSchema = z.looseObject({
@@ -85,7 +88,10 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   const graphIds = Object.keys(listGraphs());
   const graphs: Record<string, RunnableGraph> = {};
   for (const id of graphIds) {
-    graphs[id] = await loadGraph(id, { persistence: { checkpointer, store } });
+    const graph = await loadGraph(id, { persistence: { checkpointer, store } });
+    // Each step's checkpoint is written before the next step starts: a replica that dies loses
+    // at most the step in flight (LangGraph's default writes them behind the run).
+    graphs[id] = (graph as unknown as Durable).withConfig({ durability: "sync" });
   }
   const access: Access = {
     keys: keysOf(env),
@@ -248,7 +254,17 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
         runId: provisional,
         threadId,
         assistantId: run.data.assistant_id,
-        kwargs: { context: body.context ?? null, config: body.config ?? null },
+        kwargs: {
+          context: body.context ?? null,
+          config: body.config ?? null,
+          input: body.input ?? null,
+          command: body.command ?? null,
+          base: checkpointIdOf(
+            await checkpointer.getTuple({
+              configurable: { thread_id: threadId, checkpoint_ns: "" },
+            }),
+          ),
+        },
         replica: options.replica,
       });
       recorded = true;

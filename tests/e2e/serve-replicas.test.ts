@@ -266,7 +266,8 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
       replica = run.replica;
     }
     expect(status, `${seen}\n${b.log().slice(-3000)}`).toBe("success");
-    expect(replica).not.toBe("");
+    const info = (await (await call(`${b.url}/info`, ALICE)).json()) as { replica: string };
+    expect(replica).toBe(info.replica);
     const state = await client.threads.getState(thread.thread_id);
     expect((state.values as Answer).answer?.final).toBe("203");
     // From the last checkpoint: the planner's step was not run again; the coder's was.
