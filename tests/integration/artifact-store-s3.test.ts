@@ -47,9 +47,18 @@ let client: S3Client;
 let bucket: string;
 let prefix: string;
 
+/** Folders this file makes, removed when it ends. */
+const scratches: string[] = [];
+
+function scratch(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  scratches.push(dir);
+  return dir;
+}
+
 /** A fresh TABLEMINDS_HOME, made the current one: a machine with an empty cache. */
 function newMachine(): string {
-  const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-s3-home-"));
+  const home = scratch("tableminds-s3-home-");
   process.env.TABLEMINDS_HOME = home;
   clearTableCache();
   return home;
@@ -84,6 +93,7 @@ afterAll(async () => {
   await closeSandboxes();
   client?.destroy();
   s3?.stop();
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the S3 artifact store", () => {
@@ -114,7 +124,7 @@ describe("the S3 artifact store", () => {
     const name = `${sha256(bytes)}.csv`;
     const key = `${prefix}/${name}`;
     // Three machines that know nothing of each other put it at the same moment.
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "tableminds-s3-")), "t.csv");
+    const file = path.join(scratch("tableminds-s3-"), "t.csv");
     writeFileSync(file, bytes);
     const machines = [0, 1, 2].map(() => S3ArtifactStore.fromUrl(`s3://${bucket}/${prefix}`));
     await Promise.all(machines.map((store) => store.put(file, name)));
@@ -137,7 +147,7 @@ describe("the S3 artifact store", () => {
   });
 
   it("sends a big file in parts, with If-None-Match honoured on completing them", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-s3-big-"));
+    const dir = scratch("tableminds-s3-big-");
     const file = path.join(dir, "big.csv");
     writeFileSync(file, randomBytes(12 * 1024 * 1024));
     const digest = await hashFile(file);
