@@ -25,6 +25,7 @@ import { type EvalGraph, runEvaluation } from "../evals/runner.js";
 import type { EvalExample } from "../evals/types.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
 import type { LocalSandbox } from "../tools/sandbox/local.js";
+import { machineCpuMs } from "./machine-cpu.js";
 import { spawnStub } from "./spawn-stub.js";
 import { threeCallGraph } from "./three-call-graph.js";
 
@@ -45,22 +46,6 @@ function processCpuMs(pid: number): number {
     return (ticks * 1000) / 100;
   } catch {
     return 0;
-  }
-}
-
-/** Busy and total CPU ms of the whole machine so far, every process counted, from /proc/stat. */
-function machineCpuMs(): { busy: number; total: number } {
-  try {
-    const ticks = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    const total = ticks.reduce((a, b) => a + b, 0);
-    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-    return { busy: ((total - idle) * 1000) / 100, total: (total * 1000) / 100 };
-  } catch {
-    return { busy: 0, total: 0 };
   }
 }
 

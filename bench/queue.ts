@@ -17,7 +17,7 @@
  *   npx tsx bench/queue.ts [questionsPerSlot=15] [concurrency=2] [latencyMs=200]
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadDataset } from "../evals/datasets/index.js";
@@ -27,6 +27,7 @@ import { queuedAnswerer } from "../evals/queue/submit.js";
 import { runEvaluation } from "../evals/runner.js";
 import type { EvalExample } from "../evals/types.js";
 import { startService } from "../tests/support/services.js";
+import { machineCpuMs } from "./machine-cpu.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const PER_SLOT = Number(process.argv[2] ?? 15);
@@ -40,22 +41,6 @@ const SAMPLE = path.resolve(
   import.meta.dirname,
   "../tests/fixtures/datasets/tablebench/tablebench_sample40.jsonl",
 );
-
-/** Busy and total CPU ms of the whole machine so far, every process counted, from /proc/stat. */
-function machineCpuMs(): { busy: number; total: number } {
-  try {
-    const ticks = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    const total = ticks.reduce((a, b) => a + b, 0);
-    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-    return { busy: ((total - idle) * 1000) / 100, total: (total * 1000) / 100 };
-  } catch {
-    return { busy: 0, total: 0 };
-  }
-}
 
 /** `n` worker processes, once each says it takes jobs. */
 async function startWorkers(url: string, n: number): Promise<ChildProcess[]> {
