@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateDatabase } from "../../graphs/persistence-postgres.js";
+import type { RunnableGraph } from "../../graphs/registry.js";
+import { LEDGER_MIGRATIONS, Ledger } from "../../server/ledger.js";
+import { type RecoveryOptions, recoverRun } from "../../server/recovery.js";
+import { openPool, type Pool, tryThreadLock } from "../../tools/postgres.js";
+import { type Service, startService } from "../support/services.js";
+
+/*
+ * The recovery of runs a dead replica left, on a real PostgreSQL, with a two-step graph: a run
+ * whose input never reached a checkpoint starts again as asked; one that has checkpoints goes
+ * on from the last (the finished step is not run again); one whose thread lock is held is left
+ * alone; one that fails on the way is an error, never a success.
+ */
+
+const State = Annotation.Root({
+  steps: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+});
+
+describe("recovering a dead replica's runs", () => {
+  let postgres: Service;
+  let pool: Pool;
+  let ledger: Ledger;
+  let graph: RunnableGraph;
+  const ran: string[] = [];
+  let failB = false;
+
+  beforeAll(async () => {
+    postgres = startService("postgres");
+    const url = postgres.env.TABLEMINDS_DATABASE_URL ?? "";
+    await migrateDatabase(url, [LEDGER_MIGRATIONS]);
+    pool = openPool(url);
+    ledger = new Ledger(pool);
+    const compiled = new StateGraph(State)
+      .addNode("a", () => {
+        ran.push("a");
+        return { steps: ["a"] };
+      })
+      .addNode("b", () => {
+        ran.push("b");
+        if (failB) throw new Error("b broke");
+        return { steps: ["b"] };
+      })
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .addEdge("b", END)
+      .compile({ checkpointer: new PostgresSaver(pool) });
+    graph = compiled.withConfig({ durability: "sync" }) as unknown as RunnableGraph;
+  }, 90_000);
+
+  afterAll(async () => {
+    await pool?.end();
+    postgres?.stop();
+  });
+
+  const options = (): RecoveryOptions => ({
+    pool,
+    ledger,
+    graphs: { two: graph },
+    replica: "survivor",
+    everyMs: 0,
+    inHand: () => false,
+  });
+
+  async function recorded(runId: string) {
+    const run = await ledger.run(runId);
+    if (!run) throw new Error(`run ${runId} is not in the ledger`);
+    return run;
+  }
+
+  async function orphan(input: unknown, base: string | null = null) {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    await ledger.setThread(threadId, "put", { graph_id: "two" });
+    await ledger.startRun({
+      runId,
+      threadId,
+      assistantId: "two",
+      kwargs: { context: null, config: null, input, command: null, base },
+      replica: "dead",
+    });
+    return { threadId, runId };
+  }
+
+  it("starts a run whose input never reached a checkpoint again, as it was asked", async () => {
+    const { threadId, runId } = await orphan({ steps: ["in"] });
+    ran.length = 0;
+    expect(await recoverRun(await recorded(runId), options())).toBe(true);
+    const run = await ledger.run(runId);
+    expect(run).toMatchObject({ status: "success", replica: "survivor" });
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    expect((state.values as { steps: string[] }).steps).toEqual(["in", "a", "b"]);
+    expect(ran).toEqual(["a", "b"]);
+  });
+
+  it("goes on from the last checkpoint, without running the finished step again", async () => {
+    const { threadId, runId } = await orphan({ steps: ["in"] });
+    // The dead replica got as far as `a`: its checkpoint is saved, `b` is next.
+    for await (const _ of await graph.stream(
+      { steps: ["in"] },
+      { configurable: { thread_id: threadId }, interruptAfter: ["a"] },
+    ));
+    ran.length = 0;
+    expect(await recoverRun(await recorded(runId), options())).toBe(true);
+    expect(await ledger.run(runId)).toMatchObject({ status: "success" });
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    expect((state.values as { steps: string[] }).steps).toEqual(["in", "a", "b"]);
+    expect(ran).toEqual(["b"]);
+  });
+
+  it("leaves a run alone while its thread's lock is held, and one already ended", async () => {
+    const { threadId, runId } = await orphan({ steps: ["in"] });
+    const lock = await tryThreadLock(pool, threadId);
+    expect(await recoverRun(await recorded(runId), options())).toBe(false);
+    await lock?.release();
+    await ledger.endRun(runId, "success");
+    expect(await recoverRun(await recorded(runId), options())).toBe(false);
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    expect(state.next).toEqual([]);
+    expect(Object.keys(state.values as object)).toEqual([]);
+  });
+
+  it("marks a run that fails on the way an error, with the reason", async () => {
+    const { runId } = await orphan({ steps: ["in"] });
+    failB = true;
+    try {
+      expect(await recoverRun(await recorded(runId), options())).toBe(true);
+    } finally {
+      failB = false;
+    }
+    expect(await ledger.run(runId)).toMatchObject({ status: "error", error: "b broke" });
+  });
+});
