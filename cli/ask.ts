@@ -89,12 +89,16 @@ type Start =
   | { kind: "resume"; next: readonly string[] }
   | { kind: "done" };
 
-/** The nodes a stopped run goes on with, inside the subgraph it stopped in, if any. */
-function pendingNodes(snapshot: GraphSnapshot): readonly string[] {
-  const inner = (snapshot.tasks ?? []).flatMap((task) =>
-    isSnapshot(task.state) ? pendingNodes(task.state) : [],
-  );
-  return inner.length > 0 ? inner : snapshot.next;
+/**
+ * The nodes a stopped run goes on with, inside the subgraph it stopped in, if any. A step whose
+ * writes landed before the checkpoint after it did is one of the snapshot's tasks but not in
+ * `next`; the run goes on from it (its writes replayed, not run again).
+ */
+export function pendingNodes(snapshot: GraphSnapshot): readonly string[] {
+  const tasks = snapshot.tasks ?? [];
+  const inner = tasks.flatMap((task) => (isSnapshot(task.state) ? pendingNodes(task.state) : []));
+  if (inner.length > 0) return inner;
+  return tasks.length > 0 ? tasks.map((task) => task.name) : snapshot.next;
 }
 
 const isSnapshot = (value: unknown): value is GraphSnapshot =>
