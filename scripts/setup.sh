@@ -116,6 +116,8 @@ ensure_reference_python() {
 
 ensure_fonts
 ensure_reference_python
+# Only the CPU build of llama.cpp stays: the embedded model never loads the others.
+node "$(dirname "${BASH_SOURCE[0]}")/prune-llama-builds.mjs"
 # The embedded local model that answers when no endpoint is configured (warns on failure).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-model.sh"
 # PostgreSQL, Redis and SeaweedFS for the scaled route's tests (warns on failure).

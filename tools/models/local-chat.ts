@@ -10,7 +10,7 @@ import type { ChatHistoryItem, LlamaGrammar } from "node-llama-cpp";
 import { WorkCache } from "../bounded-cache.js";
 import { grammarFor } from "./local-grammar.js";
 import { fitHistory, textOf, toChatHistory } from "./local-prompt.js";
-import { type LocalRuntime, loadLocalModel } from "./local-runtime.js";
+import type { LocalRuntime } from "./local-runtime.js";
 import { DEFAULT_LOCAL_CONTEXT_SIZE, DEFAULT_LOCAL_MAX_TOKENS } from "./local-spec.js";
 
 export interface ChatLocalModelFields extends BaseChatModelParams {
@@ -84,7 +84,9 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
   }
 
   /** Loads the model now rather than on the first call. */
-  load(): Promise<LocalRuntime> {
+  async load(): Promise<LocalRuntime> {
+    // node-llama-cpp (about 400 modules) loads only when a local model answers.
+    const { loadLocalModel } = await import("./local-runtime.js");
     return loadLocalModel(this.modelPath, this.contextSize);
   }
 

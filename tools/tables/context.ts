@@ -43,7 +43,10 @@ export interface TableContext {
   /** `whole`: every row; `retrieved`: statistics and the rows relevant to the question. */
   view: "whole" | "retrieved";
   text: string;
-  /** Tokens of `text` (o200k_base); never more than `budgetTokens`. */
+  /**
+   * Tokens `text` takes at most (o200k_base), never more than `budgetTokens`: the exact count
+   * when the text had to be measured, else its UTF-8 length, which already fits.
+   */
   tokens: number;
   budgetTokens: number;
   /** The question's cell keywords (retrieved view). */
@@ -72,15 +75,34 @@ function tableHeader(ref: TableRef, rowCount: number, columnCount: number): stri
   );
 }
 
-const wholeViews = new WorkCache<{ text: string; tokens: number } | null>(32);
+/** A whole table's rendering, its UTF-8 length, and its token count once measured. */
+interface WholeView {
+  text: string;
+  bytes: number;
+  counted?: number;
+}
+
+const wholeViews = new WorkCache<WholeView | null>(32);
+
+/**
+ * Tokens of a whole view, as far as `budget` needs to know: no token decodes to less than one
+ * byte, so a text of at most `budget` bytes fits without loading the tokenizer (half a second).
+ */
+async function wholeTokens(view: WholeView, budget: number): Promise<number> {
+  return view.bytes <= budget ? view.bytes : countedTokens(view);
+}
+
+async function countedTokens(view: WholeView): Promise<number> {
+  view.counted ??= (await loadTokenizer()).count(view.text);
+  return view.counted;
+}
 
 /** The whole table as the prompt shows it, or null when it cannot fit `budget` tokens. */
 function wholeView(
   ref: TableRef,
   budget: number,
-  tokenizer: Tokenizer,
   large: boolean | undefined,
-): Promise<{ text: string; tokens: number } | null> {
+): Promise<WholeView | null> {
   // Every row is a line of at least one token: a longer table cannot fit.
   if (ref.rows > budget || large) return Promise.resolve(null);
   return wholeViews.obtain(JSON.stringify(ref), async () => {
@@ -99,7 +121,7 @@ function wholeView(
       );
     }
     const text = lines.join("\n");
-    return { text, tokens: tokenizer.count(text) };
+    return { text, bytes: Buffer.byteLength(text) };
   });
 }
 
@@ -304,15 +326,15 @@ async function computeContext(
   question: string,
   opts: Options,
 ): Promise<TableContext> {
-  const tokenizer = await loadTokenizer();
   const budget = opts.budgetTokens;
-  const whole = await wholeView(ref, budget, tokenizer, opts.large);
-  if (whole && whole.tokens <= budget) {
+  const whole = await wholeView(ref, budget, opts.large);
+  const tokens = whole ? await wholeTokens(whole, budget) : Number.POSITIVE_INFINITY;
+  if (whole && tokens <= budget) {
     return {
       table: ref.name,
       view: "whole",
       text: whole.text,
-      tokens: whole.tokens,
+      tokens,
       budgetTokens: budget,
       keywords: [],
       rows: [],
@@ -320,7 +342,7 @@ async function computeContext(
       indexCells: [],
     };
   }
-  return retrievedView(ref, question, budget, opts, tokenizer);
+  return retrievedView(ref, question, budget, opts, await loadTokenizer());
 }
 
 const contexts = new WorkCache<TableContext>(64);
@@ -356,13 +378,14 @@ export async function tableContexts(
   if (refs.length <= 1) {
     return Promise.all(refs.map((ref) => tableContext(ref, question, opts)));
   }
-  const tokenizer = await loadTokenizer();
   const available = Math.max(opts.budgetTokens - SEPARATOR_TOKENS * (refs.length - 1), 0);
+  const views = await Promise.all(refs.map((ref) => wholeView(ref, available, opts.large)));
+  // When all of them fit by their bytes, every table is shown whole and nothing is counted.
+  const allFit = views.reduce((sum, view) => sum + (view?.bytes ?? Infinity), 0) <= available;
   const needs = await Promise.all(
-    refs.map(async (ref) => {
-      const whole = await wholeView(ref, available, tokenizer, opts.large);
-      return whole?.tokens ?? Number.POSITIVE_INFINITY;
-    }),
+    views.map((view) =>
+      !view ? Number.POSITIVE_INFINITY : allFit ? view.bytes : countedTokens(view),
+    ),
   );
   const shares = refs.map(() => 0);
   let left = available;
