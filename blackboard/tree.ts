@@ -2,8 +2,9 @@ import { idSegment, stageAfter } from "./branches.js";
 import type { Branch, Stage, TreeNode } from "./schemas.js";
 
 /*
- * The search tree of mcts over the branches: UCT selection of where to grow next (several at
- * once, a virtual loss spreading them), and the backup of answers' rewards to their ancestors.
+ * The search tree of mcts over the branches: UCT selection of where to grow next (a virtual loss
+ * spreading the picks, and counting the branches still growing), and the backup of answers'
+ * rewards to their ancestors.
  */
 
 export const ROOT = "root";
@@ -52,6 +53,24 @@ function exhausted(node: TreeNode, nodes: Map<string, TreeNode>, width: number):
   });
 }
 
+/**
+ * Whether a node offers no place to grow now: nothing can grow below it, it is a branch still
+ * growing (it does not exist yet), or it is full and each of its children is so.
+ */
+function closed(
+  node: TreeNode,
+  nodes: Map<string, TreeNode>,
+  pending: Set<string>,
+  width: number,
+): boolean {
+  if (pending.has(node.id) || exhausted(node, nodes, width)) return true;
+  if (node.children.length < width) return false;
+  return node.children.every((id) => {
+    const child = nodes.get(id);
+    return !child || closed(child, nodes, pending, width);
+  });
+}
+
 /** A new child to grow: its id, its parent, and the stage it starts at. */
 export interface Expansion {
   parent: string;
@@ -60,54 +79,70 @@ export interface Expansion {
 }
 
 /**
+ * Puts a pick in the tree before it exists: a child of its parent that nothing can grow from,
+ * and a visit that brought nothing (a virtual loss) on the way to it, so that later picks go
+ * elsewhere.
+ */
+function reserve(nodes: Map<string, TreeNode>, pick: Expansion, pending: Set<string>): void {
+  const parent = nodes.get(pick.parent);
+  if (!parent || nodes.has(pick.id)) return;
+  pending.add(pick.id);
+  parent.children.push(pick.id);
+  nodes.set(pick.id, { ...rootNode(), id: pick.id, parent: parent.id, stage: pick.stage });
+  for (let at: TreeNode | undefined = parent; at; at = nodes.get(at.parent ?? "")) at.visits += 1;
+}
+
+/**
  * Up to `count` places to grow: from the root down, a node with room for a child grows one;
- * otherwise the descent takes the child of the best UCT (not one picked in this batch, which
- * does not exist yet). Each pick counts as a visit that brought nothing (a virtual loss) and as
- * a child, so the next pick goes elsewhere.
+ * otherwise the descent takes the child of the best UCT among those that still offer a place.
+ * Each pick, and each of `growing` (picked earlier, not back yet), counts as a child and as a
+ * virtual loss, so that the next pick goes elsewhere and nothing grows from a branch that does
+ * not exist yet.
  */
 export function selectExpansions(
   tree: TreeNode[],
   count: number,
   limits: SearchLimits,
+  growing: Expansion[] = [],
 ): Expansion[] {
   const nodes = treeMap(tree);
   const picks: Expansion[] = [];
-  // A branch picked in this batch does not exist yet: nothing can grow from it.
   const pending = new Set<string>();
-  for (let n = 0; n < count; n++) {
-    let node: TreeNode | undefined = nodes.get(ROOT) as TreeNode;
-    if (exhausted(node, nodes, limits.width)) break;
-    const path = [node];
-    while (node && node.children.length >= limits.width) {
-      const parentVisits: number = node.visits;
-      const open: TreeNode[] = node.children
+  for (const pick of growing) reserve(nodes, pick, pending);
+  const root = nodes.get(ROOT) as TreeNode;
+  for (let n = 0; n < count && !closed(root, nodes, pending, limits.width); n++) {
+    let node = root;
+    while (node.children.length >= limits.width) {
+      const parentVisits = node.visits;
+      const open = node.children
         .map((id) => nodes.get(id))
         .filter(
-          (child): child is TreeNode =>
-            !!child && !pending.has(child.id) && !exhausted(child, nodes, limits.width),
+          (child): child is TreeNode => !!child && !closed(child, nodes, pending, limits.width),
         );
-      node = open.reduce<TreeNode | undefined>((top, child): TreeNode => {
+      const best = open.reduce<TreeNode | undefined>((top, child): TreeNode => {
         if (!top) return child;
         return uct(child, parentVisits, limits.exploration) >
           uct(top, parentVisits, limits.exploration)
           ? child
           : top;
       }, undefined);
-      if (node) path.push(node);
+      // An open node that is full has an open child.
+      if (!best) break;
+      node = best;
     }
-    // Every way down ends at a branch of this batch: the rest waits for the next round.
-    if (!node) break;
     const stage = stageAfter(node.stage === "root" ? null : node.stage);
-    if (!stage) break;
-    const index = node.children.length + 1;
-    const id = `${node.id === ROOT ? "" : `${node.id}.`}${idSegment(stage, index)}`;
-    picks.push({ parent: node.id, id, stage });
-    pending.add(id);
-    node.children.push(id);
-    nodes.set(id, { ...rootNode(), id, parent: node.id, stage });
-    for (const visited of path) visited.visits += 1;
+    if (!stage || node.children.length >= limits.width) break;
+    const id = `${node.id === ROOT ? "" : `${node.id}.`}${idSegment(stage, node.children.length + 1)}`;
+    const pick = { parent: node.id, id, stage };
+    reserve(nodes, pick, pending);
+    picks.push(pick);
   }
   return picks;
+}
+
+/** The number a child's id ends with: 3 for `p2.c3`. */
+function childIndex(id: string): number {
+  return Number(id.slice(id.lastIndexOf(".") + 2));
 }
 
 /**
@@ -127,6 +162,8 @@ export function backup(
     const parent = nodes.get(branch.parent ?? ROOT);
     if (!parent) continue;
     parent.children.push(branch.id);
+    // In the order they were picked, whatever order they finished in.
+    parent.children.sort((a, b) => childIndex(a) - childIndex(b));
     changed.add(parent.id);
     nodes.set(branch.id, {
       ...rootNode(),

@@ -9,8 +9,8 @@ import {
 } from "../blackboard/schemas.js";
 import type { TableQAUpdate } from "../blackboard/state.js";
 
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
 }
 
 /** Node names are the labels; the longest sets the column. */
@@ -51,9 +51,12 @@ function describeSearch(node: string, label: string, update: object): string | n
         : `${top?.branches.length ?? 0} of ${answered} branches (weight ${top?.weight ?? 0})`;
     return `${label} ${ballot.answer ?? "no answer"}: ${ballot.winner ?? "no branch"}, ${how}`;
   }
-  if (node === "backup" && tree) {
+  if (node === "search" && tree) {
     const root = tree.find((n) => n.id === "root");
-    return root ? `${label} ${count(root.visits, "answer")} backed up` : null;
+    const grown = branches?.length ?? 0;
+    return root
+      ? `${label} ${count(grown, "branch", "branches")} grown, ${count(root.visits, "answer")} backed up`
+      : null;
   }
   return null;
 }
@@ -119,7 +122,8 @@ export function describeUpdate(
   namespace: string[] = [],
 ): string | null {
   const label = node.padEnd(LABEL_WIDTH);
-  if (namespace.some((part) => part.startsWith("branch:") || part.startsWith("worker:"))) {
+  const inner = ["branch:", "search:", "worker:"];
+  if (namespace.some((part) => inner.some((prefix) => part.startsWith(prefix)))) {
     return null;
   }
   const search = describeSearch(node, label, update) ?? describeOrchestration(node, label, update);

@@ -142,8 +142,8 @@ export interface RunLimits {
 /**
  * The concurrency LangGraph is given: at least 2. LangGraph.js 1.7 runs only the first task of a
  * step when it is given 1, and drops the rest of a `Send` fan-out without an error
- * (langgraphjs#2656), so mom and the orchestrator lost branches and workers. mcts still grows
- * one branch a round with 1, since it chooses its own number of expansions.
+ * (langgraphjs#2656), so mom and the orchestrator lost branches and workers. mcts, which runs
+ * its branches itself, grows one at a time with 1.
  */
 export function pregelConcurrency(config: Pick<Configuration, "maxConcurrency">): number {
   return Math.max(config.maxConcurrency, 2);

@@ -2,7 +2,7 @@ import type { GraphNode } from "@langchain/langgraph";
 import { STAGES, stageAfter } from "../blackboard/branches.js";
 import { type Configuration, callerFields } from "../blackboard/configuration.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
-import type { Branch, Stage } from "../blackboard/schemas.js";
+import type { Branch, Budget, Stage } from "../blackboard/schemas.js";
 import type {
   BranchOutput,
   BranchTask,
@@ -73,61 +73,68 @@ export function stagesOf(task: Pick<BranchTaskValue, "id" | "parent" | "until">)
  * each of them again. A stage that branches samples at its own temperature; answers are checked
  * by the rules when checking is on.
  */
+export async function growBranch(
+  solve: SolveRunnable,
+  task: BranchTaskValue,
+  runtime: NodeRuntime | undefined,
+): Promise<{ branches: Branch[]; budget: Budget }> {
+  const config = configurationOf(runtime);
+  const context = branchContext(task, config);
+  const grown: Branch[] = [];
+  let parent = task.parent;
+  let spent = EMPTY_BUDGET;
+  for (const { stage, id } of stagesOf(task)) {
+    const solved = await solve.invoke(
+      {
+        question: task.question,
+        tables: task.tables,
+        turns: task.turns,
+        memories: task.memories,
+        plan: parent?.plan ?? [],
+        attempts: parent?.attempts ?? [],
+        evidence: parent?.evidence ?? [],
+        startAt: START_AFTER[parent?.stage ?? "none"],
+        stopAfter: STOP_AFTER[stage],
+      },
+      { ...subrunConfig(runtime), context, metadata: { ...runtime?.metadata, branch: id } },
+    );
+    const answer = stage === "answer" ? solved.answer : null;
+    const verdict =
+      answer && config.check
+        ? (
+            await ruleVerdict({
+              question: task.question,
+              answer,
+              evidence: solved.evidence,
+              attempts: solved.attempts,
+              tables: task.tables,
+              minConfidence: config.minConfidence,
+            })
+          ).verdict
+        : null;
+    const branch: Branch = {
+      id,
+      parent: parent?.id ?? null,
+      stage,
+      plan: solved.plan,
+      attempts: solved.attempts,
+      evidence: solved.evidence,
+      claims: solved.claims,
+      edges: solved.edges,
+      answer,
+      verdict,
+      budget: addBudget(EMPTY_BUDGET, solved.budget),
+    };
+    grown.push(branch);
+    spent = addBudget(spent, solved.budget);
+    parent = branch;
+  }
+  return { branches: grown, budget: spent };
+}
+
+/** mom's node for one branch, sent the task by the graph. */
 export function branchNode(solve: SolveRunnable) {
-  return (async (task, runtime) => {
-    const config = configurationOf(runtime);
-    const context = branchContext(task, config);
-    const grown: Branch[] = [];
-    let parent = task.parent;
-    let spent = EMPTY_BUDGET;
-    for (const { stage, id } of stagesOf(task)) {
-      const solved = await solve.invoke(
-        {
-          question: task.question,
-          tables: task.tables,
-          turns: task.turns,
-          memories: task.memories,
-          plan: parent?.plan ?? [],
-          attempts: parent?.attempts ?? [],
-          evidence: parent?.evidence ?? [],
-          startAt: START_AFTER[parent?.stage ?? "none"],
-          stopAfter: STOP_AFTER[stage],
-        },
-        { ...subrunConfig(runtime), context, metadata: { ...runtime?.metadata, branch: id } },
-      );
-      const answer = stage === "answer" ? solved.answer : null;
-      const verdict =
-        answer && config.check
-          ? (
-              await ruleVerdict({
-                question: task.question,
-                answer,
-                evidence: solved.evidence,
-                attempts: solved.attempts,
-                tables: task.tables,
-                minConfidence: config.minConfidence,
-              })
-            ).verdict
-          : null;
-      const branch: Branch = {
-        id,
-        parent: parent?.id ?? null,
-        stage,
-        plan: solved.plan,
-        attempts: solved.attempts,
-        evidence: solved.evidence,
-        claims: solved.claims,
-        edges: solved.edges,
-        answer,
-        verdict,
-        budget: addBudget(EMPTY_BUDGET, solved.budget),
-      };
-      grown.push(branch);
-      spent = addBudget(spent, solved.budget);
-      parent = branch;
-    }
-    return { branches: grown, budget: spent };
-  }) satisfies GraphNode<{
+  return (async (task, runtime) => growBranch(solve, task, runtime)) satisfies GraphNode<{
     InputSchema: typeof BranchTask;
     OutputSchema: typeof BranchOutput;
     ContextSchema: NodeContext;

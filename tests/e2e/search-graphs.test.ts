@@ -50,6 +50,9 @@ describe("mom and mcts from the command line", () => {
     expect(JSON.parse(result.stdout).answer.final).toBe("203");
     expect(stub.requests.length - before).toBeLessThanOrEqual(10);
     expect(result.stderr).toMatch(/^best\s+203$/m);
+    // One line for the search; the branches' own planners and coders say nothing.
+    expect(result.stderr).toMatch(/^search\s+\d+ branch(es)? grown, \d+ answers? backed up$/m);
+    expect(result.stderr).not.toMatch(/^(planner|coder)\s/m);
   });
 });
 

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Configuration } from "../../blackboard/configuration.js";
 import type { MctsStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/mcts.js";
+import { graph, stepBound } from "../../graphs/mcts.js";
 import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { branchTeam } from "../support/branch-team.js";
+import { branchOf, branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -72,6 +72,52 @@ describe("mcts against the stub model", () => {
     // Without gold the reward is the check and the agreement between answers.
     const rewards = state.tree.filter((n) => n.stage === "answer").map((n) => n.reward);
     expect(rewards.every((r) => r !== null && r > 0 && r <= 1)).toBe(true);
+  });
+
+  it("starts a new branch as soon as a slot frees, while a slow branch still runs", async () => {
+    const team = branchTeam([203, 203, 203]);
+    let release: (why: string) => void = () => {};
+    const released = new Promise<string>((resolve) => {
+      release = resolve;
+    });
+    // Only a safety net: without slots refilled, p1 would wait for p3, which waits for p1.
+    const fallback = setTimeout(() => release("gave up waiting for p3"), 15_000);
+    const seen: string[] = [];
+    stub = await startStubOpenAI({
+      latencyMs: 20,
+      respond: (req) => {
+        const rollout = branchOf(req);
+        seen.push(`${req.role} ${rollout}`);
+        if (rollout === "p3.c1.a1") release("p3 started");
+        const reply = team(req);
+        // p1's plan comes back only once p3 has started.
+        if (rollout === "p1.c1.a1" && req.role === "planner" && typeof reply === "string") {
+          return { content: reply, until: released };
+        }
+        return reply;
+      },
+    });
+    useStubEndpoint(stub.url);
+    const context = {
+      maxCodeAttempts: 1,
+      llmMaxRetries: 0,
+      searchBudget: 9,
+      searchWidth: 3,
+      maxConcurrency: 2,
+    };
+    const state = (await graph.invoke(
+      { ...input, gold: "203" },
+      // The whole search is one step: the limit is the longest of the graph and a branch's solve.
+      { context, maxConcurrency: 2, recursionLimit: stepBound(context) },
+    )) as MctsStateValue;
+    clearTimeout(fallback);
+    expect(await released).toBe("p3 started");
+    // p2 ran its whole rollout and p3 took its slot, all while p1 waited for its plan.
+    expect(seen.indexOf("planner p3.c1.a1")).toBeGreaterThan(seen.indexOf("answerer p2.c1.a1"));
+    expect(seen.indexOf("planner p3.c1.a1")).toBeLessThan(seen.indexOf("coder p1.c1.a1"));
+    expect(stub?.inFlight().most).toBeLessThanOrEqual(2);
+    expect(state.budget.llmCalls).toBe(9);
+    expect(state.tree.find((n) => n.id === "root")?.children).toEqual(["p1", "p2", "p3"]);
   });
 
   it("grows Mixture-of-Minds' fixed-width rollouts for the coder stage", async () => {

@@ -1,16 +1,31 @@
 import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { nextBranches, seedOf } from "../../blackboard/branches.js";
-import { ensureConfiguration } from "../../blackboard/configuration.js";
-import { EMPTY_BUDGET } from "../../blackboard/reducers.js";
+import {
+  type BranchSpec,
+  nextBranches,
+  type Shape,
+  seedOf,
+  stageAfter,
+  stagesThrough,
+} from "../../blackboard/branches.js";
+import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
+import { EMPTY_BUDGET, upsertById } from "../../blackboard/reducers.js";
 import type { Branch, Stage, TreeNode } from "../../blackboard/schemas.js";
 import { backup, ROOT, selectExpansions, uct } from "../../blackboard/tree.js";
-import { nextSearch, worstCalls } from "../../graphs/mcts.js";
 import { routeAfterVote, routeBranches } from "../../graphs/mom.js";
 import { sameAnswer, searchReward } from "../../grounding/agreement.js";
 import { branchOrder, majorityVote } from "../../grounding/tally.js";
 import { branchContext, stagesOf } from "../../nodes/branch.js";
 import { parseJudgement } from "../../nodes/judge.js";
+import {
+  type Grown,
+  PRESETS,
+  rewardIn,
+  runPool,
+  type SearchSchedule,
+  searchSchedule,
+  worstCalls,
+} from "../../nodes/search-pool.js";
 import { verdict } from "../support/verdicts.js";
 
 function branch(id: string, stage: Stage, final?: string, over: Partial<Branch> = {}): Branch {
@@ -219,10 +234,176 @@ describe("the search tree", () => {
   it("grows no more than the budget of model calls allows", () => {
     const config = ensureConfiguration({ searchBudget: 10, maxCodeAttempts: 2, maxConcurrency: 8 });
     expect(worstCalls(["plan", "code", "answer"], config)).toBe(4);
-    const state = { branches: [], tree: [], budget: { ...EMPTY_BUDGET, llmCalls: 3 } };
+    const state = { branches: [], tree: [], gold: null, budget: { ...EMPTY_BUDGET, llmCalls: 3 } };
     // 7 calls left: one rollout from the root (4); a second would need 8.
-    expect(nextSearch(state, config).map((s) => s.id)).toEqual(["p1.c1.a1"]);
-    expect(nextSearch({ ...state, budget: { ...EMPTY_BUDGET, llmCalls: 7 } }, config)).toEqual([]);
+    expect(
+      searchSchedule(state, config)
+        .next(8)
+        .map((s) => s.id),
+    ).toEqual(["p1.c1.a1"]);
+    const spent = { ...state, budget: { ...EMPTY_BUDGET, llmCalls: 7 } };
+    expect(searchSchedule(spent, config).next(8)).toEqual([]);
+  });
+});
+
+describe("the search's slots", () => {
+  /** What a branch grows: a branch per stage, its code taking 1 to maxCodeAttempts calls. */
+  function grow(spec: BranchSpec, maxCodeAttempts: number): Grown {
+    let parent = spec.parent?.id ?? null;
+    const branches = stagesOf(spec).map(({ stage, id }) => {
+      const calls = stage === "code" ? 1 + (seedOf(id) % maxCodeAttempts) : 1;
+      const final = stage === "answer" ? String(seedOf(id) % 3) : undefined;
+      const grown = branch(id, stage, final, {
+        parent,
+        budget: { ...EMPTY_BUDGET, llmCalls: calls },
+      });
+      parent = id;
+      return grown;
+    });
+    const llmCalls = branches.reduce((n, b) => n + b.budget.llmCalls, 0);
+    return { branches, budget: { ...EMPTY_BUDGET, llmCalls } };
+  }
+
+  /** Runs a schedule to its end, finishing a random one of the running branches each time. */
+  function drive(schedule: SearchSchedule, slots: number, seed: number, maxCodeAttempts: number) {
+    let random = seed;
+    const running: BranchSpec[] = [];
+    const started: string[] = [];
+    let most = 0;
+    for (;;) {
+      const specs = schedule.next(slots - running.length);
+      running.push(...specs);
+      started.push(...specs.map((s) => s.id));
+      most = Math.max(most, running.length);
+      if (running.length === 0) break;
+      random = (Math.imul(random, 1103515245) + 12345) >>> 0;
+      const [done] = running.splice(random % running.length, 1);
+      if (done) schedule.finish(done, grow(done, maxCodeAttempts));
+    }
+    return { result: schedule.result(), started, most };
+  }
+
+  /** What a fixed-width search grew when each round waited for the one before. */
+  function inRounds(shape: Shape, config: Configuration) {
+    let branches: Branch[] = [];
+    let tree: TreeNode[] = [];
+    let spent = 0;
+    for (;;) {
+      let left = config.searchBudget - spent;
+      const round = nextBranches(branches, shape).filter((spec) => {
+        const first = stageAfter(spec.parent?.stage ?? null) ?? "answer";
+        const calls = worstCalls(stagesThrough(first, spec.until), config);
+        if (calls > left) return false;
+        left -= calls;
+        return true;
+      });
+      if (round.length === 0) return { branches, tree, spent };
+      const grown = round.map((spec) => grow(spec, config.maxCodeAttempts));
+      const added = grown.flatMap((g) => g.branches);
+      branches = [...branches, ...added];
+      spent += grown.reduce((n, g) => n + g.budget.llmCalls, 0);
+      const changed = backup(tree, added, rewardIn({ branches, gold: null }), config.searchWidth);
+      tree = upsertById(tree, changed);
+    }
+  }
+
+  const fresh = { branches: [], tree: [], gold: null, budget: EMPTY_BUDGET };
+
+  it.each([
+    ["planner", 64, 8, 3],
+    ["planner", 200, 8, 3],
+    ["coder", 20, 3, 2],
+    ["answerer", 30, 5, 3],
+    ["answerer", 64, 16, 1],
+  ] as const)(
+    "%s mode (budget %i, %i slots) grows what rounds would, whatever order branches finish in",
+    (mode, searchBudget, slots, maxCodeAttempts) => {
+      const config = ensureConfiguration({
+        searchMode: mode,
+        searchBudget,
+        maxConcurrency: slots,
+        maxCodeAttempts,
+      });
+      const expected = inRounds(PRESETS[mode], config);
+      for (const seed of [1, 2, 3, 4, 5]) {
+        const { result, most } = drive(searchSchedule(fresh, config), slots, seed, maxCodeAttempts);
+        expect(result.branches.map((b) => b.id)).toEqual(expected.branches.map((b) => b.id));
+        expect(result.tree).toEqual(expect.arrayContaining(expected.tree));
+        expect(result.tree).toHaveLength(expected.tree.length);
+        expect(result.budget.llmCalls).toBe(expected.spent);
+        expect(result.budget.llmCalls).toBeLessThanOrEqual(searchBudget);
+        expect(most).toBeLessThanOrEqual(slots);
+      }
+    },
+  );
+
+  it("starts a branch of the next round before its round is over, when the round takes it anyway", () => {
+    const config = ensureConfiguration({ searchMode: "planner", maxConcurrency: 8 });
+    const schedule = searchSchedule(fresh, config);
+    const plans = schedule.next(8);
+    expect(plans.map((s) => s.id)).toEqual(["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]);
+    const [p1] = plans;
+    if (!p1) throw new Error("no plan");
+    schedule.finish(p1, grow(p1, config.maxCodeAttempts));
+    // The seven plans still growing make 7 calls at most: 56 of 64 are left for the next round
+    // whatever they cost, enough for p1's first codes (4 calls each at most) to start now.
+    expect(schedule.next(1).map((s) => [s.id, s.parent?.id])).toEqual([["p1.c1.a1", "p1"]]);
+  });
+
+  it("counts the branches still growing in UCT's picks, and the calls they may make", () => {
+    const config = ensureConfiguration({
+      searchBudget: 10,
+      maxCodeAttempts: 2,
+      searchWidth: 2,
+      maxConcurrency: 4,
+    });
+    const schedule = searchSchedule(fresh, config);
+    // Two rollouts from the root, 4 calls each at most: the root is full, 2 calls left.
+    const first = schedule.next(4);
+    expect(first.map((s) => s.id)).toEqual(["p1.c1.a1", "p2.c1.a1"]);
+    expect(schedule.next(2)).toEqual([]);
+    const [p1] = first;
+    if (!p1) throw new Error("no rollout");
+    // It made 3 calls (its code ran once): 10 - 3 - 4 reserved = 3 left, a new code of p1 fits.
+    schedule.finish(p1, {
+      branches: grow(p1, 1).branches,
+      budget: { ...EMPTY_BUDGET, llmCalls: 3 },
+    });
+    expect(schedule.next(2).map((s) => [s.id, s.parent?.id])).toEqual([["p1.c2.a1", "p1"]]);
+  });
+
+  it("keeps every slot busy in UCT and stays within its budget", () => {
+    const config = ensureConfiguration({ searchBudget: 64, searchWidth: 4, maxConcurrency: 6 });
+    for (const seed of [7, 8, 9]) {
+      const { result, started, most } = drive(searchSchedule(fresh, config), 6, seed, 3);
+      expect(most).toBe(6);
+      expect(result.budget.llmCalls).toBeLessThanOrEqual(64);
+      expect(new Set(started).size).toBe(started.length);
+      const root = result.tree.find((n) => n.id === ROOT);
+      // Every answer backed up once through the root.
+      expect(root?.visits).toBe(result.branches.filter((b) => b.stage === "answer").length);
+    }
+  });
+
+  it("stops the other branches when one fails, and throws its error once they have stopped", async () => {
+    const stopped: string[] = [];
+    const tasks = ["a", "b", "c", "d"];
+    const schedule = {
+      next: (free: number) => tasks.splice(0, free),
+      finish: () => {},
+    };
+    const run = (task: string, signal: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => {
+        if (task === "b") return reject(new Error("b failed"));
+        signal.addEventListener("abort", () => {
+          stopped.push(task);
+          reject(signal.reason);
+        });
+      });
+    await expect(runPool(schedule, 2, run)).rejects.toThrow("b failed");
+    // "a" ran beside "b" and was stopped; "c" and "d" never started.
+    expect(stopped).toEqual(["a"]);
+    expect(tasks).toEqual(["c", "d"]);
   });
 });
 
