@@ -188,6 +188,23 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
       expect(readdirSync(victimDir)).toEqual(["victim.txt"]);
     });
 
+    it("cannot read its own memory, which may hold other requests' table bytes", async () => {
+      const files = ["/proc/self/mem", "/proc/self/task/{tid}/mem", "/proc/self/map_files/{map}"];
+      for (const file of files) {
+        const code =
+          "import os, threading\n" +
+          `path = ${JSON.stringify(file)}.replace("{tid}", str(threading.get_native_id()))\n` +
+          "path = path.replace('{map}', sorted(os.listdir('/proc/self/map_files'))[0])\n" +
+          "print(open(path, 'rb').read(1))";
+        const result = await execute(code);
+        expect(result.error?.type, file).toBe("PermissionError");
+        expect(result.stdout, file).toBe("");
+      }
+      expect((await execute("print(len(open('/proc/self/status').read()) > 0)")).stdout).toBe(
+        "True\n",
+      );
+    });
+
     it("cannot change a private file's mode through dir_fd, nor the copy of its table", async () => {
       const chmod = await execute(corpus("chmod-dir-fd.py"));
       expect(chmod.error?.type).toBe("PermissionError");

@@ -155,6 +155,8 @@ class Landlock:
         self.abi = landlock_abi() if enabled else 0
         self.numbers = _LANDLOCK_SYSCALLS.get(platform.machine())
         self.base = -1
+        # (scratch, descriptor) of the one child layer built ahead of a fork (`prepare`).
+        self.prepared = (None, -1)
         if self.abi <= 0 or self.numbers is None:
             return
         self.write_rights = _LL_WRITE_FILE | _LL_WRITE_TREE
@@ -186,22 +188,53 @@ class Landlock:
         _landlock_rule(self.numbers, ruleset, writable_root, read_rights | self.write_rights)
         self.base = ruleset
 
-    def restrict(self, scratch):
-        """In the child (after no-new-privileges): enters both layers."""
-        if self.base < 0 or _libc.syscall(self.numbers[2], self.base, 0) != 0:
-            return False
+    def prepare(self, scratch):
+        """In the worker, just before it forks the child of `scratch`: builds that child's
+        own layer, which the child then only enters (`restrict`), so that the rules cost the
+        worker a few system calls instead of costing the child page faults. The worker calls
+        `release_prepared` right after the fork: only that child keeps the descriptor."""
+        self.release_prepared()
+        if self.base >= 0:
+            self.prepared = (scratch, self._own_ruleset(scratch))
+
+    def release_prepared(self):
+        scratch, own = self.prepared
+        self.prepared = (None, -1)
+        if own >= 0:
+            os.close(own)
+
+    def _own_ruleset(self, scratch):
         reads = _LL_READ_FILE | _LL_READ_DIR if self.read_rules is not None else 0
         own = _create_ruleset(self.numbers, [self.write_rights | reads])
         if own < 0:
-            return False
+            return -1
         try:
             _landlock_rule(self.numbers, own, scratch, self.write_rights | reads)
             _landlock_rule(self.numbers, own, "/dev/null", self.file_write | (reads & _LL_READ_FILE))
             if reads:
                 self._read_rules(own, scratch)
-            return _libc.syscall(self.numbers[2], own, 0) == 0
-        finally:
+        except BaseException:
             os.close(own)
+            raise
+        return own
+
+    def restrict(self, scratch):
+        """In the child (after no-new-privileges): enters both layers, the second as the
+        worker prepared it for `scratch`, or built here."""
+        prepared_for, own = self.prepared
+        self.prepared = (None, -1)
+        if prepared_for != scratch and own >= 0:
+            os.close(own)
+            own = -1
+        try:
+            if self.base < 0 or _libc.syscall(self.numbers[2], self.base, 0) != 0:
+                return False
+            if own < 0:
+                own = self._own_ruleset(scratch)
+            return own >= 0 and _libc.syscall(self.numbers[2], own, 0) == 0
+        finally:
+            if own >= 0:
+                os.close(own)
 
     def _read_rules(self, ruleset, scratch):
         rules = self.read_rules
@@ -211,6 +244,7 @@ class Landlock:
             _landlock_rule(self.numbers, ruleset, path, _LL_READ_FILE)
 
     def close(self):
+        self.release_prepared()
         if self.base >= 0:
             os.close(self.base)
             self.base = -1
@@ -451,11 +485,19 @@ def limit_request(timeout_ms, memory_mb, already_mapped):
 _original_setrecursionlimit = sys.setrecursionlimit
 
 
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
 def mapped_bytes():
+    # Read with plain system calls: in a freshly forked child, each object Python's file
+    # machinery touches costs a page copy.
     try:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
+        fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return int(os.read(fd, 256).split()[0]) * _PAGE_SIZE
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, IndexError):
         return 0
 
 
@@ -549,6 +591,12 @@ def install_audit_hook(scratch, rules=None):
 # `posix` below.
 
 _HOOK_GLOBALS = globals()
+# Immutable copies of the tables above, made once in the worker: what every hook holds.
+_REFUSED_EVENT_NAMES = frozenset(_REFUSED_EVENTS)
+_REFUSED_REASONS = tuple(_REFUSED_EVENTS.items())
+_WRITE_EVENT_NAMES = frozenset(_WRITE_EVENTS)
+_WRITE_EVENT_PLACES = tuple(_WRITE_EVENTS.items())
+_READ_EVENT_NAMES = frozenset(_READ_EVENTS)
 _PATH_CLASSES = frozenset((pathlib.PurePosixPath, pathlib.PosixPath))
 _FS_ENCODING = sys.getfilesystemencoding()
 
@@ -668,30 +716,36 @@ def _located(
     return resolve(descriptor_target(dir_fd) + "/" + text)
 
 
-def audit_hook(scratch, rules=None):
+def hook_plan(scratch, rules=None):
+    """What `audit_hook` needs that does not depend on the process it runs in, worked out
+    by the worker before it forks the child of `scratch`: the child then only adds its own
+    /proc entry (resolving paths in the child would cost it page copies)."""
+    shared = rules.shared_paths(scratch) if rules is not None else None
+    return os.path.realpath(scratch), shared
+
+
+def audit_hook(scratch, rules=None, plan=None):
     """A hook that refuses, with a PermissionError, what generated code has no business
     doing; with `rules` (a ReadRules), reads outside its allow-list too (without them,
-    reads of other processes' /proc only). Once installed (sys.addaudithook), a hook
-    cannot be removed, and its state cannot be changed (see above)."""
-    scratch_root = os.path.realpath(scratch)
+    reads of other processes' /proc only). `plan`: hook_plan(scratch, rules), when the
+    worker worked it out. Once installed (sys.addaudithook), a hook cannot be removed, and
+    its state cannot be changed (see above)."""
+    scratch_root, shared = plan if plan is not None else hook_plan(scratch, rules)
     own_pid = os.getpid()
     own_proc = f"/proc/{own_pid}"
     if rules is not None:
-        read_prefixes, read_exact = rules.allowed_paths(scratch)
+        read_prefixes, read_exact = read_rules.with_own_proc(shared, own_pid)
     else:
         read_prefixes, read_exact = (), frozenset()
-    refused = frozenset(_REFUSED_EVENTS)
-    reasons = tuple(_REFUSED_EVENTS.items())
-    write_events = tuple(_WRITE_EVENTS.items())
-    read_events = frozenset(_READ_EVENTS) if rules is not None else frozenset()
+    read_events = _READ_EVENT_NAMES if rules is not None else frozenset()
 
     def hook(
         event,
         args,
-        refused=refused,
-        reasons=reasons,
-        write_event_names=frozenset(_WRITE_EVENTS),
-        write_events=write_events,
+        refused=_REFUSED_EVENT_NAMES,
+        reasons=_REFUSED_REASONS,
+        write_event_names=_WRITE_EVENT_NAMES,
+        write_events=_WRITE_EVENT_PLACES,
         read_events=read_events,
         check_reads=rules is not None,
         read_prefixes=read_prefixes,
@@ -742,6 +796,9 @@ def audit_hook(scratch, rules=None):
                 and not resolved.startswith(own_proc_prefix)
             ):
                 raise PermissionError(f"sandbox: reading other processes is not allowed: {text}")
+            # Its own memory may still hold bytes of tables other requests loaded.
+            if resolved.startswith(own_proc_prefix) and (resolved.endswith("/mem") or "/map_files" in resolved):
+                raise PermissionError(f"sandbox: reading this process's memory is not allowed: {text}")
             if check_reads and resolved not in read_exact and not resolved.startswith(read_prefixes):
                 raise PermissionError(
                     f"sandbox: reading outside the scratch directory and the run's tables is not allowed: {text}"

@@ -22,10 +22,16 @@ class CpuPressure:
         self._busy = False
 
     def _stall_us(self):
+        # Plain system calls: the worker asks before each fork, when its pages are shared
+        # with the child that just ran, and each object Python's file machinery touches
+        # would cost it a page copy.
         try:
-            with open(self.path, encoding="ascii") as handle:
-                fields = handle.readline().split()
-            return int(next(f for f in fields if f.startswith("total=")).split("=", 1)[1])
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                fields = os.read(fd, 512).split(b"\n", 1)[0].split()
+            finally:
+                os.close(fd)
+            return int(next(f for f in fields if f.startswith(b"total=")).split(b"=", 1)[1])
         except (OSError, StopIteration, ValueError):
             return None
 

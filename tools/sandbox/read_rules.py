@@ -75,6 +75,13 @@ def _existing(paths, want_dir):
     return found
 
 
+def with_own_proc(paths, pid):
+    """(prefixes, exact paths) of `shared_paths`, plus the /proc entry of process `pid`."""
+    prefixes, exact = paths
+    own_proc = f"/proc/{pid}"
+    return (*prefixes, own_proc + "/"), exact | {own_proc}
+
+
 class ReadRules:
     """Built once in the worker; `dirs` and `files` hold resolved paths."""
 
@@ -85,13 +92,17 @@ class ReadRules:
         ]
         self.files = _existing(SYSTEM_FILES, False)
 
-    def allowed_paths(self, scratch):
-        """For the child of `scratch`: (directory prefixes, exact paths), both immutable, of
-        what it may read; a resolved path is allowed when it is one of the exact paths or
-        starts with a prefix."""
+    def allowed_paths(self, scratch, pid=None):
+        """For the child of `scratch` whose process id is `pid` (default: this process's):
+        (directory prefixes, exact paths), both immutable, of what it may read; a resolved
+        path is allowed when it is one of the exact paths or starts with a prefix."""
+        return with_own_proc(self.shared_paths(scratch), os.getpid() if pid is None else pid)
+
+    def shared_paths(self, scratch):
+        """allowed_paths without the child's own /proc entry: what the worker can work out
+        before it forks the child (`with_own_proc` adds the entry)."""
         scratch_root = os.path.realpath(scratch)
-        own_proc = f"/proc/{os.getpid()}"
-        roots = [*self.dirs, scratch_root, inputs_dir(scratch_root), own_proc]
+        roots = [*self.dirs, scratch_root, inputs_dir(scratch_root)]
         prefixes = tuple(path.rstrip("/") + "/" for path in roots)
         return prefixes, frozenset([*roots, *self.files, *PROC_FILES])
 

@@ -61,6 +61,7 @@ one-shot run lets the code read only its scratch, its own tables and what Python
 (`read_guard`; the local sandbox has its own, hardening.py with read_rules.py).
 """
 
+import _signal
 import ast
 import builtins
 import gc
@@ -356,14 +357,14 @@ def _run_code(code_obj, namespace, timeout_ms):
             armed[0] = False
             raise SoftTimeout()
 
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_ms / 1000)
+    _set_handler(signal.SIGALRM, on_alarm)
+    _set_timer(signal.ITIMER_REAL, timeout_ms / 1000)
     try:
         try:
             exec(code_obj, namespace)
         finally:
             armed[0] = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _set_timer(signal.ITIMER_REAL, 0)
     except SoftTimeout as exc:
         return {
             "type": "Timeout",
@@ -518,10 +519,12 @@ def _export_tables(namespace, inputs, code, scratch, sources=()):
 
 # --- the result and its lineage --------------------------------------------------------------
 
-# Captured at import, before any generated code could replace them in the signal module.
-_set_handler = signal.signal
-_set_timer = signal.setitimer
-_unblock = getattr(signal, "pthread_sigmask", None)
+# Captured at import, before any generated code could replace them in the signal module;
+# the C functions themselves, without signal.py's conversions of what they return to enums
+# (in a freshly forked child, each object those touch costs a page copy).
+_set_handler = _signal.signal
+_set_timer = _signal.setitimer
+_unblock = getattr(_signal, "pthread_sigmask", None)
 # Once the budget is spent the timer fires again this often until it is heeded, so code
 # that swallows one SoftTimeout (a bare `except:`) meets the next.
 RETRY_ALARM_S = 0.05
@@ -653,8 +656,11 @@ def _result(code, code_obj, namespace, stdout, copies, sources, options):
             if _unblock is not None:
                 _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
             _set_timer(signal.ITIMER_REAL, max(budget_s, MIN_CAPTURE_S), RETRY_ALARM_S)
+            # The syntax tree only where a declared `result` needs its line: parsing costs a
+            # freshly forked child a couple of hundred page copies.
+            assigned = _assignment_lines(code).get("result") if "result" in namespace else None
             result, original = result_lineage.capture(
-                namespace, stdout.getvalue(), stdout.spans, stdout.truncated, _assignment_lines(code).get("result")
+                namespace, stdout.getvalue(), stdout.spans, stdout.truncated, assigned
             )
             if result is not None and options["trace"] and copies:
                 tables, sampled = copies

@@ -22,9 +22,12 @@ Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
 Each request runs in a forked child (copy-on-write of this interpreter and of the
 cached tables) in its own process group, which is killed as a whole afterwards. The
 next child is forked, confined and parked on a pipe ahead of the next request, so the
-fork is off the request's path. A parked child reads a small table it lacks itself (the
+fork is off the request's path. While it waits it drops the cached tables the latest
+requests did not use and warms up. A parked child reads a small table it lacks itself (the
 worker caches it once the reply is out); for a big one it is thrown away for a fresh
-child forked after the worker loaded it.
+child forked after the worker loaded it. The worker builds what each child's confinement
+needs (its Landlock layer, its audit hook's paths) before the fork, so that the child
+only enters it.
 
 This file holds the worker's own loop and its table cache; worker_protocol.py frames the
 messages, worker_child.py is what runs in the forked children.
@@ -51,7 +54,7 @@ import shutil  # noqa: E402
 import signal  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from collections import OrderedDict  # noqa: E402
+from collections import OrderedDict, deque  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -82,6 +85,9 @@ from worker_protocol import (  # noqa: E402
 )
 
 CACHED_TABLES = 16
+# A parked child keeps only the cached tables of this many latest requests (the next one
+# most likely needs them again) and drops the others while it waits, off the request's path.
+RECENT_REQUESTS = 2
 # A parked child reads a table it lacks itself when the file is at most this big: cheaper
 # than throwing the child (and the warm-up it paid for) away to fork one that has it.
 CHILD_LOADS_BYTES = 1 << 20
@@ -109,29 +115,40 @@ class Worker:
         # Hard links into the store only where the probe found the children under Landlock.
         self.link_inputs = False
         self.to_cache = []  # (uri, digest) a child read itself, cached once its reply is out
+        self.recent = deque(maxlen=RECENT_REQUESTS)  # the sha256s of the latest requests' tables
         # Warming up pays page faults early, with CPU another process may be waiting for.
         self.pressure = CpuPressure(max_stall=0.35)
 
     # -- children
 
-    def _spawn(self):
+    def _spawn(self, keep):
+        """A child keeping the cached tables among `keep` (sha256s), parked on its request pipe."""
         self.runs += 1
         scratch = os.path.join(self.root, f"run-{self.runs}")
         os.mkdir(scratch, 0o700)
         os.mkdir(inputs_dir(scratch), 0o700)
         request_r, request_w = os.pipe()
         result_r, result_w = os.pipe()
-        digests = frozenset(_table_cache)
+        digests = frozenset(digest for digest in _table_cache if digest in keep)
         warm = not self.pressure.busy()
-        pid = os.fork()
+        hook_plan = hardening.hook_plan(scratch, self.landlock.read_rules)
+        self.landlock.prepare(scratch)
+        try:
+            pid = os.fork()
+        except BaseException:
+            self.landlock.release_prepared()
+            raise
         if pid == 0:
             try:
                 os.setpgid(0, 0)
                 os.close(request_w)
                 os.close(result_r)
-                child_main(request_r, result_w, scratch, self.pid, self.landlock, warm, _table_cache)
+                child_main(
+                    request_r, result_w, scratch, self.pid, self.landlock, warm, _table_cache, digests, hook_plan
+                )
             finally:
                 os._exit(EXIT_SETUP_FAILED)
+        self.landlock.release_prepared()
         os.close(request_r)
         os.close(result_w)
         try:
@@ -151,11 +168,11 @@ class Worker:
             child.discard()  # forked before a big table it needs was loaded
         for uri, digest in tables.items():
             _load_table(uri, digest)
-        return self._spawn(), []
+        return self._spawn(frozenset(tables.values())), []
 
     def prepare_next(self):
         if self.fork_ahead and self.ahead is None:
-            self.ahead = self._spawn()
+            self.ahead = self._spawn(frozenset().union(*self.recent))
 
     # -- requests
 
@@ -165,6 +182,7 @@ class Worker:
         timeout_ms = int(request["timeout_ms"])
         named = [(str(t["name"]), str(t["sha256"])) for t in request["tables"]]
         tables = {str(t["uri"]): str(t["sha256"]) for t in request["tables"]}
+        self.recent.append(frozenset(tables.values()))
         if _import_for(str(request["code"])) and self.ahead is not None:
             self.ahead.discard()  # forked without what was just imported
             self.ahead = None
@@ -207,7 +225,7 @@ class Worker:
             write_all(child.request_fd, _request_message(fields, key))
         except BrokenPipeError:
             child.discard()  # it died while parked: a fresh one gets the request
-            child = self._spawn()
+            child = self._spawn(frozenset(digest for _, digest in fields["tables"]))
             key = new_seal_key()
             write_all(child.request_fd, _request_message(fields, key))
         os.close(child.request_fd)
@@ -274,9 +292,11 @@ class Worker:
         with open(private, "w") as handle:
             handle.write("not for the code\n")
         read_fd, write_fd = os.pipe()
+        self.landlock.prepare(scratch)
         pid = os.fork()
         if pid == 0:
             probe_main(read_fd, write_fd, scratch, self.pid, self.landlock, self.root)
+        self.landlock.release_prepared()
         os.close(write_fd)
         try:
             raw = read_line(read_fd, time.monotonic() + PROBE_TIMEOUT_S)

@@ -6,6 +6,7 @@ Imports runner (and so pandas): import this only after hardening.enter_empty_net
 """
 
 import _hashlib
+import _signal
 import gc
 import json
 import os
@@ -25,6 +26,10 @@ PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 71
 EXIT_SETUP_FAILED = 70
 
+# The path every request takes (the runner, a pandas reduction, printing, the result's JSON
+# and seal), taken once by every parked child whatever the load: most of the pages it
+# touches are the ones the request would otherwise copy on its own path.
+WARM_UP_FIRST = 'print(int(warm["amount"].sum()))'
 # What generated code typically does, on a dummy table, in small steps, so the pages it
 # touches are already this child's own when the real code runs.
 WARM_UP_STEPS = (
@@ -37,6 +42,8 @@ WARM_UP_STEPS = (
 # Then once with the result traced (lineage.py re-runs it on perturbed copies of the table).
 WARM_UP_TRACED = 'result = warm.loc[warm["amount"].idxmax(), "kind"]'
 
+# The steps past the first wait for the child to have been idle this long: under a stream of
+# requests the next one comes at once, and the CPU goes to it.
 WARM_UP_AFTER_IDLE_S = 0.003
 # The warm-up seals its results too (those pages, paid while parked), under a dummy key:
 # nothing it seals is ever sent.
@@ -136,7 +143,9 @@ class Child:
 
 def become_child(worker_pid, scratch, landlock):
     """First steps of every child: its own group, no way to the protocol, confined.
-    Returns the layers applied and the bytes mapped before any of the code's own."""
+    Returns the layers applied and the bytes mapped before any of the code's own.
+    Every object the steps touch costs the child a copy of its page: they keep to system
+    calls and C functions where they can."""
     die_with_parent()
     if os.getppid() != worker_pid:
         os._exit(EXIT_ORPHANED)
@@ -145,36 +154,46 @@ def become_child(worker_pid, scratch, landlock):
         os.dup2(devnull, fd)
     os.close(devnull)
     os.close(PROTOCOL_FD)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the worker's reaper is not for this process
+    _signal.signal(signal.SIGTERM, _signal.SIG_DFL)
+    _signal.signal(signal.SIGCHLD, _signal.SIG_DFL)  # the worker's reaper is not for this process
     graveyard.forget()
     os.chdir(scratch)
     mapped = hardening.mapped_bytes()  # /proc is out of reach once confined
     return hardening.confine_child(scratch, landlock), mapped
 
 
+# Made once in the worker, so that no child spends its own pages building it.
+_WARM_TABLE = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
+
+
 def _warm_up(scratch, request_fd, warm):
     """A forked child pays a copy-on-write page fault for each page it first writes to
     (refcounts make that most pages it reads, too): this pays them while parked. It
-    stops as soon as the request is waiting, when they would be paid anyway, and is
-    skipped (`warm` false) while the CPUs are contended: under an evaluation's load it
-    cost about 12 ms of CPU a request that other processes were waiting for."""
-    # Under a stream of requests the next one comes at once: no CPU spent warming then.
+    stops as soon as the request is waiting, when they would be paid anyway. Past the
+    first step, which takes the path of every request, it is skipped (`warm` false) while
+    the CPUs are contended: under an evaluation's load the whole of it cost about 12 ms of
+    CPU a request that other processes were waiting for."""
+    if select.select([request_fd], [], [], 0)[0] or not _warm_up_step(WARM_UP_FIRST, scratch, False):
+        return
     if not warm or select.select([request_fd], [], [], WARM_UP_AFTER_IDLE_S)[0]:
         return
-    warm = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
     for step in (*WARM_UP_STEPS, WARM_UP_TRACED):
-        if select.select([request_fd], [], [], 0)[0]:
+        if select.select([request_fd], [], [], 0)[0] or not _warm_up_step(step, scratch, step == WARM_UP_TRACED):
             return
-        try:
-            result = runner.execute(step, [("warm", warm)], 1000, 10_000, scratch, lineage=step == WARM_UP_TRACED)
-            payload = runner.dumps(result).encode("ascii")
-            json.loads(payload)
-            seal_line(_HMAC_DIGEST(_WARM_UP_KEY, payload, SEAL_DIGEST), payload)
-            for table in result["tables"]:
-                os.unlink(os.path.join(scratch, table["file"]))
-        except Exception:
-            return  # only a lost optimisation
+
+
+def _warm_up_step(step, scratch, lineage):
+    """Runs one step as a request would run; False when it failed (only an optimisation lost)."""
+    try:
+        result = runner.execute(step, [("warm", _WARM_TABLE)], 1000, 10_000, scratch, lineage=lineage)
+        payload = runner.dumps(result).encode("ascii")
+        json.loads(payload)
+        seal_line(_HMAC_DIGEST(_WARM_UP_KEY, payload, SEAL_DIGEST), payload)
+        for table in result["tables"]:
+            os.unlink(os.path.join(scratch, table["file"]))
+    except Exception:
+        return False
+    return True
 
 
 def keep_own_tables(table_cache, digests):
@@ -217,10 +236,12 @@ def _run_request(request, cached, scratch, hook):
     return payload.encode("ascii")
 
 
-def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache):
+def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache, keep, hook_plan):
     """Runs in the forked child; never returns. `table_cache` holds the tables the worker
-    had loaded (by sha256) when it forked this child; all but the request's own are
-    dropped before the code runs.
+    had loaded (by sha256) when it forked this child: all but those in `keep` (the ones the
+    next request most likely needs) are dropped while the child waits for its request, and
+    all but the request's own before the code runs. `hook_plan`: hardening.hook_plan for
+    `scratch`, worked out by the worker.
 
     The result line is sealed with the request's key (worker_protocol.py). The key is
     popped from the request and pushed on this frame's evaluation stack as an argument of
@@ -235,8 +256,11 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
     request = None
     try:
         _, mapped = become_child(worker_pid, scratch, landlock)
+        # Dropping a large table costs milliseconds (each of its Python objects is let go):
+        # paid here, before the request comes, for the tables it will most likely not need.
+        table_cache = keep_own_tables(table_cache, keep)
         # Immutable once made (see hardening.py): finding it through frames is harmless.
-        hook = hardening.audit_hook(scratch, landlock.read_rules)
+        hook = hardening.audit_hook(scratch, landlock.read_rules, hook_plan)
         # OpenSSL's first HMAC in a forked process writes to pages it shares with the worker
         # (copy-on-write faults, ~0.1 ms): paid here, while parked, whatever `warm` says.
         _HMAC_DIGEST(_WARM_UP_KEY, b"", SEAL_DIGEST)
