@@ -150,6 +150,7 @@ export class WarmWorker {
   private pending: PendingRun | undefined;
   private childPid: number | undefined;
   private exited = false;
+  private stopping = false;
   private markExited: () => void = () => {};
   private readonly exitedPromise = new Promise<void>((resolve) => {
     this.markExited = resolve;
@@ -180,9 +181,12 @@ export class WarmWorker {
     child.on("error", (error) => this.onGone(`could not run ${python}: ${error.message}`));
     child.on("exit", (code, signal) => {
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      // Let a reply that is still in the pipe arrive before giving up on it.
+      const gone = () => this.onGone(`the sandbox worker exited (${how})`);
+      // Let a reply that is still in the pipe arrive before giving up on it. A worker told to
+      // stop owes none, and its ending children may hold the pipe open a while.
+      if (this.stopping && !this.pending) return gone();
       const drained = new Promise<void>((resolve) => protocol.once("close", resolve));
-      void waitAtMost(drained, 250).then(() => this.onGone(`the sandbox worker exited (${how})`));
+      void waitAtMost(drained, 250).then(gone);
     });
     // Idle workers must not keep Node alive; pending runs hold a timer instead.
     child.unref();
@@ -267,6 +271,7 @@ export class WarmWorker {
    */
   async stop(): Promise<void> {
     if (!this.exited && !this.pending) {
+      this.stopping = true;
       this.child.stdin?.end();
       await waitAtMost(this.exitedPromise, STOP_WAIT_MS);
     }
