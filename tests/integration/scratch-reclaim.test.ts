@@ -1,12 +1,16 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { WarmWorker } from "../../tools/sandbox/local-worker.js";
 import { findPython } from "../../tools/sandbox/python.js";
 import { reclaimDeadScratch } from "../../tools/sandbox/scratch-reclaim.js";
 
+const WORKER_SCRIPT = fileURLToPath(new URL("../../tools/sandbox/worker.py", import.meta.url));
 const root = mkdtempSync(path.join(os.tmpdir(), "tableminds-reclaim-"));
 
 /** A pid that ran and has exited. */
@@ -45,16 +49,25 @@ describe("scratch folders of sandbox workers killed with SIGKILL", () => {
 
   it("names a worker's folder by its pid, so a start after kill -9 removes what it left", async () => {
     const python = (await findPython()).executable;
-    const worker = await WarmWorker.start(python, { scratchRoot: root });
-    const folder = worker.readiness.scratch_root;
-    const pid = worker.readiness.pid;
+    // The worker alone, with no WarmWorker to clean up after it: as after `kill -9` of the
+    // whole process, nobody runs a clean-up.
+    const child = spawn(python, [WORKER_SCRIPT, root], {
+      stdio: ["pipe", "ignore", "ignore", "pipe"],
+      detached: true,
+    });
+    const protocol = child.stdio[3] as Readable;
+    const [line] = (await once(createInterface({ input: protocol }), "line")) as [string];
+    const ready = JSON.parse(line) as { type: string; pid: number; scratch_root: string };
+    expect(ready.type).toBe("ready");
+    const folder = ready.scratch_root;
+    const pid = ready.pid;
     expect(path.basename(folder)).toMatch(new RegExp(`^tableminds-worker-${pid}-`));
-    // As after `kill -9` of the whole process: nobody ran the worker's own clean-up.
-    process.kill(pid, "SIGKILL");
+    process.kill(-pid, "SIGKILL");
     await gone(pid);
     expect(existsSync(folder)).toBe(true);
     expect(reclaimDeadScratch(root)).toContain(folder);
     expect(existsSync(folder)).toBe(false);
-    await worker.kill();
+    child.stdin?.destroy();
+    protocol.destroy();
   });
 });
