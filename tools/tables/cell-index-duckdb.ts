@@ -38,6 +38,8 @@ export interface RowSearch {
 
 /** How long the loaded table stays in DuckDB after its last use. */
 const IDLE_CLOSE_MS = 30_000;
+/** Searches whose rows a table keeps, the latest ones. */
+const KEPT_SEARCHES = 16;
 
 function missingSql(column: string): string {
   // The scan reads every missing spelling as NULL.
@@ -95,6 +97,7 @@ export class DuckDbTable implements RowSearch {
   private identifiers: string[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private readonly found = new Map<string, Promise<FoundRow[]>>();
 
   private constructor(private readonly ref: TableRef) {}
 
@@ -220,8 +223,18 @@ export class DuckDbTable implements RowSearch {
   /** Rows by score (highest first, then row order), at most `limit`, none scoring 0. */
   search(conditions: readonly RowCondition[], limit: number): Promise<FoundRow[]> {
     if (conditions.length === 0 || limit <= 0) return Promise.resolve([]);
+    // The prompts of one question search alike: a scan of the whole file is done once for them.
+    const key = JSON.stringify([conditions, limit]);
+    const known = this.found.get(key);
+    if (known) return known;
     const run = this.queue.then(() => this.searchNow(conditions, limit));
     this.queue = run.catch(() => undefined);
+    this.found.set(key, run);
+    run.catch(() => this.found.delete(key));
+    for (const oldest of this.found.keys()) {
+      if (this.found.size <= KEPT_SEARCHES) break;
+      this.found.delete(oldest);
+    }
     return run;
   }
 

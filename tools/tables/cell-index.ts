@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { TableRef } from "../../blackboard/schemas.js";
+import { readDerived, writeDerived } from "./derived-cache.js";
 import { isMissing, isNumericDtype, isTrue, numericValue } from "./dtypes.js";
 import type { TableData } from "./read.js";
 
@@ -125,4 +127,21 @@ export function buildIndexInNode(
     ),
     firstRows: data.rows.slice(0, KEPT_FIRST_ROWS),
   };
+}
+
+/** The derived cache's kind for cell indexes; bump when the same table would index otherwise. */
+const CELL_INDEX = "cells-1";
+
+function cellIndexKey(ref: TableRef, maxCells: number): unknown[] {
+  return [ref.sha256, ref.columns, maxCells];
+}
+
+/** The index kept on disk for this table content, columns and budget, by any process; or null. */
+export function keptIndex(ref: TableRef, maxCells: number): Promise<TableIndex | null> {
+  return readDerived(CELL_INDEX, cellIndexKey(ref, maxCells), TableIndexSchema);
+}
+
+/** Keeps a table's index on disk for any later process (a failure only loses the reuse). */
+export function keepIndex(ref: TableRef, maxCells: number, index: TableIndex): Promise<void> {
+  return writeDerived(CELL_INDEX, cellIndexKey(ref, maxCells), index);
 }

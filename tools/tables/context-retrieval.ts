@@ -5,8 +5,9 @@ import { WorkCache } from "../bounded-cache.js";
 import {
   buildIndexInNode,
   DEFAULT_MAX_CELLS,
+  keepIndex,
+  keptIndex,
   type TableIndex,
-  TableIndexSchema,
 } from "./cell-index.js";
 import type { RowCondition, RowSearch } from "./cell-index-duckdb.js";
 import {
@@ -17,8 +18,7 @@ import {
   normalizeText,
   questionTerms,
 } from "./context-keywords.js";
-import { readDerived, writeDerived } from "./derived-cache.js";
-import { isNumericDtype } from "./dtypes.js";
+import { isNumericDtype, numericValue } from "./dtypes.js";
 import { isLargeTable } from "./profile.js";
 import { readTable } from "./read.js";
 
@@ -68,12 +68,11 @@ export interface IndexedTable {
 }
 
 const indexes = new WorkCache<IndexedTable>(8);
-/** Bump when the index of the same table would come out otherwise. */
-const CELL_INDEX = "cells-1";
 
 /**
- * The index of a table, built once per content (sha256), column types and cell budget: a
- * table past the large-table threshold through DuckDB, never parsed whole in Node.
+ * The index of a table, built once per content (sha256), column types and cell budget: kept
+ * on disk already (a large CSV's, made by the sandbox at ingest), or built through DuckDB for a
+ * table past the large-table threshold, never parsed whole in Node, or else in Node.
  */
 export function indexedTable(
   ref: TableRef,
@@ -89,18 +88,20 @@ async function buildIndexed(
   maxCells: number,
   large: boolean | undefined,
 ): Promise<IndexedTable> {
+  // An index kept on disk (by ingest from the sandbox's DataFrame, or by an earlier build in
+  // DuckDB, in any process) spares the build, and Node never reads the table whole.
+  const kept = large === false ? null : await keptIndex(ref, maxCells);
+  // DuckDB's native module takes ~200 ms to load: only large tables pay for it.
+  const duckDb = () => import("./cell-index-duckdb.js");
+  if (kept) {
+    const { DuckDbTable } = await duckDb();
+    const rows = DuckDbTable.scanning({ ...ref, uri: await localArtifact(ref) });
+    return { index: kept, rows, large: true };
+  }
   if (large ?? (await isLargeTable(ref))) {
-    // DuckDB's native module takes ~200 ms to load: only large tables pay for it.
-    const { DuckDbTable } = await import("./cell-index-duckdb.js");
-    // A large table's index is kept on disk: a later process asking about it skips the build.
-    const key = [ref.sha256, ref.columns, maxCells];
-    const kept = await readDerived(CELL_INDEX, key, TableIndexSchema);
-    if (kept) {
-      const rows = DuckDbTable.scanning({ ...ref, uri: await localArtifact(ref) });
-      return { index: kept, rows, large: true };
-    }
+    const { DuckDbTable } = await duckDb();
     const { table, index } = await DuckDbTable.open(ref, maxCells);
-    await writeDerived(CELL_INDEX, key, index);
+    await keepIndex(ref, maxCells, index);
     return { index, rows: table, large: true };
   }
   const data = await readTable(ref);
@@ -176,7 +177,16 @@ function conditionsFor(index: TableIndex, keywords: readonly Keyword[]): RowCond
       const kind = matchCell(keyword, normalizeText(cell.value));
       if (!kind) continue;
       const weight = matchScore(keyword, kind) * rarity(cell.count);
-      equals.push({ column: cell.column, keyword: k, weight, kind: "equals", value: cell.value });
+      const { column } = cell;
+      // A number is looked for by value: the index may spell it as pandas does, not as the file.
+      const number = isNumericDtype(index.columns[column]?.dtype ?? "")
+        ? numericValue(cell.value)
+        : null;
+      equals.push(
+        number !== null && Number.isFinite(number)
+          ? { column, keyword: k, weight, kind: "number", value: number }
+          : { column, keyword: k, weight, kind: "equals", value: cell.value },
+      );
     }
     // A word inside many indexed values would make a huge query: keep its best values.
     conditions.push(...equals.sort((a, b) => b.weight - a.weight).slice(0, MAX_VALUES_PER_KEYWORD));

@@ -1,15 +1,19 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { open, rm } from "node:fs/promises";
+import { open, rm, stat } from "node:fs/promises";
+import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { RowPlaces } from "../../blackboard/schemas.js";
-import { adoptArtifact, artifactTempPath } from "../artifacts.js";
+import type { RowPlaces, TableRef } from "../../blackboard/schemas.js";
+import { adoptArtifact, artifactDir, artifactTempPath } from "../artifacts.js";
+import { sqlString } from "../sandbox/duckdb-csv.js";
+import { KEPT_FIRST_ROWS, type TableIndex } from "./cell-index.js";
 import { CsvSyntaxError, parseDelimited } from "./csv.js";
 import { sniffDelimiter } from "./delimiter.js";
-import type { Dtype } from "./dtypes.js";
+import { type Dtype, isMissing } from "./dtypes.js";
 import { scanCsv, withDuckDb } from "./duckdb-scan.js";
 import { rejectBinary } from "./errors.js";
-import { LineLengths, longLineError, maxLineBytes } from "./line-limits.js";
+import type { FrameIndexer } from "./frame-index.js";
+import { duckDbLineOptions, LineLengths, longLineError, maxLineBytes } from "./line-limits.js";
 import { uniqueColumnNames } from "./names.js";
 import { RowPlacesBuilder } from "./row-places.js";
 
@@ -17,6 +21,8 @@ import { RowPlacesBuilder } from "./row-places.js";
 export const FAST_CSV_BYTES = 8 * 1024 * 1024;
 /** Bytes read to check the header and the separator before taking the fast path. */
 const HEAD_BYTES = 64 * 1024;
+/** The copy reads in pieces this big: Node's default of 64 KB makes it twice as slow. */
+const COPY_CHUNK_BYTES = 1024 * 1024;
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
 export interface FastCsv {
@@ -29,7 +35,17 @@ export interface FastCsv {
   headerLine: number;
   /** The line each data row starts on; null when the file's records could not be told apart. */
   lines: RowPlaces | null;
+  /** Its cell index, when an indexer made it from the sandbox's DataFrame (see frame-index.ts). */
+  index?: TableIndex;
 }
+
+const DTYPES: readonly string[] = [
+  "int64",
+  "uint64",
+  "float64",
+  "bool",
+  "object",
+] satisfies Dtype[];
 
 const QUOTE = 34;
 const COMMA = 44;
@@ -189,7 +205,7 @@ async function copyHashed(
   let copied = 0;
   try {
     await pipeline(
-      createReadStream(file, { start }),
+      createReadStream(file, { start, highWaterMark: COPY_CHUNK_BYTES }),
       async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) {
           lines.push(chunk);
@@ -210,28 +226,138 @@ async function copyHashed(
   return { tmp, digest: hash.digest("hex"), records };
 }
 
+/** The first `count` records after the header of a clean CSV, missing cells empty. */
+async function firstRows(file: string, width: number, count: number): Promise<string[][]> {
+  const handle = await open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    for (let bytes = HEAD_BYTES; ; bytes *= 4) {
+      const buffer = Buffer.alloc(Math.min(bytes, size));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      const whole = bytesRead >= size;
+      let text = buffer.subarray(0, bytesRead).toString("utf8");
+      // Up to the last line break: a record cut there is dropped below, unless the file ended.
+      if (!whole) text = text.slice(0, text.lastIndexOf("\n") + 1);
+      let records: string[][] | null = null;
+      try {
+        records = parseDelimited(text, ",").map((record) => record.fields);
+      } catch (error) {
+        if (!(error instanceof CsvSyntaxError)) throw error;
+      }
+      // The last record of a cut head may miss a quoted line break's continuation.
+      if (records && (whole || records.length > count + 1)) {
+        return records.slice(1, count + 1).map((fields) =>
+          Array.from({ length: width }, (_, i) => {
+            const value = fields[i] ?? "";
+            return isMissing(value) ? "" : value;
+          }),
+        );
+      }
+      if (whole) return [];
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Data records of a clean CSV, read strictly (a ragged line, a stray quote or bad UTF-8 throws). */
+async function strictCount(file: string): Promise<number> {
+  const scan =
+    `read_csv(${sqlString(file)}, header = true, delim = ',', quote = '"', escape = '"', ` +
+    `strict_mode = true, encoding = 'utf-8', all_varchar = true, ${duckDbLineOptions()})`;
+  return withDuckDb(async (connection) => {
+    // One thread: the sandbox parses the same file meanwhile, and it is the longer task.
+    await connection.run("SET threads TO 1");
+    const counted = await connection.runAndReadAll(`SELECT count(*) AS n FROM ${scan}`);
+    return Number(counted.getRowObjects()[0]?.n ?? 0);
+  });
+}
+
+/**
+ * Rows and dtypes of a stored clean CSV from the DataFrame the sandbox loads, with its index,
+ * while DuckDB checks the file strictly; null when the sandbox could not say (the caller scans
+ * it with DuckDB instead). Throws when the file is not clean.
+ */
+async function describeByFrame(
+  stored: { uri: string; sha256: string },
+  header: string[],
+  records: RecordLines,
+  indexer: FrameIndexer,
+): Promise<{ rows: number; dtypes: Dtype[]; index: TableIndex } | null> {
+  const provisional: TableRef = {
+    id: "table:df",
+    name: "df",
+    ...stored,
+    rows: records.rows.count,
+    columns: header.map((name) => ({ name, dtype: "object" })),
+  };
+  const [rows, framed] = await Promise.all([strictCount(stored.uri), indexer.index(provisional)]);
+  if (!("index" in framed)) return null;
+  const { index } = framed;
+  const dtypes = index.columns.map((column) => column.dtype);
+  const agrees =
+    index.rowCount === rows &&
+    index.columns.length === header.length &&
+    index.columns.every((column, i) => column.name === header[i]) &&
+    dtypes.every((dtype) => DTYPES.includes(dtype));
+  if (!agrees) return null;
+  const head = await firstRows(stored.uri, header.length, KEPT_FIRST_ROWS);
+  return { rows, dtypes: dtypes as Dtype[], index: { ...index, firstRows: head } };
+}
+
 /**
  * Stores a large, clean CSV without parsing it in Node: UTF-8, comma-separated, a header of
- * distinct plain names and regular lines, checked strictly by DuckDB, which also counts the
- * rows and infers the dtypes pandas would. The stored bytes are the file's own (a UTF-8 BOM
- * dropped), followed on the way for the line each row starts on. Returns null when the file is not clean, for the full reader to handle (and
- * explain) it.
+ * distinct plain names and regular lines, checked strictly by DuckDB. The stored bytes are the
+ * file's own (a UTF-8 BOM dropped), followed on the way for the line each row starts on.
+ *
+ * With an `indexer` the rows, the dtypes and the cell index come from the DataFrame the sandbox
+ * parses (and keeps for the table's code), while DuckDB only checks the file; without one, or
+ * when the sandbox cannot say, DuckDB counts the rows and infers the dtypes pandas would.
+ * Returns null when the file is not clean, for the full reader to handle (and explain) it.
  */
-export async function storeCleanCsv(file: string): Promise<FastCsv | null> {
+export async function storeCleanCsv(
+  file: string,
+  opts: { indexer?: FrameIndexer } = {},
+): Promise<FastCsv | null> {
   const head = await readHead(file);
   const bom = UTF8_BOM.every((byte, i) => head[i] === byte) ? UTF8_BOM.length : 0;
   const header = cleanHeader(head.subarray(bom), file);
   if (!header) return null;
   const { tmp, digest, records } = await copyHashed(file, bom);
+  // Put in the store by this call (and so removed again when the file proves not clean).
+  let placed: { sha256: string; uri: string; fresh: boolean } | null = null;
+  // DuckDB counted the rows; lines followed otherwise than it read them are not recorded.
+  const linesOf = (rows: number) => (records.rows.count === rows ? records.rows.places() : null);
   try {
-    const scanned = await withDuckDb((connection) => scanCsv(connection, tmp));
+    if (opts.indexer) {
+      const fresh = !(await stat(path.join(artifactDir(), `${digest}.csv`)).catch(() => null));
+      placed = { ...(await adoptArtifact(tmp, digest, "csv")), fresh };
+      const framed = await describeByFrame(placed, header, records, opts.indexer);
+      if (framed) {
+        const { sha256, uri } = placed;
+        return {
+          ...framed,
+          header,
+          sha256,
+          uri,
+          headerLine: records.header,
+          lines: linesOf(framed.rows),
+        };
+      }
+    }
+    const scanned = await withDuckDb((connection) => scanCsv(connection, placed?.uri ?? tmp));
     if (scanned.header.join("\0") !== header.join("\0")) throw new Error("header read otherwise");
-    const stored = await adoptArtifact(tmp, digest, "csv");
-    // DuckDB counted the rows; lines followed otherwise than it read them are not recorded.
-    const lines = records.rows.count === scanned.rows ? records.rows.places() : null;
-    return { ...scanned, header, ...stored, headerLine: records.header, lines };
+    const stored = placed ?? (await adoptArtifact(tmp, digest, "csv"));
+    return {
+      ...scanned,
+      header,
+      ...stored,
+      headerLine: records.header,
+      lines: linesOf(scanned.rows),
+    };
   } catch {
     await rm(tmp, { force: true });
+    if (placed?.fresh) await rm(placed.uri, { force: true });
     return null;
   }
 }

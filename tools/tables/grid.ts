@@ -165,8 +165,13 @@ export function delimiterWarning(
   return `read as ${delimiterName(delimiter)}-separated: a ${extension} file, but ${split} ${delimiterName(delimiter)}s, not ${delimiterName(expected)}s`;
 }
 
-export function gridFromDelimited(text: string, delimiter: string, file: string): Grid {
-  const [first, ...rest] = delimitedRecords(text, delimiter, file);
+export function gridFromDelimited(
+  text: string,
+  delimiter: string,
+  file: string,
+  records: CsvRecord[] = delimitedRecords(text, delimiter, file),
+): Grid {
+  const [first, ...rest] = records;
   const header = first?.fields ?? [];
   for (const record of rest) {
     if (record.fields.length !== header.length) {
@@ -180,10 +185,19 @@ export function gridFromDelimited(text: string, delimiter: string, file: string)
   };
 }
 
-/** A delimited text's grid: the separator sniffed from its first lines, with warnings. */
-export function gridFromText(text: string, extension: string, file: string): Grid {
+/**
+ * A delimited text's grid: the separator sniffed from its first lines, with warnings. `parsed`:
+ * its records split already (by textSheet), used when they were split on that separator.
+ */
+export function gridFromText(
+  text: string,
+  extension: string,
+  file: string,
+  parsed?: { delimiter: string; records: CsvRecord[] },
+): Grid {
   const delimiter = sniffDelimiter(text, expectedDelimiter(extension));
-  const grid = gridFromDelimited(text, delimiter, file);
+  const records = parsed?.delimiter === delimiter ? parsed.records : undefined;
+  const grid = gridFromDelimited(text, delimiter, file, records);
   const warnings: string[] = [];
   const resplit = delimiterWarning(extension, delimiter, "evenly");
   if (resplit) warnings.push(resplit);

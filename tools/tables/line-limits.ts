@@ -105,6 +105,10 @@ export class LineLengths {
     if (found?.ended) return;
     let at = 0;
     const n = piece.length;
+    // The next LF and CR at or after where each was last looked for (-1: none left), so that a
+    // piece without a CR is not searched to its end again for every line.
+    let lf = -2;
+    let cr = -2;
     while (at < n) {
       if (this.#cr) {
         this.#cr = false;
@@ -113,8 +117,8 @@ export class LineLengths {
           continue;
         }
       }
-      const lf = piece.indexOf(LF, at);
-      const cr = piece.indexOf(CR, at);
+      if (lf !== -1 && lf < at) lf = piece.indexOf(LF, at);
+      if (cr !== -1 && cr < at) cr = piece.indexOf(CR, at);
       const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
       this.#length += (end === -1 ? n : end) - at;
       if (this.#length > this.max) {

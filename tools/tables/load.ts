@@ -4,12 +4,14 @@ import path from "node:path";
 import type { TableOrigin, TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, hashFile, putArtifact, removingOnFailure } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
+import { DEFAULT_MAX_CELLS, keepIndex } from "./cell-index.js";
 import { formatCsv } from "./csv.js";
 import { type Dtype, inferDtype } from "./dtypes.js";
 import { decodeTable } from "./encoding.js";
 import { fileProblem, TableLoadError } from "./errors.js";
 import { FAST_CSV_BYTES, storeCleanCsv } from "./fast-csv.js";
 import { TABLE_FORMATS } from "./formats.js";
+import type { FrameIndexer } from "./frame-index.js";
 import {
   type Grid,
   type GridChild,
@@ -24,7 +26,7 @@ import { type ReadingOptions, readSheet, readValues } from "./reading.js";
 import { rowPlaces } from "./row-places.js";
 import { allowedSource, localUpload } from "./sources.js";
 import { rawSheetFromRows } from "./structure.js";
-import { checkRagged, textSheet } from "./text-sheet.js";
+import { checkRagged, type TextSheet, textSheet } from "./text-sheet.js";
 
 export { TableLoadError } from "./errors.js";
 
@@ -43,6 +45,11 @@ export interface LoadOptions {
   fastCsvBytes?: number;
   /** How to read the file: interpreted (default) or `raw`, and what to override. */
   reading?: ReadingOptions;
+  /**
+   * Describes and indexes a large clean CSV from the sandbox's DataFrame of it (one parse for
+   * the sandbox, the dtypes and the cell index); without it DuckDB does, in Node.
+   */
+  indexer?: FrameIndexer;
 }
 
 /**
@@ -175,16 +182,18 @@ async function loadText(
 ): Promise<Unprefixed[]> {
   const utf8 = opts.encoding === undefined || /^utf-?8$/i.test(opts.encoding.trim());
   if (extension === ".csv" && utf8 && size >= (opts.fastCsvBytes ?? FAST_CSV_BYTES)) {
-    const stored = await storeCleanCsv(file);
+    const stored = await storeCleanCsv(file, opts.indexer ? { indexer: opts.indexer } : {});
     if (stored) {
-      const { headerLine, lines, ...rest } = stored;
+      const { headerLine, lines, index, ...rest } = stored;
       const origin: TableOrigin = {
         format: "csv",
         file: path.basename(file),
         header: headerLine,
         lines,
       };
-      return [describeStored({ ...rest, origin }, name)];
+      const described = describeStored({ ...rest, origin }, name);
+      if (index) await keepIndex(described.table, DEFAULT_MAX_CELLS, index);
+      return [described];
     }
   }
   const decoded = decodeTable(await readWhole(file, size), file, opts.encoding);
@@ -199,15 +208,21 @@ async function loadText(
   return loaded;
 }
 
-/** A text file read literally: the first record the header, every cell as it is. */
+/**
+ * A text file read literally: the first record the header, every cell as it is. `parsed`: its
+ * records as textSheet split them, so that they are not parsed again.
+ */
 async function literalText(
   text: string,
   extension: string,
   file: string,
   name: string,
+  parsed?: TextSheet["parsed"],
 ): Promise<Unprefixed> {
   const grid =
-    extension === ".json" ? gridFromJson(text, file, false) : gridFromText(text, extension, file);
+    extension === ".json"
+      ? gridFromJson(text, file, false)
+      : gridFromText(text, extension, file, parsed);
   return storeGrid(grid, name, textOrigin(grid, file, extension));
 }
 
@@ -281,7 +296,7 @@ async function readText(
   const tables = readSheet(sheet.sheet, reading);
   // A plain table is read literally: same bytes, same warnings as ever.
   if (tables.length <= 1 && !tables[0]?.interpreted) {
-    return [await literalText(text, extension, file, name)];
+    return [await literalText(text, extension, file, name, sheet.parsed)];
   }
   const format = extension === ".tsv" ? "tsv" : "csv";
   const names = blockNames(name, tables.length);

@@ -1,3 +1,4 @@
+import type { CsvRecord } from "./csv.js";
 import { sniffDelimiter } from "./delimiter.js";
 import { delimitedRecords, delimiterWarning, expectedDelimiter, raggedRow } from "./grid.js";
 import { type RawSheet, rawSheetFromRows } from "./structure.js";
@@ -8,6 +9,8 @@ export interface TextSheet {
   /** Fields each row had before the rows were padded to one width; 0 for a blank line. */
   widths: number[];
   warnings: string[];
+  /** The records as parsed, and the separator they were split on (for a literal reading). */
+  parsed: { delimiter: string; records: CsvRecord[] };
 }
 
 /**
@@ -40,7 +43,7 @@ export function textSheet(text: string, extension: string, file: string): TextSh
   }
   const [header = [], ...rows] = fields;
   const sheet = rawSheetFromRows(header, rows, { header: places[0] ?? 1, rows: places.slice(1) });
-  return { sheet, widths, warnings: resplit ? [resplit] : [] };
+  return { sheet, widths, warnings: resplit ? [resplit] : [], parsed: { delimiter, records } };
 }
 
 function filled(fields: readonly string[]): number {
