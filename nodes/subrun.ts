@@ -2,6 +2,8 @@ import type { NodeRuntime } from "./runtime.js";
 
 /** Where LangGraph hands a run's abort signals down to the subgraphs its nodes run. */
 const INHERITED_SIGNALS = "__pregel_abort_signals";
+/** Where LangGraph lends its checkpointer to the subgraphs a node runs. */
+const LENT_CHECKPOINTER = "__pregel_checkpointer";
 
 /**
  * The config a node passes to a subgraph it runs itself (a branch's solve, a worker's).
@@ -18,4 +20,19 @@ export function subrunConfig<T extends NodeRuntime>(runtime: T | undefined): T |
   const configurable: Record<string, unknown> = { ...runtime.configurable };
   delete configurable[INHERITED_SIGNALS];
   return { ...runtime, configurable, signal: AbortSignal.any([runtime.signal]) };
+}
+
+/**
+ * The config of a subgraph run side by side with others of the same node, stopped by `signal`
+ * too, without checkpoints. LangGraph names a lent checkpointer's namespaces by the order the
+ * subgraphs start in, which differs from run to run when they run side by side: a node run again
+ * (a resumed thread) could start one from another's state. Such a node runs again from its start.
+ */
+export function sideBySideConfig(
+  runtime: NodeRuntime | undefined,
+  signal: AbortSignal,
+): NodeRuntime {
+  const configurable: Record<string, unknown> = { ...runtime?.configurable };
+  delete configurable[LENT_CHECKPOINTER];
+  return { ...runtime, configurable, signal };
 }
