@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { Argument, Command, CommanderError, Help } from "commander";
 import { z } from "zod";
+import type { Configuration } from "../blackboard/configuration.js";
 import { listGraphs } from "../graphs/registry.js";
 import { TABLE_FORMATS } from "../tools/tables/formats.js";
 import { graphOption } from "./args.js";
@@ -171,6 +172,17 @@ function splitAskArguments(words: readonly string[]): { tables: string[]; questi
   return { tables, question };
 }
 
+/** Starts the shared local sandbox without waiting for it; its module, to close it, or none. */
+async function startLocalSandboxEarly(context: Partial<Configuration>) {
+  const { adoptOperatorFields, operatorSettings } = await import("../blackboard/operator.js");
+  adoptOperatorFields(context);
+  if (operatorSettings().sandbox !== "local") return undefined;
+  const sandboxes = await import("../tools/sandbox/index.js");
+  // A failed start is not kept: the executor tries again and reports it.
+  sandboxes.getSandbox("local").catch(() => {});
+  return sandboxes;
+}
+
 /** Before the graph is loaded: a question to ask, and an endpoint to ask it of. */
 async function checkAsk(question: string, model: string | undefined): Promise<void> {
   if (!question.trim()) {
@@ -245,6 +257,10 @@ export function buildProgram(): Command {
           );
         }
       }
+      // The local sandbox's Python (about a second, mostly pandas' import) starts now, while
+      // the graph's modules load; ask() closes it, and so does the finally below if ask()
+      // fails before it gets that far.
+      const sandbox = await startLocalSandboxEarly(context);
       const { ask } = await import("./ask.js");
       const state = await ask({
         tables: [...tables, ...opts.table],
@@ -256,7 +272,7 @@ export function buildProgram(): Command {
         thread: opts.thread,
         memory: opts.memory,
         encoding: opts.encoding,
-      });
+      }).finally(() => sandbox?.closeSandboxes());
       const verdict = state?.verdict;
       if (verdict && !(verdict.pass && verdict.sure) && !opts.exitZero) {
         process.exitCode = EXIT_NOT_PASSED;

@@ -63,6 +63,13 @@ describe("tableminds on the command line's mistakes", () => {
     expect(result.stdout).toBe("");
   });
 
+  it("refuses --review without a terminal in one line, after the sandbox has started", async () => {
+    // ask starts the local sandbox before it loads the graph; this refusal comes after that.
+    const result = await runCli(["ask", TABLE, "q?", "--review", "code"], env, 20_000);
+    expect(result.code).toBe(1);
+    expect(oneLine(result.stderr)).toMatch(/--review pauses for approve, edit or reject/);
+  });
+
   it("checks the endpoint configuration before loading the table", async () => {
     const result = await runCli(["ask", "no/such/table.csv", "q?"], {
       ...env,

@@ -1,11 +1,15 @@
 import os from "node:os";
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { sqlIdentifier, sqlString } from "../sandbox/duckdb-csv.js";
 import { type Dtype, NA_VALUES } from "./dtypes.js";
 import { duckDbLineOptions } from "./line-limits.js";
 
-/** A fresh in-memory DuckDB that spills nothing to disk and loads no extension by itself. */
-export function openDuckDb(): Promise<DuckDBInstance> {
+/**
+ * A fresh in-memory DuckDB that spills nothing to disk and loads no extension by itself. The
+ * native module (about a third of a second to load) loads on the first call, not with ours.
+ */
+export async function openDuckDb(): Promise<DuckDBInstance> {
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   return DuckDBInstance.create(":memory:", {
     threads: String(Math.min(os.availableParallelism(), 4)),
     temp_directory: "",
