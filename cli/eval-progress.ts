@@ -1,4 +1,5 @@
-import { SingleBar } from "cli-progress";
+import { createRequire } from "node:module";
+import type { SingleBar } from "cli-progress";
 import type { ResultRecord } from "../evals/results-file.js";
 
 /**
@@ -24,7 +25,11 @@ export function evalProgress(
       started = performance.now();
       if (quiet) return;
       if (stream.isTTY) {
-        bar = new SingleBar({
+        // Loaded when a bar is drawn, not with every command's start.
+        const { SingleBar: Bar } = createRequire(import.meta.url)(
+          "cli-progress",
+        ) as typeof import("cli-progress");
+        bar = new Bar({
           format: `${label} [{bar}] {value}/{total} | {rate}/min | ETA {eta_formatted} | score {score}% | errors {errors}`,
           stream,
           etaBuffer: 50,

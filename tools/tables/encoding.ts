@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { analyse } from "chardet";
+import { createRequire } from "node:module";
 import { decodeText, rejectBinary, TableLoadError } from "./errors.js";
 import { rejectLongLines } from "./line-limits.js";
 
@@ -67,6 +67,8 @@ const DECODER_NAMES: Record<string, string> = {
  */
 export function detectEncoding(bytes: Uint8Array): EncodingName | null {
   const sample = bytes.subarray(0, DETECT_SAMPLE_BYTES);
+  // Loaded only for bytes that are not UTF-8, which most tables never are.
+  const { analyse } = createRequire(import.meta.url)("chardet") as typeof import("chardet");
   for (const match of analyse(sample)) {
     if (match.confidence < MIN_CONFIDENCE || match.name.startsWith("UTF")) continue;
     let encoding: EncodingName;
