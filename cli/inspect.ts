@@ -14,7 +14,7 @@ const InspectFlagsSchema = z.object({
 });
 
 /** Where the table's header and columns are in the file, in the user's coordinates. */
-function whereLines(table: TableRef): string[] {
+export function whereLines(table: TableRef): string[] {
   const origin = table.origin;
   if (!origin) return [];
   if ("sheet" in origin) {

@@ -14,8 +14,10 @@ import {
 import { registerDataCommands } from "./data.js";
 import { registerDbCommands } from "./db.js";
 import { registerEvalCommands } from "./eval.js";
+import { graphLines } from "./graph-list.js";
 import { registerInspectCommand } from "./inspect.js";
 import { JSON_OPTION_HELP } from "./json-fields.js";
+import { registerMcpCommand } from "./mcp.js";
 import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
 import { registerServeCommand } from "./serve.js";
@@ -70,23 +72,6 @@ Examples:
       --graph mom --plans 4
   tableminds ask examples/olympics_2020_medals.csv "And for bronze?" --thread medals
   tableminds ask report.xlsx "Total revenue in Q3?" --sheet Results --header-rows 2`;
-
-/** What each graph of langgraph.json does, for \`tableminds graphs\` (a graph added later prints none). */
-export const GRAPH_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  table_qa: "plan, code, run, answer; then check, reflect and retry, and remember (the default)",
-  mom: "Mixture-of-Minds: several plans side by side, each coded and answered, then a vote",
-  mcts: "tree search over plans, code and answers, within a budget of model calls",
-  orchestrator: "subtasks for workers (pandas, sql, calc, lookup), answered from their evidence",
-};
-
-/** What `tableminds graphs` prints: each graph and what it does, then where it is defined. */
-export function graphLines(graphs: Readonly<Record<string, string>>): string[] {
-  const width = Math.max(...Object.keys(graphs).map((name) => name.length));
-  return Object.entries(graphs).flatMap(([name, spec]) => [
-    `${name.padEnd(width)}  ${GRAPH_DESCRIPTIONS[name] ?? "(no description)"}`,
-    `${" ".repeat(width)}  ${spec}`,
-  ]);
-}
 
 const AskFlagsSchema = z.object({
   table: z.array(z.string()),
@@ -296,6 +281,7 @@ export function buildProgram(): Command {
   registerWorkerCommand(program);
   registerServeCommand(program);
   registerDbCommands(program);
+  registerMcpCommand(program);
 
   program
     .command("graphs")
