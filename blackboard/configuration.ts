@@ -213,6 +213,12 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Locale of the tables' numbers and dates (de: 1.234,5 and day first; en-US: month first); else decided per column from its values",
     ),
+  privacy: z
+    .enum(["off", "values", "schema"])
+    .default("off")
+    .describe(
+      "What of the tables leaves this machine in prompts: everything (off); column names, types and aggregates, the code's output only as a numeric result (values); names and types only (schema). TABLEMINDS_PRIVACY sets the operator's floor; a run may only be stricter (docs/privacy.md)",
+    ),
   sampleRows: z
     .number()
     .int()

@@ -1,6 +1,11 @@
 import path from "node:path";
 import { z } from "zod";
-import { type Configuration, type OperatorField, splitOperatorFields } from "./configuration.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  type OperatorField,
+  splitOperatorFields,
+} from "./configuration.js";
 
 /*
  * The operator's settings: what a run may read from disk and which code it may load. They come
@@ -17,7 +22,12 @@ export const OperatorEnvSchema = z.object({
   TABLEMINDS_TABLE_ROOTS: z.preprocess(blank, z.string().optional()),
 });
 
+/** The privacy floor: TABLEMINDS_PRIVACY, which a run may make stricter but never looser. */
+const PrivacyFloorSchema = z.preprocess(blank, ConfigurationSchema.shape.privacy.optional());
+
 export type OperatorSettings = Pick<Configuration, OperatorField> & {
+  /** The least privacy any run gets (see `privacy` in the configuration). */
+  privacy: Configuration["privacy"];
   /**
    * Folders a run's `path` sources may name, absolute. A CLI's default is its working folder;
    * a server's is none (tables arrive inline or as uploads).
@@ -45,6 +55,7 @@ export function operatorSettings(env: NodeJS.ProcessEnv = process.env): Operator
   const given = vars.success ? vars.data : {};
   const envRoots = given.TABLEMINDS_TABLE_ROOTS ? rootsOf(given.TABLEMINDS_TABLE_ROOTS) : [];
   return {
+    privacy: overrides.privacy ?? privacyFloor(env),
     sandbox: overrides.sandbox ?? given.TABLEMINDS_SANDBOX ?? "local",
     replayCache: overrides.replayCache ?? given.TABLEMINDS_REPLAY_CACHE,
     workersDir: overrides.workersDir,
@@ -52,6 +63,17 @@ export function operatorSettings(env: NodeJS.ProcessEnv = process.env): Operator
     tableFiles: overrides.tableFiles ?? [],
     localModelPaths: overrides.localModelPaths ?? !served,
   };
+}
+
+/** TABLEMINDS_PRIVACY; a value that is not a mode stops the run rather than be ignored. */
+function privacyFloor(env: NodeJS.ProcessEnv): Configuration["privacy"] {
+  const parsed = PrivacyFloorSchema.safeParse(env.TABLEMINDS_PRIVACY);
+  if (!parsed.success) {
+    throw new Error(
+      `TABLEMINDS_PRIVACY=${JSON.stringify(env.TABLEMINDS_PRIVACY)} is not a privacy mode: off, values or schema`,
+    );
+  }
+  return parsed.data ?? "off";
 }
 
 /** Sets some of the operator's settings for the rest of the process (the CLI's flags, tests). */

@@ -198,7 +198,7 @@ export type EvidenceValue = z.infer<typeof EvidenceValueSchema>;
 
 export const EvidenceSchema = z.object({
   id: z.string(),
-  modality: z.enum(["table", "code", "sql", "text", "memory"]),
+  modality: z.enum(["table", "code", "sql", "text", "memory", "figure"]),
   source: z.string(),
   anchor: AnchorSchema,
   value: EvidenceValueSchema,
@@ -295,6 +295,101 @@ export const CodeResultSchema = z.object({
 });
 export type CodeResult = z.infer<typeof CodeResultSchema>;
 
+/** The chart types TableBench's Visualization parser reads a figure as. */
+export const ChartKindSchema = z.enum([
+  "line",
+  "bar",
+  "hbar",
+  "pie",
+  "area",
+  "radar",
+  "scatter",
+  "waterfall",
+]);
+export type ChartKind = z.infer<typeof ChartKindSchema>;
+
+/** Values a figure's reading holds at most, and points an axes describes, and figures a run keeps. */
+export const MAX_READING_VALUES = 5_000;
+export const MAX_PLOT_POINTS = 500;
+export const MAX_FIGURES = 10;
+
+/** A drawn number: NaN is null, infinities are "inf" and "-inf" (JSON has neither). */
+export const PlotValueSchema = z.union([z.number(), z.null(), z.enum(["inf", "-inf"])]);
+export type PlotValue = z.infer<typeof PlotValueSchema>;
+
+/**
+ * What the parser's reading of one chart type gives, as its helpers return it (bar heights,
+ * or one list per line), each value rounded to 2 places as its comparison rounds it (numpy's
+ * rounding for a numpy number, Python's for Python's); null when that reading raises or meets
+ * a value that is no number.
+ */
+export const ChartReadingSchema = z
+  .array(z.union([PlotValueSchema, z.array(PlotValueSchema).max(MAX_READING_VALUES)]))
+  .max(MAX_READING_VALUES)
+  .nullable();
+export type ChartReading = z.infer<typeof ChartReadingSchema>;
+
+/** One value a figure plots, at its category (or x), and what it rests on. */
+export const PlotPointSchema = z.object({
+  /** Which bar container, line or collection of the axes drew it (0-based). */
+  series: z.number().int().nonnegative(),
+  /** The category (or x value, or pie label) it stands at. */
+  label: ResultScalarSchema,
+  value: PlotValueSchema,
+  /**
+   * "yes" when re-runs on perturbed tables changed it; "no" when they changed the points
+   * beside it and never it (typed in), or nothing of the figure; "unknown" when not traced.
+   */
+  derived: z.enum(["yes", "no", "unknown"]).default("unknown"),
+  /** The source rows and columns it rests on (rows: removing one changed or removed it). */
+  lineage: z.array(LineageSchema).default([]),
+});
+export type PlotPoint = z.infer<typeof PlotPointSchema>;
+
+/** One axes of a figure. */
+export const FigureAxesSchema = z.object({
+  title: z.string(),
+  xlabel: z.string(),
+  ylabel: z.string(),
+  /** The chart type that fits what it draws; null when it draws nothing readable. */
+  kind: ChartKindSchema.nullable(),
+  /** pyplot's current axes (`plt.gca()`) when the run ended: what the parser reads. */
+  current: z.boolean(),
+  /** Every reading the parser can take of it, by chart type (waterfall reads as bar), rounded. */
+  readings: z.partialRecord(ChartKindSchema, ChartReadingSchema),
+  /** The values of its own kind's reading, each at its category. */
+  points: z.array(PlotPointSchema).max(MAX_PLOT_POINTS),
+});
+export type FigureAxes = z.infer<typeof FigureAxesSchema>;
+
+/** A file of a figure in the artifact store: `<sha256>.png` or `<sha256>.svg`. */
+export const FigureFileSchema = z.object({
+  format: z.enum(["png", "svg"]),
+  uri: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.number().int().nonnegative(),
+});
+export type FigureFile = z.infer<typeof FigureFileSchema>;
+
+/** A matplotlib figure the code left open, read and saved by the sandbox (figures.py). */
+export const FigureSchema = z.object({
+  /** `fig1`, `fig2`: in the order the code made them; the evidence id is `<attempt>:<id>`. */
+  id: z.string(),
+  /** matplotlib's figure number. */
+  number: z.number().int(),
+  title: z.string(),
+  /** pyplot's current figure when the run ended. */
+  current: z.boolean(),
+  axes: z.array(FigureAxesSchema),
+  files: z.array(FigureFileSchema),
+  /** Whether what it plots depends on the tables (as CodeResult.derived, by re-runs). */
+  derived: z.enum(["yes", "no", "unknown"]),
+  derivation: z.string(),
+  /** Per source table: the rows and columns its plotted values (and labels) rest on. */
+  lineage: z.array(LineageSchema),
+});
+export type Figure = z.infer<typeof FigureSchema>;
+
 export const ExecResultSchema = z.object({
   ok: z.boolean(),
   stdout: z.string(),
@@ -308,6 +403,8 @@ export const ExecResultSchema = z.object({
   durationMs: z.number().nonnegative(),
   /** What the code computed, with its lineage; null when the run failed or produced nothing. */
   result: CodeResultSchema.nullable().default(null),
+  /** The figures the code drew, with their files and plotted values; absent when it drew none. */
+  figures: z.array(FigureSchema).max(MAX_FIGURES).optional(),
 });
 export type ExecResult = z.infer<typeof ExecResultSchema>;
 

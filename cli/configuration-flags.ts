@@ -55,6 +55,7 @@ export const RUN_FLAGS = [
   "searchMode",
   "maxConcurrency",
   "contextTokens",
+  "privacy",
   "maxSubtasks",
   "maxDispatchRounds",
   "maxModelCalls",

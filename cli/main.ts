@@ -6,6 +6,7 @@ import type { Configuration } from "../blackboard/configuration.js";
 import { listGraphs } from "../graphs/registry.js";
 import { TABLE_FORMATS } from "../tools/tables/formats.js";
 import { graphOption } from "./args.js";
+import { registerAuditCommand } from "./audit.js";
 import {
   ASK_FLAGS,
   configurationFromFlags,
@@ -278,6 +279,7 @@ export function buildProgram(): Command {
   registerDataCommands(program);
   registerInspectCommand(program);
   registerPruneCommand(program);
+  registerAuditCommand(program);
   registerWorkerCommand(program);
   registerServeCommand(program);
   registerDbCommands(program);

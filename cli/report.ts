@@ -2,12 +2,15 @@ import { z } from "zod";
 import {
   type Attempt,
   type Evidence,
+  type Figure,
   type ProducedTable,
   SelectionSchema,
   type TableRef,
   type Verdict,
 } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
+import { describeFigure } from "../grounding/figure-text.js";
+import { asksForChart, chartAttempt, figureId } from "../grounding/figures.js";
 import { numberLines } from "../nodes/prompts.js";
 import {
   cellsAddress,
@@ -192,10 +195,22 @@ async function rowsThatMatter(
   return `${heading}\n${renderPlacedRows(columns, placed)}`;
 }
 
+/** A figure's packet (`a1:fig1`): what it plots, the lines that drew it, the cells it rests on. */
+function describeFigureEvidence(e: Evidence, owner: Attempt | undefined, context: EvidenceContext) {
+  const head = `[${e.id}] figure: ${String(e.value)}`;
+  const lines = e.anchor.kind === "code" ? e.anchor.lines : ([0, 0] as [number, number]);
+  const drawnBy = owner && lines[0] > 0 ? [`drawn by:\n${indent(codeLines(owner, lines))}`] : [];
+  const cells = cellIdsAddress(e.provenance.parents, context);
+  const parts = [head, ...drawnBy.map((p) => indent(p))];
+  if (cells.length > 0) parts.push(indent(`cells: ${cells.join("; ")}`));
+  return parts.join("\n");
+}
+
 async function describeEvidence(e: Evidence, context: EvidenceContext): Promise<string> {
   const anchor = e.anchor;
   const owner = context.attempts.find((a) => a.id === e.provenance.attempt);
   if (owner && e.id === `${owner.id}:result`) return describeResult(e, owner, context);
+  if (e.modality === "figure") return describeFigureEvidence(e, owner, context);
   if (anchor.kind === "code") {
     const attempt = context.attempts.find((a) => a.id === anchor.attempt);
     const code = codeLines(attempt, anchor.lines);
@@ -276,6 +291,59 @@ async function supportingRows(cited: Evidence[], context: EvidenceContext): Prom
   return parts;
 }
 
+/** A figure the answer rests on, as `--json` lists it: its id, what it plots, its files. */
+export interface FigureListing {
+  id: string;
+  title: string;
+  kind: string | null;
+  description: string;
+  derived: Figure["derived"];
+  derivation: string;
+  /** How many of its plotted values re-runs found typed in (the rest changing with the table). */
+  typedIn: number;
+  png: string | null;
+  svg: string | null;
+}
+
+/** The figures of the run the answer rests on (see grounding/figures.ts `chartAttempt`). */
+export function figureListing(
+  state: Pick<TableQAStateValue, "attempts" | "answer">,
+): FigureListing[] {
+  const attempt = chartAttempt(state.attempts, state.answer?.evidence);
+  if (!attempt) return [];
+  return (attempt.result?.figures ?? []).map((figure) => ({
+    id: figureId(attempt, figure),
+    title: figure.title,
+    kind: figure.axes.find((a) => a.kind !== null)?.kind ?? null,
+    description: describeFigure(figure),
+    derived: figure.derived,
+    derivation: figure.derivation,
+    typedIn: figure.axes.flatMap((a) => a.points).filter((p) => p.derived === "no").length,
+    png: figure.files.find((f) => f.format === "png")?.uri ?? null,
+    svg: figure.files.find((f) => f.format === "svg")?.uri ?? null,
+  }));
+}
+
+const FIGURE_SUPPORT: Record<Figure["derived"], string> = {
+  yes: "its values are computed from the table",
+  no: "its values do not change with the table (typed in?)",
+  unknown: "its values could not be traced to the table",
+};
+
+/** The figures section: each figure with its files, where the user can open them. */
+function describeFigures(figures: FigureListing[]): string | null {
+  if (figures.length === 0) return null;
+  const parts = figures.map((f) => {
+    const files = [f.png && `PNG ${f.png}`, f.svg && `SVG ${f.svg}`].filter(Boolean);
+    const saved = files.length > 0 ? files : ["(not saved: see the attempt's stderr)"];
+    const typed = f.derived === "yes" && f.typedIn > 0 ? `, but ${f.typedIn} typed in` : "";
+    return [`  [${f.id}] ${f.description}`, ...saved, `${FIGURE_SUPPORT[f.derived]}${typed}`]
+      .map((line, i) => (i === 0 ? line : `      ${line}`))
+      .join("\n");
+  });
+  return ["Figures:", ...parts].join("\n");
+}
+
 /** The human-readable result: the answer, then each piece of evidence it cites. */
 export async function renderResult(state: TableQAStateValue): Promise<string> {
   const answer = state.answer;
@@ -283,9 +351,12 @@ export async function renderResult(state: TableQAStateValue): Promise<string> {
   const byId = new Map(state.evidence.map((e) => [e.id, e]));
   const cited = answer.evidence.flatMap((id) => byId.get(id) ?? []);
   const parts = [answerLine(answer.final, state.verdict), ""];
-  if (state.verdict) parts.push(describeVerdict(state.verdict), "");
+  const chart = asksForChart(state.question) && figureListing(state).length > 0;
+  if (state.verdict) parts.push(describeVerdict(state.verdict, chart), "");
   const disputes = conflictsOf(state);
   if (disputes) parts.push(disputes, "");
+  const figures = describeFigures(figureListing(state));
+  if (figures) parts.push(figures, "");
   if (cited.length === 0) {
     parts.push("Evidence: none found for this answer.");
   } else {
@@ -328,15 +399,26 @@ const SUPPORT_WORDS: Record<Verdict["support"], string> = {
   none: "nothing supports it",
 };
 
-function describeVerdict(verdict: Verdict): string {
+/** The same, for a chart answer: what holds it up is what the figure plots. */
+const CHART_SUPPORT_WORDS: Record<Verdict["support"], string> = {
+  derived: "derived from the table: what the figure plots changes with it",
+  "looked-up": "looked up in the cells the question names",
+  coincidental: "the figure plots values typed in, not computed from the table (no support)",
+  none: "nothing supports what the figure plots",
+};
+
+function describeVerdict(verdict: Verdict, chart = false): string {
   const { type, format, grounding } = verdict.scores;
   const scores = `type ${type}/2, format ${format}/2, grounding ${grounding}/2`;
   const head = `Check: ${verdict.pass ? "passed" : "FAILED"} (${scores}; by ${verdict.by})`;
-  const support = `Support: ${SUPPORT_WORDS[verdict.support]}; confidence ${verdict.confidence.toFixed(2)}`;
+  const words = (chart ? CHART_SUPPORT_WORDS : SUPPORT_WORDS)[verdict.support];
+  const support = `Support: ${words}; confidence ${verdict.confidence.toFixed(2)}`;
   return [head, ...verdict.issues.map((issue) => `  - ${issue}`), support].join("\n");
 }
 
-/** The `--json` shape. */
+/** The `--json` shape: the state's fields, and the figures the answer rests on. */
 export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
-  return Object.fromEntries(JSON_FIELDS.map((field) => [field, state[field]]));
+  return Object.fromEntries(
+    JSON_FIELDS.map((field) => [field, field === "figures" ? figureListing(state) : state[field]]),
+  );
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TableSourceSchema } from "../blackboard/schemas.js";
+import { type Figure, TableSourceSchema } from "../blackboard/schemas.js";
 
 /** One benchmark question, the same shape for every dataset. */
 export const EvalExampleSchema = z.object({
@@ -65,11 +65,14 @@ export const DatasetSummarySchema = z.object({
 });
 export type DatasetSummary = z.infer<typeof DatasetSummarySchema>;
 
-/** Runs chart code for TableBench's Visualization metric; a sandbox supplies it. */
+/**
+ * Runs chart code for TableBench's Visualization metric; a sandbox supplies it, with the
+ * figures the run left open as it reads them (tools/sandbox/figures.py).
+ */
 export type ChartRunner = (
   code: string,
   timeoutMs: number,
-) => Promise<{ ok: boolean; stdout: string; error?: string }>;
+) => Promise<{ ok: boolean; stdout: string; error?: string; figures?: Figure[] }>;
 
 /** A dataset's official scoring. */
 export interface Scorer {

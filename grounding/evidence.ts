@@ -3,9 +3,11 @@ import type {
   CodeResult,
   Evidence,
   ExecResult,
+  Figure,
   Lineage,
   OutputSpan,
 } from "../blackboard/schemas.js";
+import { describeFigure } from "./figure-text.js";
 
 const MAX_OUTPUT_LINES = 50;
 /** A result's packet names at most this many source cells as its parents. */
@@ -87,11 +89,43 @@ function resultPacket(
   };
 }
 
+/** A line that draws: a call on pyplot, an axes or a figure, or pandas' `.plot`. */
+const DRAWING = /\b(?:plt|ax\w*|fig\w*|axes)\s*(?:\.|\[)|\.plot\b/;
+
+/** The lines of the code that draw, first to last; [0, 0] when none is recognised. */
+export function drawingLines(code: string): [number, number] {
+  const lines = code.split("\n").flatMap((line, i) => (DRAWING.test(line) ? [i + 1] : []));
+  return lines.length > 0 ? [lines[0] ?? 0, lines.at(-1) ?? 0] : [0, 0];
+}
+
+/**
+ * A figure's packet (`a1:fig1`): what it plots in words, anchored to the lines that draw,
+ * with the source cells its lineage names as parents.
+ */
+function figurePacket(attempt: Attempt, figure: Figure, source: string, time: string): Evidence {
+  return {
+    id: `${attempt.id}:${figure.id}`,
+    modality: "figure",
+    source,
+    anchor: {
+      kind: "code",
+      attempt: attempt.id,
+      lines: drawingLines(attempt.code),
+      stdout: [0, 0],
+    },
+    value: describeFigure(figure),
+    time,
+    provenance: { attempt: attempt.id, parents: lineageParents(figure.lineage) },
+    confidence: figure.derived === "yes" ? 1 : 0.5,
+  };
+}
+
 /**
  * Evidence packets of one execution: each printed line anchored to the code lines
  * that wrote it and its stdout slice, each DataFrame the code left behind anchored
- * to the line that assigned it, and the code's result (its declared `result`, else its
- * last printed value) with the source cells its lineage names as parents.
+ * to the line that assigned it, the code's result (its declared `result`, else its
+ * last printed value) with the source cells its lineage names as parents, and each figure
+ * it drew.
  */
 export function evidenceFromExecution(
   attempt: Attempt,
@@ -133,6 +167,9 @@ export function evidenceFromExecution(
   }
   if (result.result)
     packets.push(resultPacket(attempt, result.result, result.stdout, source, time));
+  for (const figure of result.figures ?? []) {
+    packets.push(figurePacket(attempt, figure, source, time));
+  }
   return packets;
 }
 

@@ -8,6 +8,7 @@ import type {
 } from "../blackboard/schemas.js";
 import { expectedAnswerType, judgeType } from "./answer-type.js";
 import { confidenceOf, rated, scoreFactor, supportOf } from "./confidence.js";
+import { asksForChart, chartIssues, verifyChart } from "./figures.js";
 import { isProse } from "./items.js";
 import { type Grounding, groundingScore, type ItemCheck, verifyGrounding } from "./verify.js";
 
@@ -128,6 +129,7 @@ export async function ruleVerdict(
     };
   }
   const final = state.answer.final;
+  if (asksForChart(state.question)) return chartVerdict(state, final);
   const grounding = await verifyGrounding({
     answer: final,
     evidence: state.evidence,
@@ -149,31 +151,69 @@ export async function ruleVerdict(
       : []),
     ...groundingIssues(grounding.checks),
   ];
-  const answered = state.attempts.findLastIndex((a) => a.result?.ok);
-  const failedAttempts = state.attempts
-    .slice(0, answered < 0 ? state.attempts.length : answered)
-    .filter((a) => !a.result?.ok).length;
+  return {
+    verdict: rulesVerdict(state, final, expectedType, scores, issues, grounding),
+    grounding,
+  };
+}
+
+/** The rules' verdict of scores and issues, with its support and confidence from `grounding`. */
+function rulesVerdict(
+  state: VerdictInput,
+  final: string,
+  expectedType: Verdict["expectedType"],
+  scores: Verdict["scores"],
+  issues: string[],
+  grounding: Grounding,
+): Verdict {
   const confidence = confidenceOf({
     checks: grounding.checks,
     scores,
-    failedAttempts,
+    failedAttempts: failedBefore(state.attempts),
     reflections: state.reflected ?? 0,
   });
-
   return {
-    verdict: {
-      answer: final,
-      expectedType,
-      scores,
-      issues,
-      pass: passes(scores),
-      by: "rules",
-      claims: [],
-      support: supportOf(grounding.checks),
-      ...rated(confidence, state.minConfidence),
-    },
-    grounding,
+    answer: final,
+    expectedType,
+    scores,
+    issues,
+    pass: passes(scores),
+    by: "rules",
+    claims: [],
+    support: supportOf(grounding.checks),
+    ...rated(confidence, state.minConfidence),
   };
+}
+
+/** Code attempts that failed before the one the answer rests on. */
+function failedBefore(attempts: Attempt[]): number {
+  const answered = attempts.findLastIndex((a) => a.result?.ok);
+  return attempts.slice(0, answered < 0 ? attempts.length : answered).filter((a) => !a.result?.ok)
+    .length;
+}
+
+/**
+ * A chart answer is judged by what its figures plot (figures.ts), not by its words: type 2
+ * when the code drew a figure with values (0 when it drew none), format as a caption, and
+ * grounding over the plotted points.
+ */
+async function chartVerdict(
+  state: VerdictInput,
+  final: string,
+): Promise<{ verdict: Verdict; grounding: Grounding }> {
+  const chart = await verifyChart({
+    question: state.question,
+    attempts: state.attempts,
+    tables: state.tables,
+    cited: state.answer?.evidence ?? [],
+    source: "checker",
+  });
+  const format = formatScore(final, "text");
+  const type = chart.figures.length > 0 ? 2 : 0;
+  const scores = { type, format: format.score, grounding: groundingScore(chart.checks) };
+  const issues = [...(format.issue ? [format.issue] : []), ...chartIssues(chart.checks)];
+  const grounding = { checks: chart.checks, cells: chart.cells };
+  return { verdict: rulesVerdict(state, final, "text", scores, issues, grounding), grounding };
 }
 
 export interface ModelScores {

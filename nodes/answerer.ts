@@ -3,9 +3,16 @@ import { lastSuccessful } from "../blackboard/attempts.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
 import { resultOrigin } from "../grounding/derivation.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
+import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
 import { parseAnswer } from "./final-answer.js";
 import { ask } from "./llm.js";
-import { numberLines, renderEvidenceList, renderPlan, renderTables } from "./prompts.js";
+import {
+  numberLines,
+  promptPrivacy,
+  renderEvidenceList,
+  renderPlan,
+  renderTables,
+} from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export { type ParsedAnswer, parseAnswer } from "./final-answer.js";
@@ -27,21 +34,23 @@ If the results do not answer the question, say what is missing in the answer lin
 export function answererPrompt(
   state: Pick<SolveStateValue, "question" | "plan" | "attempts" | "evidence">,
   tableSummary: string,
+  privacy = OPEN_PRIVACY,
 ): string {
   const sections = [`Question: ${state.question}`];
   if (state.plan.length > 0) sections.push(`Plan:\n${renderPlan(state.plan)}`);
   const good = lastSuccessful(state.attempts);
   if (good?.result) {
     sections.push(`Code (${good.id}):\n\`\`\`python\n${numberLines(good.code)}\n\`\`\``);
-    sections.push(`Output:\n${good.result.stdout.trim() || "(nothing printed)"}`);
+    sections.push(`Output:\n${privacy.output(good.result)}`);
     const result = good.result.result;
     if (result) {
       sections.push(
-        `The code's result [${good.id}:result] (${resultOrigin(result)}):\n${result.text}`,
+        `The code's result [${good.id}:result] (${resultOrigin(result)}):\n${privacy.result(result)}`,
       );
+      if (!privacy.showsResult(result)) sections.push(privacy.citeKept(`${good.id}:result`));
     }
     const own = state.evidence.filter((e) => e.provenance.attempt === good.id);
-    if (own.length > 0) sections.push(`Results:\n${renderEvidenceList(own)}`);
+    if (own.length > 0) sections.push(`Results:\n${renderEvidenceList(own, privacy)}`);
   } else {
     sections.push(
       `No code attempt succeeded (${state.attempts.length} tried). Answer from the table below if you can.`,
@@ -58,6 +67,7 @@ export function answererPrompt(
  */
 export const answerer = (async (state, runtime) => {
   const config = configurationOf(runtime);
+  const privacy = await promptPrivacy(state, config);
   const good = lastSuccessful(state.attempts);
   const summary = good
     ? ""
@@ -65,11 +75,14 @@ export const answerer = (async (state, runtime) => {
   const reply = await ask(
     "answerer",
     ANSWERER_SYSTEM,
-    answererPrompt(state, summary),
+    answererPrompt(state, summary, privacy),
     config,
     runtime?.signal,
+    { privacy },
   );
-  const parsed = parseAnswer(reply.text);
+  const said = parseAnswer(reply.text);
+  // A value the model could not see and named by its id is filled in here.
+  const parsed = { ...said, final: privacy.fillAnswer(said.final, state.evidence) };
   const grounding = await verifyGrounding({
     answer: parsed.final,
     evidence: state.evidence,

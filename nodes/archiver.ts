@@ -18,8 +18,9 @@ import {
   withNotes,
 } from "../tools/memory/episodes.js";
 import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
 import { ask, askOrFallBack } from "./llm.js";
-import { renderPlan } from "./prompts.js";
+import { promptPrivacy, renderPlan } from "./prompts.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 
 /** Neighbours looked at when archiving: enough to count how many are near. */
@@ -102,16 +103,33 @@ export function episodeOutcome(
 export function archiverPrompt(
   state: Pick<ReviewStateValue, "question" | "plan">,
   summary: EpisodeSummary,
+  privacy = OPEN_PRIVACY,
 ): string {
   const sections = [`Question: ${state.question}`, `Plan that worked:\n${renderPlan(state.plan)}`];
-  sections.push(`Answer: ${summary.answer}`);
-  if (summary.pitfalls.length > 0)
-    sections.push(
-      `What went wrong on the way:\n${summary.pitfalls.map((p) => `- ${p}`).join("\n")}`,
-    );
-  if (summary.lessons.length > 0)
-    sections.push(`Noted so far:\n${summary.lessons.map((l) => `- ${l}`).join("\n")}`);
+  sections.push(
+    `Answer: ${privacy.mode === "off" ? summary.answer : privacy.answer(summary.answer)}`,
+  );
+  const pitfalls = privacy.notes(summary.pitfalls);
+  const lessons = privacy.notes(summary.lessons);
+  if (pitfalls.length > 0)
+    sections.push(`What went wrong on the way:\n${pitfalls.map((p) => `- ${p}`).join("\n")}`);
+  if (lessons.length > 0)
+    sections.push(`Noted so far:\n${lessons.map((l) => `- ${l}`).join("\n")}`);
   return sections.join("\n\n");
+}
+
+/**
+ * Under a privacy mode an episode keeps its notes scrubbed of the run's cells and says which
+ * mode it ran under: recall under a privacy mode shows only such entries.
+ */
+function privateSummary(summary: EpisodeSummary, privacy: PromptPrivacy): EpisodeSummary {
+  if (privacy.mode === "off") return summary;
+  return {
+    ...summary,
+    lessons: summary.lessons.map((note) => privacy.keptNote(note)),
+    pitfalls: summary.pitfalls.map((note) => privacy.keptNote(note)),
+    privacy: privacy.mode,
+  };
 }
 
 function strings(value: unknown): string[] {
@@ -192,16 +210,19 @@ export const archiver = (async (state: ReviewStateValue & Gold, runtime?: NodeRu
   let summary = summarizeEpisode(state, outcome);
   if (isFailure(outcome) && summary.pitfalls.length === 0) return {};
   const embedder = createEmbedder(config.embeddingModel, config.llmTimeoutMs);
+  const privacy = await promptPrivacy(state, config);
   let budget = {};
   if (config.llmArchiver && !isFailure(outcome)) {
+    const prompt = archiverPrompt(state, summary, privacy);
     const reply = await askOrFallBack(() =>
-      ask("archiver", ARCHIVER_SYSTEM, archiverPrompt(state, summary), config, runtime?.signal),
+      ask("archiver", ARCHIVER_SYSTEM, prompt, config, runtime?.signal, { privacy }),
     );
     budget = reply?.budget ?? {};
     // A reply without notes leaves the summary built from the run.
     const notes = reply ? parseNotes(reply.text) : null;
     if (notes) summary = withNotes(summary, notes);
   }
+  summary = privateSummary(summary, privacy);
   const vector = await embedText(embedder, summary.pattern);
   if (!vector) return { budget };
   const namespace = memoryNamespace(config.memoryNamespace);

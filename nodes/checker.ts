@@ -3,10 +3,13 @@ import { lastSuccessful } from "../blackboard/attempts.js";
 import type { Verdict } from "../blackboard/schemas.js";
 import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
 import { resultOf, resultOrigin } from "../grounding/derivation.js";
+import { describeFigure } from "../grounding/figure-text.js";
+import { asksForChart, chartAttempt } from "../grounding/figures.js";
 import { combine, type ModelScores, ruleVerdict } from "../grounding/verdict.js";
 import { claimsFrom, type ItemCheck } from "../grounding/verify.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
-import { numberLines, renderTables } from "./prompts.js";
+import { numberLines, promptPrivacy, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /*
@@ -28,18 +31,21 @@ three scores from 0 to 2:
   computes what the question asks over the right rows and columns, or a cell the question
   points to. 1 if you doubt the computation (wrong rows, a total row counted, the wrong
   column, a unit mix-up); 0 if the result contradicts the answer or nothing computes it. A
-  value that merely appears somewhere in the table or the output is not support.
+  value that merely appears somewhere in the table or the output is not support. A chart is
+  judged by what its figure plots: values typed into the code are not grounded.
 
 Reply with one JSON object and nothing else:
 {"type": <0-2>, "format": <0-2>, "grounding": <0-2>, "issues": ["<each problem, concretely>"]}`;
 
-function describeCheck(check: ItemCheck): string {
-  const item = JSON.stringify(check.item);
+function describeCheck(check: ItemCheck, privacy: PromptPrivacy): string {
+  const item = privacy.mode === "off" ? JSON.stringify(check.item) : privacy.answer(check.item);
   if (check.status === "supported") {
     return `- ${item}: ${check.support} (${check.supports.join(", ")})`;
   }
-  if (check.status === "conflicted") return `- ${item}: contradicted (${check.note ?? ""})`;
-  return `- ${item}: not supported (${check.note ?? "nothing holds it"})`;
+  const note = (fallback: string) =>
+    privacy.notes([check.note ?? fallback])[0] ?? "a note kept here";
+  if (check.status === "conflicted") return `- ${item}: contradicted (${note("")})`;
+  return `- ${item}: not supported (${note("nothing holds it")})`;
 }
 
 export function checkerPrompt(
@@ -47,32 +53,45 @@ export function checkerPrompt(
   rules: Verdict,
   checks: ItemCheck[],
   tableContext = "",
+  privacy = OPEN_PRIVACY,
 ): string {
-  // The run the rules judged the answer against: the one whose result it cites, else the last.
-  const good =
-    resultOf(state.attempts, state.answer?.evidence)?.attempt ?? lastSuccessful(state.attempts);
+  // The run the rules judged the answer against: the one whose result (or, for a chart, whose
+  // figure) it cites, else the last.
+  const cited = state.answer?.evidence;
+  const good = asksForChart(state.question)
+    ? chartAttempt(state.attempts, cited)
+    : (resultOf(state.attempts, cited)?.attempt ?? lastSuccessful(state.attempts));
   const sections = [`Question: ${state.question}`];
   if (tableContext) sections.push(tableContext);
   sections.push(
     `Expected answer type: ${rules.expectedType}`,
-    `Answer: ${state.answer?.final ?? ""}`,
+    `Answer: ${privacy.mode === "off" ? (state.answer?.final ?? "") : privacy.answer(state.answer?.final)}`,
   );
   if (good?.result) {
     const language = /^\s*(?:select|with)\b/i.test(good.code) ? "sql" : "python";
     sections.push(`Code (${good.id}):\n\`\`\`${language}\n${numberLines(good.code)}\n\`\`\``);
-    sections.push(`Output:\n${good.result.stdout.trim().slice(0, 4000) || "(nothing printed)"}`);
+    sections.push(`Output:\n${privacy.output(good.result).slice(0, 4000)}`);
     const result = good.result.result;
     sections.push(
       result
-        ? `Result [${good.id}:result] (${resultOrigin(result)}; derived from the table: ${result.derived}, ${result.derivation}):\n${result.text}`
+        ? `Result [${good.id}:result] (${resultOrigin(result)}; derived from the table: ${result.derived}, ${result.derivation}):\n${privacy.result(result)}`
         : "The code computed no result.",
     );
+    // What a figure plots is cell values: shown only when the prompt may hold them.
+    const figures = privacy.mode === "off" ? (good.result.figures ?? []) : [];
+    const drawn = figures.map(
+      (f) => `- [${good.id}:${f.id}] ${describeFigure(f)}; derived: ${f.derived}, ${f.derivation}`,
+    );
+    if (drawn.length > 0) sections.push(`Figures it drew (what each plots):\n${drawn.join("\n")}`);
   } else {
     sections.push("No code ran successfully.");
   }
-  if (checks.length > 0) sections.push(`Items traced:\n${checks.map(describeCheck).join("\n")}`);
-  if (rules.issues.length > 0) {
-    sections.push(`Automatic checks found:\n${rules.issues.map((i) => `- ${i}`).join("\n")}`);
+  if (checks.length > 0) {
+    sections.push(`Items traced:\n${checks.map((c) => describeCheck(c, privacy)).join("\n")}`);
+  }
+  const issues = privacy.notes(rules.issues);
+  if (issues.length > 0) {
+    sections.push(`Automatic checks found:\n${issues.map((i) => `- ${i}`).join("\n")}`);
   }
   return sections.join("\n\n");
 }
@@ -163,10 +182,11 @@ export const checker = (async (state, runtime) => {
   let verdict: Verdict = { ...rules, claims: claims.map((c) => c.id) };
   let budget = {};
   if (config.llmChecker && state.answer) {
+    const privacy = await promptPrivacy(state, config);
     const context = (await renderTables(state.tables, state.question, config)).join("\n\n");
-    const prompt = checkerPrompt(state, rules, grounding.checks, context);
+    const prompt = checkerPrompt(state, rules, grounding.checks, context, privacy);
     const reply = await askOrFallBack(() =>
-      ask("checker", CHECKER_SYSTEM, prompt, config, runtime?.signal),
+      ask("checker", CHECKER_SYSTEM, prompt, config, runtime?.signal, { privacy }),
     );
     if (reply) {
       budget = reply.budget;

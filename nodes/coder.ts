@@ -4,6 +4,7 @@ import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
+  promptPrivacy,
   renderConversation,
   renderErrorHistory,
   renderPlan,
@@ -86,18 +87,22 @@ function looksLikeBareCode(reply: string): boolean {
 
 export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
+  const privacy = await promptPrivacy(state, config);
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = coderPrompt({
     question: state.question,
     profiles,
     tableNames: renderTableNames(state.tables),
-    conversation: renderConversation(state.turns),
+    conversation: renderConversation(state.turns, privacy),
     plan: state.plan,
-    errorHistory: renderErrorHistory(state.attempts),
-    reflection: renderReflection(state.reflections),
+    errorHistory: renderErrorHistory(state.attempts, privacy),
+    reflection: renderReflection(state.reflections, privacy),
   });
   const id = nextAttemptId(state.attempts);
-  const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal, { attempt: id });
+  const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal, {
+    metadata: { attempt: id },
+    privacy,
+  });
   let attempt: Attempt;
   try {
     attempt = { id, code: parseCode(reply.text), raw: reply.text, result: null, parseError: null };

@@ -3,9 +3,10 @@ import type { Packet, Selection, Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState, OrchestratorStateValue } from "../blackboard/state.js";
 import { finalSubtasks } from "../blackboard/subtasks.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
 import { parseAnswer } from "./final-answer.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderEvidenceList } from "./prompts.js";
+import { promptPrivacy, renderEvidenceList } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 /*
@@ -29,10 +30,10 @@ separated by commas.`;
 
 const MAX_EVIDENCE_SHOWN = 40;
 
-function finding(subtask: Subtask, packets: Packet[]): string {
+function finding(subtask: Subtask, packets: Packet[], privacy: PromptPrivacy): string {
   const lines = packets.map(
     (p) =>
-      `  ${p.worker}: ${p.answer ?? `no answer (${p.error ?? "unknown"})`}` +
+      `  ${p.worker}: ${p.answer === null ? `no answer (${privacy.notes([p.error ?? "unknown"])[0] ?? "a reason kept here"})` : privacy.answer(p.answer)}` +
       (p.evidence.length > 0 ? ` [${p.evidence.slice(0, 8).join(", ")}]` : ""),
   );
   return [`${subtask.id}: ${subtask.task}`, ...lines].join("\n");
@@ -41,12 +42,13 @@ function finding(subtask: Subtask, packets: Packet[]): string {
 export function composerPrompt(
   state: Pick<OrchestratorStateValue, "question" | "subtasks" | "packets" | "evidence">,
   selection: Selection,
+  privacy = OPEN_PRIVACY,
 ): string {
   const chosen = new Set(selection.packets);
   const disputed = new Set(selection.conflicts.map((c) => c.subtask));
   const shown = (s: Subtask) =>
     state.packets.filter((p) => p.subtask === s.id && (chosen.has(p.id) || disputed.has(s.id)));
-  const findings = state.subtasks.map((s) => finding(s, shown(s)));
+  const findings = state.subtasks.map((s) => finding(s, shown(s), privacy));
   const cited = new Set(
     state.packets
       .filter((p) => chosen.has(p.id) || disputed.has(p.subtask))
@@ -57,11 +59,16 @@ export function composerPrompt(
   if (selection.conflicts.length > 0) {
     const notes = selection.conflicts.map(
       (c) =>
-        `${c.subtask}: ${c.packets.map((p, i) => `${p} says ${JSON.stringify(c.answers[i])}`).join(", ")}`,
+        `${c.subtask}: ${c.packets.map((p, i) => `${p} says ${privacy.mode === "off" ? JSON.stringify(c.answers[i]) : privacy.answer(c.answers[i])}`).join(", ")}`,
     );
     sections.push(`Workers disagree:\n${notes.join("\n")}`);
   }
-  if (evidence.length > 0) sections.push(`Evidence:\n${renderEvidenceList(evidence)}`);
+  if (evidence.length > 0) sections.push(`Evidence:\n${renderEvidenceList(evidence, privacy)}`);
+  if (privacy.mode !== "off") {
+    sections.push(
+      "Values marked as kept on this machine can still be the answer: write the evidence id in square brackets (Final Answer: [<id>]) and it is filled in here.",
+    );
+  }
   return sections.join("\n\n");
 }
 
@@ -93,18 +100,21 @@ export const composer = (async (state, runtime) => {
   if (final !== null) {
     raw = final;
   } else {
+    const privacy = await promptPrivacy(state, config);
     const reply = await ask(
       "answerer",
       COMPOSER_SYSTEM,
-      composerPrompt(state, selection),
+      composerPrompt(state, selection, privacy),
       config,
       runtime?.signal,
+      { privacy },
     );
     budget = reply.budget;
     raw = reply.text;
     try {
       const parsed = parseAnswer(reply.text);
-      final = parsed.final;
+      // Evidence the model named by its id, not seeing its value, is filled in here.
+      final = privacy.fillAnswer(parsed.final, state.evidence);
       modelCited = parsed.cited;
     } catch (error) {
       if (!(error instanceof ReplyParseError)) throw error;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState } from "../blackboard/state.js";
 import { ask, ReplyParseError } from "./llm.js";
-import { renderConversation, renderTableNames, renderTables } from "./prompts.js";
+import { promptPrivacy, renderConversation, renderTableNames, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 import { loadWorkers, workerDirs } from "./workers/registry.js";
 import type { Worker } from "./workers/worker.js";
@@ -117,10 +117,11 @@ export function planOf(subtasks: Subtask[]): string[] {
 export const decomposer = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const workers = [...(await loadWorkers(workerDirs(config))).values()];
+  const privacy = await promptPrivacy(state, config);
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = [
     // On a follow-up its subtasks should be self-contained: the sql worker sees no conversation.
-    renderConversation(state.turns),
+    renderConversation(state.turns, privacy),
     `Question: ${state.question}`,
     renderTableNames(state.tables),
     profiles.join("\n\n"),
@@ -133,6 +134,7 @@ export const decomposer = (async (state, runtime) => {
     prompt,
     config,
     runtime?.signal,
+    { privacy },
   );
   let subtasks: Subtask[];
   try {

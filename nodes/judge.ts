@@ -4,7 +4,9 @@ import { winnerTrajectory } from "../blackboard/branches.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
 import type { Ballot, Branch } from "../blackboard/schemas.js";
 import type { MomState, MomStateValue } from "../blackboard/state.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
+import { promptPrivacy } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const JUDGE_SYSTEM = `# tableminds judge
@@ -17,16 +19,24 @@ Winner: A
 or
 Winner: B`;
 
-function side(label: string, branch: Branch): string {
-  const run = lastSuccessful(branch.attempts)?.result?.stdout.trim().slice(0, 1500);
+function side(label: string, branch: Branch, privacy: PromptPrivacy): string {
+  const result = lastSuccessful(branch.attempts)?.result;
+  const run = result ? privacy.output(result).slice(0, 1500) : "";
+  const answer =
+    privacy.mode === "off" ? (branch.answer?.final ?? "") : privacy.answer(branch.answer?.final);
   return [
-    `Answer ${label}: ${branch.answer?.final ?? ""}`,
+    `Answer ${label}: ${answer}`,
     `What its code printed:\n${run || "(no code ran successfully)"}`,
   ].join("\n");
 }
 
-export function judgePrompt(question: string, a: Branch, b: Branch): string {
-  return [`Question: ${question}`, side("A", a), side("B", b)].join("\n\n");
+export function judgePrompt(
+  question: string,
+  a: Branch,
+  b: Branch,
+  privacy: PromptPrivacy = OPEN_PRIVACY,
+): string {
+  return [`Question: ${question}`, side("A", a, privacy), side("B", b, privacy)].join("\n\n");
 }
 
 /** "A" or "B" from a judge's reply; a reply naming neither fails with a ReplyParseError. */
@@ -55,6 +65,7 @@ export const judge = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const ballot = state.ballot;
   if (!ballot) throw new Error("judge: there is no ballot; the vote must run before it");
+  const privacy = await promptPrivacy(state, config);
   let round = contenders(state);
   const matches: Ballot["matches"] = [];
   let budget = EMPTY_BUDGET;
@@ -66,7 +77,14 @@ export const judge = (async (state, runtime) => {
       pairs.map(async ([a, b]) => {
         if (!a || !b) return { winner: a as Branch, reply: null };
         const reply = await askOrFallBack(() =>
-          ask("checker", JUDGE_SYSTEM, judgePrompt(state.question, a, b), config, runtime?.signal),
+          ask(
+            "checker",
+            JUDGE_SYSTEM,
+            judgePrompt(state.question, a, b, privacy),
+            config,
+            runtime?.signal,
+            { privacy },
+          ),
         );
         const winner = (reply ? pickOrFirst(reply.text) : "A") === "A" ? a : b;
         return { winner, reply, match: { a: a.id, b: b.id, winner: winner.id } };

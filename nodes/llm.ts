@@ -1,7 +1,8 @@
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Budget } from "../blackboard/schemas.js";
 import { callModel, ModelCallError } from "../tools/models/chat.js";
-import type { Role } from "../tools/models/config.js";
+import { type Role, resolveModel } from "../tools/models/config.js";
+import { atLeastAsStrict, type PromptPrivacy } from "../tools/tables/privacy.js";
 
 export interface NodeReply {
   text: string;
@@ -39,12 +40,56 @@ const SPEAKER = /^\s*#\s*tableminds\s+([\w-]+)/;
 /** What a trace tells of a model call beside its role, e.g. the attempt a coder writes. */
 export type TraceMetadata = Record<string, string | number>;
 
+export interface AskOptions {
+  metadata?: TraceMetadata;
+  /**
+   * What the prompt may show of the tables (tools/tables/privacy.ts): it scrubs the prompt
+   * before it leaves. Required when the run's `privacy` is not `off`.
+   */
+  privacy?: PromptPrivacy;
+}
+
+/** A prompt that would leave without the privacy the run asks for. */
+export class PrivacyError extends Error {
+  override name = "PrivacyError";
+}
+
+let localNoticeGiven = false;
+
+/** Once per process: a privacy mode with the embedded model, which sends nothing anywhere. */
+function noticeLocalPrivacy(role: Role, config: Configuration): void {
+  if (localNoticeGiven) return;
+  try {
+    if (!resolveModel(role, modelsOf(config)).local) return;
+  } catch {
+    return; // callModel reports a model that cannot be resolved
+  }
+  localNoticeGiven = true;
+  process.emitWarning(
+    `privacy ${config.privacy}: the ${role} runs on the embedded local model, which sends nothing off this machine; the mode applies anyway`,
+    "TablemindsWarning",
+  );
+}
+
+/** The user prompt as it may leave under the run's privacy mode. */
+function guarded(role: Role, user: string, config: Configuration, privacy?: PromptPrivacy): string {
+  if (config.privacy === "off") return privacy ? privacy.scrub(user) : user;
+  if (!privacy || !atLeastAsStrict(privacy.mode, config.privacy)) {
+    throw new PrivacyError(
+      `the ${role}'s prompt was built without the run's privacy (${config.privacy}); it was not sent`,
+    );
+  }
+  noticeLocalPrivacy(role, config);
+  return privacy.scrub(user);
+}
+
 /**
  * One system + user exchange with the model of `role`, with its cost for the budget. In a
  * trace the call is named by its role, tagged `model` and carries `metadata` with its role;
  * it inherits the run's own (graph, dataset, question id) and LangGraph's (node, step).
  * Errors and slow-call notices name the agent the system prompt speaks for (the decomposer
- * and the sql worker use the planner's and the coder's models).
+ * and the sql worker use the planner's and the coder's models). Under a privacy mode the prompt
+ * leaves scrubbed by `options.privacy`, and not at all without it.
  */
 export async function ask(
   role: Role,
@@ -52,13 +97,14 @@ export async function ask(
   user: string,
   config: Configuration,
   signal?: AbortSignal,
-  metadata: TraceMetadata = {},
+  options: AskOptions = {},
 ): Promise<NodeReply> {
+  const { metadata = {}, privacy } = options;
   const reply = await callModel(
     role,
     [
       { role: "system", content: system },
-      { role: "user", content: user },
+      { role: "user", content: guarded(role, user, config, privacy) },
     ],
     {
       ...modelsOf(config),

@@ -3,6 +3,7 @@ import type { SolveState } from "../blackboard/state.js";
 import { emit } from "./events.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
+  promptPrivacy,
   renderConversation,
   renderMemories,
   renderReflection,
@@ -70,13 +71,16 @@ export function parsePlan(reply: string): string[] {
 
 export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
+  const privacy = await promptPrivacy(state, config);
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {
-    conversation: renderConversation(state.turns),
-    memories: renderMemories(state.memories),
-    reflection: renderReflection(state.reflections),
+    conversation: renderConversation(state.turns, privacy),
+    memories: renderMemories(state.memories, privacy),
+    reflection: renderReflection(state.reflections, privacy),
   });
-  const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal);
+  const reply = await ask("planner", PLANNER_SYSTEM, prompt, config, runtime?.signal, {
+    privacy,
+  });
   const plan = parsePlan(reply.text);
   emit(runtime, { event: "plan", steps: plan });
   return { plan, budget: reply.budget };

@@ -2,6 +2,12 @@ import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, Evidence, Memory, Reflection, TableRef } from "../blackboard/schemas.js";
 import type { Turn } from "../blackboard/turns.js";
 import { tableContexts } from "../tools/tables/context.js";
+import {
+  OPEN_PRIVACY,
+  type PromptPrivacy,
+  privacyOf,
+  privateTableContexts,
+} from "../tools/tables/privacy.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
@@ -15,14 +21,29 @@ export function renderPlan(plan: string[]): string {
 }
 
 /**
+ * What the prompts of a run may show of its tables (tools/tables/privacy.ts): every node that
+ * builds a prompt asks for it and hands it to `ask`, which scrubs the prompt with it.
+ */
+export function promptPrivacy(
+  run: { tables: readonly TableRef[]; question: string },
+  config: Pick<Configuration, "privacy">,
+): Promise<PromptPrivacy> {
+  return privacyOf(run, config.privacy);
+}
+
+/**
  * Each table as a prompt shows it, within the run's token budget for tables: whole when it
- * fits, else its statistics and the rows the question names (tools/tables/context.ts).
+ * fits, else its statistics and the rows the question names (tools/tables/context.ts). Under a
+ * privacy mode, its columns with their types (and, for `values`, aggregates) only.
  */
 export async function renderTables(
   tables: TableRef[],
   question: string,
-  config: Pick<Configuration, "contextTokens" | "sampleRows">,
+  config: Pick<Configuration, "contextTokens" | "sampleRows"> &
+    Partial<Pick<Configuration, "privacy">>,
 ): Promise<string[]> {
+  const mode = config.privacy ?? "off";
+  if (mode !== "off") return privateTableContexts(tables, mode, config.contextTokens);
   const contexts = await tableContexts(tables, question, {
     budgetTokens: config.contextTokens,
     sampleRows: config.sampleRows,
@@ -40,35 +61,28 @@ export function renderTableNames(tables: TableRef[]): string {
 }
 
 /** Earlier failed attempts, newest last, so the coder does not repeat a mistake. */
-export function renderErrorHistory(attempts: Attempt[]): string {
+export function renderErrorHistory(attempts: Attempt[], privacy = OPEN_PRIVACY): string {
   const failed = attempts.filter((a) => a.parseError || (a.result && !a.result.ok));
   return failed
     .map((attempt) => {
+      const raised = attempt.result?.error;
       const error = attempt.parseError
         ? `no runnable code: ${attempt.parseError}`
-        : `${attempt.result?.error?.type}: ${attempt.result?.error?.message}` +
-          (attempt.result?.error?.line ? ` (line ${attempt.result.error.line})` : "");
-      const stdout = attempt.result?.stdout.trim();
+        : `${privacy.error(raised ?? { type: "Error", message: "the code failed" }, attempt.code)}` +
+          (raised?.line ? ` (line ${raised.line})` : "");
+      const stdout = attempt.result ? privacy.outputBeforeFailing(attempt.result) : "";
       return [
         `Attempt ${attempt.id}:`,
         "```python",
         numberLines(attempt.code),
         "```",
-        stdout ? `Its output before failing:\n${stdout.slice(0, 1000)}` : "",
+        stdout ? `Its output before failing:\n${stdout}` : "",
         `Error: ${error}`,
       ]
         .filter(Boolean)
         .join("\n");
     })
     .join("\n\n");
-}
-
-function describeValue(value: Evidence["value"]): string {
-  if (value !== null && typeof value === "object") {
-    const cols = value.columns.map((c) => c.name).join(", ");
-    return `table \`${value.name}\` (${value.rows} rows; columns ${cols})`;
-  }
-  return JSON.stringify(value);
 }
 
 function describeAnchor(evidence: Evidence): string {
@@ -88,20 +102,29 @@ function describeAnchor(evidence: Evidence): string {
 }
 
 /** One line per evidence packet: `[id] where: value`, the ids the answerer cites. */
-export function renderEvidenceList(evidence: Evidence[]): string {
-  return evidence
-    .map((e) => `[${e.id}] ${describeAnchor(e)}: ${describeValue(e.value)}`)
-    .join("\n");
+export function renderEvidenceList(evidence: Evidence[], privacy = OPEN_PRIVACY): string {
+  return evidence.map((e) => `[${e.id}] ${describeAnchor(e)}: ${privacy.value(e)}`).join("\n");
 }
 
-/** The latest reflection as prompt text for the planner or coder, or "" when there is none. */
-export function renderReflection(reflections: Reflection[]): string {
+/**
+ * The latest reflection as prompt text for the planner or coder, or "" when there is none. A
+ * diagnosis built here from the checker's notes (no model wrote it) is a note like them.
+ */
+export function renderReflection(reflections: Reflection[], privacy = OPEN_PRIVACY): string {
   const last = reflections.at(-1);
   if (!last) return "";
-  const steps = last.improvement.map((step, i) => `${i + 1}. ${step}`).join("\n");
+  const answer =
+    privacy.mode === "off"
+      ? JSON.stringify(last.verdict.answer)
+      : privacy.answer(last.verdict.answer);
+  const ours = (notes: string[]) => (last.byModel ? notes : privacy.notes(notes));
+  const diagnosis = ours([last.diagnosis])[0];
+  const steps = ours(last.improvement)
+    .map((step, i) => `${i + 1}. ${step}`)
+    .join("\n");
   return [
-    `An earlier answer (${JSON.stringify(last.verdict.answer)}) was rejected by the checker.`,
-    `Diagnosis: ${last.diagnosis}`,
+    `An earlier answer (${answer}) was rejected by the checker.`,
+    diagnosis ? `Diagnosis: ${diagnosis}` : "",
     steps ? `Do this differently:\n${steps}` : "",
   ]
     .filter(Boolean)
@@ -112,15 +135,15 @@ export function renderReflection(reflections: Reflection[]): string {
  * The thread's earlier turns as a prompt section, or "" on a first question: each question and
  * its answer, and the tables its code left, which later code has as DataFrames of those names.
  */
-export function renderConversation(turns: Turn[]): string {
+export function renderConversation(turns: Turn[], privacy = OPEN_PRIVACY): string {
   if (turns.length === 0) return "";
   const blocks = turns.map((turn, i) => {
     const answer =
       turn.answer === null
         ? "(no answer)"
         : turn.passed === false
-          ? `${turn.answer} (it did not pass its check)`
-          : turn.answer;
+          ? `${privacy.answer(turn.answer)} (it did not pass its check)`
+          : privacy.answer(turn.answer);
     const lines = [`${i + 1}. Question: ${turn.question}`, `   Answer: ${answer}`];
     if (turn.tables.length > 0) {
       const names = turn.tables.map((t) => `\`${t.name}\``).join(", ");
@@ -134,15 +157,19 @@ export function renderConversation(turns: Turn[]): string {
   ].join("\n");
 }
 
-/** Recalled memories as a planner prompt section, or "" when there are none. */
-export function renderMemories(memories: Memory[]): string {
+/**
+ * Recalled memories as a planner prompt section, or "" when there are none. Under a privacy
+ * mode a past question shows with its values masked, and lessons and pitfalls are notes.
+ */
+export function renderMemories(memories: Memory[], privacy = OPEN_PRIVACY): string {
   if (memories.length === 0) return "";
   const blocks = memories.map((m, i) => {
-    const lines = [`${i + 1}. A similar question (${m.episodes} seen): ${m.question}`];
+    const question = privacy.mode === "off" ? m.question : m.pattern;
+    const lines = [`${i + 1}. A similar question (${m.episodes} seen): ${question}`];
     if (m.plan.length > 0)
       lines.push(`   Plan that worked: ${m.plan.map((s, j) => `(${j + 1}) ${s}`).join(" ")}`);
-    for (const lesson of m.lessons) lines.push(`   Lesson: ${lesson}`);
-    for (const pitfall of m.pitfalls) lines.push(`   Pitfall: ${pitfall}`);
+    for (const lesson of privacy.notes(m.lessons)) lines.push(`   Lesson: ${lesson}`);
+    for (const pitfall of privacy.notes(m.pitfalls)) lines.push(`   Pitfall: ${pitfall}`);
     return lines.join("\n");
   });
   return `Lessons from similar past questions (use what applies; the table may differ):\n${blocks.join("\n")}`;

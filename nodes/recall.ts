@@ -5,6 +5,7 @@ import { createEmbedder } from "../tools/memory/embeddings.js";
 import { memoryNamespace, questionPattern, toMemory } from "../tools/memory/episodes.js";
 import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
 import { tableSchema } from "../tools/memory/table-schema.js";
+import { atLeastAsStrict } from "../tools/tables/privacy.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 function memoryEvidence(memory: Memory, time: string): Evidence {
@@ -25,7 +26,8 @@ function memoryEvidence(memory: Memory, time: string): Evidence {
  * Before planning: the k past episodes most similar to the question, for the planner to learn
  * from. Only episodes over tables of a similar schema (`memorySchemaSimilarity`) and at least
  * `memoryRecallSimilarity` alike in question are shown: below that, a lesson is about
- * something else.
+ * something else. Under a privacy mode only episodes archived under one at least as strict are
+ * recalled: their notes were scrubbed of their tables' cells, an `off` run's were not.
  */
 export const recall = (async (state, runtime) => {
   const config = configurationOf(runtime);
@@ -35,11 +37,16 @@ export const recall = (async (state, runtime) => {
   const query = await embedText(embedder, questionPattern(state.question));
   if (!query) return { memories: [] };
   const namespace = memoryNamespace(config.memoryNamespace);
-  const ranked = await nearestEpisodes(store, namespace, embedder, query, config.memoryK, {
+  const mode = config.privacy;
+  // Entries from runs without privacy are passed over, so more are looked at.
+  const wanted = mode === "off" ? config.memoryK : config.memoryK * 4;
+  const ranked = await nearestEpisodes(store, namespace, embedder, query, wanted, {
     columns: tableSchema(state.tables),
     minSimilarity: config.memorySchemaSimilarity,
   });
   const memories = ranked
+    .filter((r) => mode === "off" || atLeastAsStrict(r.episode.privacy ?? "off", mode))
+    .slice(0, config.memoryK)
     .filter((r) => r.similarity >= config.memoryRecallSimilarity)
     .map((r) => toMemory(r.key, namespace, r.episode, r.similarity));
   const time = new Date().toISOString();

@@ -1,8 +1,9 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { Reflection, Verdict } from "../blackboard/schemas.js";
 import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
+import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
 import { ask, askOrFallBack } from "./llm.js";
-import { numberLines, renderPlan } from "./prompts.js";
+import { numberLines, promptPrivacy, renderPlan } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 export const REFLECTOR_SYSTEM = `# tableminds reflector
@@ -25,6 +26,7 @@ Improvement:
 export function reflectorPrompt(
   state: Pick<ReviewStateValue, "question" | "plan" | "attempts" | "answer" | "reflections">,
   verdict: Verdict,
+  privacy = OPEN_PRIVACY,
 ): string {
   const sections = [`Question: ${state.question}`];
   if (state.plan.length > 0) sections.push(`Plan:\n${renderPlan(state.plan)}`);
@@ -32,16 +34,22 @@ export function reflectorPrompt(
   if (last) {
     sections.push(`Code (${last.id}):\n\`\`\`python\n${numberLines(last.code)}\n\`\`\``);
     const result = last.result;
-    if (result?.ok) sections.push(`Output:\n${result.stdout.trim() || "(nothing printed)"}`);
-    else if (result?.error)
-      sections.push(`It failed: ${result.error.type}: ${result.error.message}`);
+    if (result?.ok) sections.push(`Output:\n${privacy.output(result)}`);
+    else if (result?.error) sections.push(`It failed: ${privacy.error(result.error, last.code)}`);
   }
-  sections.push(`Answer: ${state.answer?.final ?? "(none)"}`);
+  sections.push(`Answer: ${privacy.answer(state.answer?.final)}`);
   const scores = `type ${verdict.scores.type}/2, format ${verdict.scores.format}/2, grounding ${verdict.scores.grounding}/2`;
-  const issues = verdict.issues.map((issue) => `- ${issue}`).join("\n");
+  const issues = privacy
+    .notes(verdict.issues)
+    .map((issue) => `- ${issue}`)
+    .join("\n");
   sections.push(`Checker (${scores}):\n${issues || "- (no details)"}`);
-  if (state.reflections.length > 0) {
-    const earlier = state.reflections.map((r, i) => `${i + 1}. ${r.diagnosis}`).join("\n");
+  // A diagnosis no model wrote is the checker's notes again.
+  const diagnoses = state.reflections.flatMap((r) =>
+    r.byModel ? [r.diagnosis] : privacy.notes([r.diagnosis]),
+  );
+  if (diagnoses.length > 0) {
+    const earlier = diagnoses.map((d, i) => `${i + 1}. ${d}`).join("\n");
     sections.push(`Earlier diagnoses (do not repeat what already failed):\n${earlier}`);
   }
   return sections.join("\n\n");
@@ -104,8 +112,16 @@ export const reflector = (async (state, runtime) => {
   const verdict = state.verdict;
   if (!verdict) throw new Error("reflector: there is no verdict; the checker must run before it");
   const config = configurationOf(runtime);
+  const privacy = await promptPrivacy(state, config);
   const reply = await askOrFallBack(() =>
-    ask("reflector", REFLECTOR_SYSTEM, reflectorPrompt(state, verdict), config, runtime?.signal),
+    ask(
+      "reflector",
+      REFLECTOR_SYSTEM,
+      reflectorPrompt(state, verdict, privacy),
+      config,
+      runtime?.signal,
+      { privacy },
+    ),
   );
   const parsed = reply ? parseReflection(reply.text, verdict) : null;
   const reflection: Reflection = {

@@ -9,6 +9,7 @@ import {
 } from "../blackboard/configuration.js";
 import { operatorSettings } from "../blackboard/operator.js";
 import { namesLocalPath } from "../tools/models/local-spec.js";
+import { stricterPrivacy } from "../tools/tables/privacy.js";
 
 /** What a caller may set for a run: any part of the configuration. */
 export type NodeContext = Partial<Configuration>;
@@ -47,8 +48,8 @@ function authUserOf(configurable: object | undefined): string | undefined {
 }
 
 /**
- * The caller's configuration with the operator's fields in force and, on a server, memory kept
- * per authenticated user.
+ * The caller's configuration with the operator's fields in force, privacy at least the
+ * operator's, and, on a server, memory kept per authenticated user.
  */
 function withOperator(caller: Configuration, user: string | undefined): Configuration {
   const operator = operatorSettings();
@@ -57,7 +58,8 @@ function withOperator(caller: Configuration, user: string | undefined): Configur
     ? caller.memoryNamespace
     : own + caller.memoryNamespace;
   const fields = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, operator[key]]));
-  return { ...caller, ...fields, memoryNamespace };
+  const privacy = stricterPrivacy(caller.privacy, operator.privacy);
+  return { ...caller, ...fields, memoryNamespace, privacy };
 }
 
 /** A run configuration that is not one: every problem, in one line. */

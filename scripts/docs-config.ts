@@ -280,6 +280,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "where generated code runs, `local` (default) or `e2b`; `--sandbox` sets it for one command",
   },
   {
+    name: "TABLEMINDS_PRIVACY",
+    readBy: "the operator's settings (`blackboard/operator.ts`)",
+    meaning:
+      "the least privacy every run gets, `off` (default), `values` or `schema`; a run's `privacy` may only be stricter (docs/privacy.md). Another value stops the run",
+  },
+  {
     name: "TABLEMINDS_ALLOW_DEGRADED_SANDBOX",
     readBy: "the local sandbox, when its pool starts (`tools/sandbox/hardening.ts`), `doctor`",
     meaning:
@@ -354,7 +360,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     name: "TABLEMINDS_HOME",
     readBy: "artifacts, memory, checkpoints, datasets",
     meaning:
-      "where tableminds keeps its files: `artifacts/`, `memory.sqlite`, `checkpoints.sqlite`, `datasets/` (default `./.tableminds`)",
+      "where tableminds keeps its files: `artifacts/`, `memory.sqlite`, `checkpoints.sqlite`, `datasets/`, `audit/` (every request sent to a model endpoint) (default `./.tableminds`)",
   },
   {
     name: "TABLEMINDS_PYTHON",

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { enterServedMode } from "../blackboard/operator.js";
 import { loadGraph } from "../graphs/registry.js";
+import { servedFigure } from "../tools/sandbox/figures.js";
 import { storeUpload, UploadError, uploadLimitBytes } from "../tools/tables/sources.js";
 
 /*
@@ -51,6 +52,17 @@ app.post("/tables", async (c) => {
     if (error instanceof UploadError) return c.json({ detail: error.message }, error.status);
     throw error;
   }
+});
+
+/*
+ * A figure a run drew (docs/charts.md): `/artifacts/<sha256>.png|svg`, as the state names it
+ * (`attempts[].result.figures[].files[].uri`). Figures only, never a table; the name is the
+ * content's hash, which only the thread that holds it knows.
+ */
+app.get("/artifacts/:name", async (c) => {
+  const figure = await servedFigure(c.req.param("name"));
+  if (!figure) return c.json({ detail: "no such figure" }, 404);
+  return c.body(new Uint8Array(figure.bytes), 200, figure.headers);
 });
 
 app.get("/assistants/:assistant_id/schemas", async (c, next) => {

@@ -46,7 +46,8 @@ export function sha256(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-export type ArtifactExtension = "csv" | "parquet";
+/** Tables are CSV or Parquet; the figures a run drew are PNG and SVG. */
+export type ArtifactExtension = "csv" | "parquet" | "png" | "svg";
 
 /** The artifacts a `removingOnFailure` call has added to the store so far. */
 const added = new AsyncLocalStorage<Set<string>>();
@@ -249,8 +250,8 @@ export async function readArtifact(uri: string): Promise<Buffer> {
   return readFile(uri);
 }
 
-/** Files of the store prune may remove: tables, caches derived from them, their index. */
-const PRUNABLE = /^[0-9a-f]{64}(?:\.[A-Za-z0-9_.-]+)?\.(?:csv|parquet|pkl|json)$/;
+/** Files of the store prune may remove: tables, caches derived from them, their index, figures. */
+const PRUNABLE = /^[0-9a-f]{64}(?:\.[A-Za-z0-9_.-]+)?\.(?:csv|parquet|pkl|json|png|svg)$/;
 /** A pickle the sandbox keeps of a table (`<sha256>.pandas-<version>[.signed].pkl`). */
 const PICKLE = /^([0-9a-f]{64})\.pandas-[A-Za-z0-9_.+-]+\.pkl$/;
 /** An entry of the load index: `index/<key>.json` (derived caches have a kind before `.json`). */

@@ -1,7 +1,13 @@
 # TableBench's Visualization parser, rewritten to behave as upstream's
 # parse_tablebench_instruction_response_script.py does for one chart question.
-# chart.ts puts `_REQUEST = {"code", "answer", "chart_type", "columns", "data"}` above
-# this text and runs the whole in the sandbox.
+# chart.ts puts `_REQUEST = {"code", "answer", "chart_type", "columns", "data"}`, then
+# tools/sandbox/chart_reading.py (upstream's readings of a figure) and chart_compare.py
+# (its comparison) above this text, and runs the whole in the sandbox.
+#
+# The drawn values are not read here: upstream reads `plt.gca()` at the end of its second run,
+# and the sandbox reads every figure the run leaves open (the same reader), so this script
+# leaves its figures open and reports what the second run printed and its references; chart.ts
+# compares the sandbox's reading of the current axes with them (chart_compare.py).
 import ast
 import builtins
 import io
@@ -24,109 +30,6 @@ plt.show = lambda *args, **kwargs: None
 
 RUN_SECONDS = 15
 VERDICT_MARKER = "__TABLEMINDS_CHART__"
-
-
-# --- reading the drawn values back (upstream's chart helpers) ---------------------------
-
-
-def get_line_y_predictions(plt):
-    return [list(line.get_ydata()) for line in plt.gca().get_lines()]
-
-
-def get_bar_y_predictions(plt):
-    return [patch.get_height() for patch in plt.gca().patches]
-
-
-def get_hbar_y_predictions(plt):
-    return [patch.get_width() for patch in plt.gca().patches]
-
-
-def get_pie_y_predictions(plt):
-    return [round((wedge.theta2 - wedge.theta1) / 360.0, 2) for wedge in plt.gca().patches]
-
-
-def get_area_y_predictions(plt):
-    # get_paths()[0] raises on an empty collection, which fails the chart as upstream's does.
-    return [[y for y in c.get_paths()[0].vertices[:, 1] if y != 0] for c in plt.gca().collections]
-
-
-def get_radar_y_predictions(plt):
-    return [list(line.get_ydata())[:-1] for line in plt.gca().get_lines()]
-
-
-def get_scatter_y_predictions(plt):
-    return [[point[1] for point in c.get_offsets()] for c in plt.gca().collections]
-
-
-get_waterfall_y_predictions = get_bar_y_predictions
-
-
-def _flatten_once(values):
-    flat = []
-    for value in values:
-        if isinstance(value, list):
-            flat.extend(value)
-        else:
-            flat.append(value)
-    return flat
-
-
-def std_digit(values):
-    return [round(v, 2) for v in values]
-
-
-def compare(left, right):
-    # Sorted in place with Python's own ordering (NaN included), then compared pairwise:
-    # NaN matches only NaN.
-    left.sort()
-    right.sort()
-    if len(left) != len(right):
-        return False
-    for a, b in zip(left, right):
-        if np.isnan(a):
-            if not np.isnan(b):
-                return False
-        elif a != b:
-            return False
-    return True
-
-
-def compute_general_chart_metric(references, predictions):
-    return compare(std_digit(_flatten_once(references)), std_digit(_flatten_once(predictions)))
-
-
-def compute_pie_chart_metric(references, predictions):
-    flat = _flatten_once(references)
-    total = 0
-    for value in flat:
-        total += value
-    shares = [round(v / total, 2) for v in flat]
-    return compare(std_digit(shares), std_digit(_flatten_once(predictions)))
-
-
-# What upstream appends to the chart code for its second run.
-READ_AND_COMPARE = """
-if chart_type == 'line':
-    y_predictions = get_line_y_predictions(plt)
-if chart_type == 'bar':
-    y_predictions = get_bar_y_predictions(plt)
-if chart_type == 'hbar':
-    y_predictions = get_hbar_y_predictions(plt)
-if chart_type == 'pie':
-    y_predictions = get_pie_y_predictions(plt)
-if chart_type == 'area':
-    y_predictions = get_area_y_predictions(plt)
-if chart_type == 'radar':
-    y_predictions = get_radar_y_predictions(plt)
-if chart_type == 'scatter':
-    y_predictions = get_scatter_y_predictions(plt)
-if chart_type == 'waterfall':
-    y_predictions = get_waterfall_y_predictions(plt)
-if chart_type == 'pie':
-    print(compute_pie_chart_metric(y_references, y_predictions))
-else:
-    print(compute_general_chart_metric(y_references, y_predictions))
-"""
 
 
 # --- running the code as upstream does ---------------------------------------------------
@@ -178,8 +81,10 @@ UPSTREAM_GLOBALS = _upstream_globals()
 def execute(c):
     # Upstream's bare exec() inside a function: the module's globals, and the call's own
     # locals (holding `c`), so the code's top-level names are not seen by the functions
-    # and (before Python 3.12) the comprehensions it defines.
-    exec(c, UPSTREAM_GLOBALS, {"c": c})
+    # and (before Python 3.12) the comprehensions it defines. The locals are returned.
+    names = {"c": c}
+    exec(c, UPSTREAM_GLOBALS, names)
+    return names
 
 
 def _expire(signum, frame):
@@ -193,7 +98,7 @@ def _execute_with_limit(code):
     outer, _ = signal.setitimer(signal.ITIMER_REAL, RUN_SECONDS)
     started = time.monotonic()
     try:
-        execute(code)
+        return execute(code)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -236,24 +141,27 @@ def _first_run(code, preamble):
 
 def _second_run(code, preamble, answer, chart_type):
     """Upstream's Pass@1 run, in the same process with the first run's figures still open:
-    the code again, the references, the chart type, and the reading code. The verdict is
-    what it printed, stripped: exactly "True" passes; anything else printed with it fails."""
-    source = (
-        f"from metrics.chart_metric_utils import *\n{preamble}{code}\n{answer}\n"
-        f'chart_type="{chart_type}"\n{READ_AND_COMPARE}'
-    )
+    the code again, the references and the chart type (upstream then reads `plt.gca()` and
+    prints the comparison; here the sandbox reads the figures once the script ends). Its
+    verdict is all it printed, stripped, so whether the code printed anything decides too.
+    `ran`: it raised nothing; `references`: y_references as JSON holds drawn values (null
+    when one is no number: upstream's rounding raises on it)."""
+    source = f"from metrics.chart_metric_utils import *\n{preamble}{code}\n{answer}\nchart_type=\"{chart_type}\"\n"
     captured = io.StringIO()
     real = sys.stdout
     try:
         sys.stdout = captured
         try:
-            _execute_with_limit(_as_main(source))
+            names = _execute_with_limit(_as_main(source))
         finally:
             sys.stdout = real
-        printed = captured.getvalue()
     except (Exception, SystemExit):
-        printed = ""
-    return {"True": True, "False": False}.get(printed.strip())
+        return {"ran": False, "printed": False, "references": None}
+    try:
+        references = encode_reading(names["y_references"])  # noqa: F821 (chart_reading.py)
+    except Exception:
+        references = None
+    return {"ran": True, "printed": captured.getvalue().strip() != "", "references": references}
 
 
 def _preamble(code):
@@ -266,12 +174,12 @@ def _preamble(code):
 
 
 def _parse_chart(request):
+    """Both runs; the figures stay open for the sandbox to read."""
     _write_table(request["columns"], request["data"])
     code, preamble = request["code"], _preamble(request["code"])
     ecr = _first_run(code, preamble)
-    verdict = _second_run(code, preamble, request["answer"], request["chart_type"])
-    plt.close("all")
-    return {"ecr": ecr, "verdict": verdict}
+    second = _second_run(code, preamble, request["answer"], request["chart_type"])
+    return {"ecr": ecr, "second": second}
 
 
 print(VERDICT_MARKER + json.dumps(_parse_chart(_REQUEST)))  # noqa: F821 (set by chart.ts)

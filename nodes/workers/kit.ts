@@ -7,6 +7,7 @@ import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
 import { getSandbox } from "../../tools/sandbox/index.js";
 import type { SolveRunnable } from "../branch.js";
 import { ask } from "../llm.js";
+import { promptPrivacy } from "../prompts.js";
 import type { NodeRuntime } from "../runtime.js";
 import { subrunConfig } from "../subrun.js";
 import type { WorkerInput, WorkerKit } from "./worker.js";
@@ -35,6 +36,11 @@ export function makeKit(parts: KitParts): {
     budget = addBudget(budget, cost);
   };
   let engine: Promise<DuckDbSql> | null = null;
+  // Earlier subtasks' answers reach a worker's prompts only as the run's privacy shows them.
+  const privacy = promptPrivacy({ tables, question: parts.question }, config);
+  privacy.catch(() => {}); // its failure is reported where it is awaited
+  const answers = parts.inputs.map((input) => input.answer);
+  const shown = async (text: string) => (await privacy).shownAnswers(text, answers);
   const kit: WorkerKit = {
     id: parts.id,
     question: parts.question,
@@ -44,7 +50,7 @@ export function makeKit(parts: KitParts): {
     signal: runtime?.signal,
     async solve(question) {
       const solved = await parts.solve.invoke(
-        { question, tables, turns: parts.turns },
+        { question: await shown(question), tables, turns: parts.turns },
         subrunConfig(runtime),
       );
       spend(solved.budget);
@@ -56,7 +62,9 @@ export function makeKit(parts: KitParts): {
       return { ...solved, attempts: renamed.attempts, evidence: renamed.evidence, answer };
     },
     async ask(role, system, user) {
-      const reply = await ask(role, system, user, config, runtime?.signal);
+      const reply = await ask(role, system, await shown(user), config, runtime?.signal, {
+        privacy: await privacy,
+      });
       spend(reply.budget);
       return reply.text;
     },

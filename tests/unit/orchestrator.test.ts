@@ -18,6 +18,7 @@ import {
 } from "../../nodes/workers/builtin/calc.js";
 import { answerOfRows, parseQuery } from "../../nodes/workers/builtin/sql.js";
 import { loadWorkers, WorkerRegistryError, workerDirs } from "../../nodes/workers/registry.js";
+import { execResult } from "../support/exec-result.js";
 
 const WORKERS = ["pandas", "sql", "calc"];
 
@@ -396,17 +397,7 @@ describe("whether a worker's answer is derived", () => {
     id: "s1.sql.q1",
     code: "SELECT ...",
     raw: "",
-    result: {
-      ok,
-      stdout: "",
-      stderr: "",
-      error: null,
-      tables: [],
-      spans: [],
-      truncated: false,
-      durationMs: 1,
-      result,
-    },
+    result: execResult({ ok, result }),
     parseError: null,
   });
   const computed = (derived: CodeResult["derived"]): CodeResult => ({

@@ -3,6 +3,7 @@ import os from "node:os";
 import { Embeddings } from "@langchain/core/embeddings";
 import { OpenAIEmbeddings } from "@langchain/openai";
 import { resolveModel } from "../models/config.js";
+import { guardedFetch } from "../models/fetch.js";
 
 export const OFFLINE_DIMS = 256;
 export const OFFLINE_ID = `offline-hash-v2:${OFFLINE_DIMS}`;
@@ -131,7 +132,11 @@ export function createEmbedder(model: string | undefined, timeoutMs = 30_000): E
       apiKey: endpoint.apiKey,
       timeout: timeoutMs,
       maxRetries: 2,
-      configuration: endpoint.baseUrl ? { baseURL: endpoint.baseUrl } : undefined,
+      // The guarded fetch writes each request to the audit log, as for chat.
+      configuration: {
+        ...(endpoint.baseUrl ? { baseURL: endpoint.baseUrl } : {}),
+        fetch: guardedFetch(timeoutMs),
+      },
     }),
   };
 }

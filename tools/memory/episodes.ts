@@ -58,6 +58,11 @@ export const EpisodeSchema = z.object({
   embedder: z.string(),
   /** The runs merged in (the latest few), so a resumed run does not archive itself twice. */
   runs: z.array(z.string()).optional(),
+  /**
+   * The privacy mode every episode merged in ran under, when none ran with `off`: its notes were
+   * scrubbed of cells, and only such entries are recalled under a privacy mode.
+   */
+  privacy: z.enum(["values", "schema"]).optional(),
 });
 export type Episode = z.infer<typeof EpisodeSchema>;
 export type EpisodeSummary = Omit<Episode, "embedding" | "embedder" | "version">;
@@ -202,6 +207,13 @@ export function mergeEpisode(existing: Episode, incoming: EpisodeSummary, run?: 
     pitfalls: unique([...incoming.pitfalls, ...existing.pitfalls]),
     answer: incoming.answer || existing.answer,
     episodes: existing.episodes + incoming.episodes,
+    // Private only while every episode merged in was: the least strict mode of them.
+    privacy:
+      existing.privacy && incoming.privacy
+        ? existing.privacy === "values" || incoming.privacy === "values"
+          ? "values"
+          : "schema"
+        : undefined,
   };
 }
 

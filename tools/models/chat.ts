@@ -9,6 +9,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { operatorSettings } from "../../blackboard/operator.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { hostOf, trackModelCall } from "./activity.js";
+import { recordLocalCall } from "./audit.js";
 import {
   type Env,
   type ModelSettings,
@@ -187,6 +188,8 @@ export async function callModel(
   const recorded = cache?.get(cacheKey);
   if (recorded) return { ...recorded, ms: 0, model: resolved.model, cached: true };
 
+  // The embedded model sends nothing anywhere: the audit log says so for each of its calls.
+  if (resolved.local) recordLocalCall(resolved.model, resolved.local.path);
   const started = performance.now();
   const activity = {
     role,

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
+import { recordRequest } from "./audit.js";
 
 /** What the HTTP requests of one model call (first attempt + retries) left behind. */
 export interface CallRecord {
@@ -68,7 +69,8 @@ function isPlainChatRequest(input: Parameters<typeof fetch>[0], init?: RequestIn
  * arrive, so a server that sends headers and then goes silent would hang a call forever;
  * this fetch fails the body when no bytes arrive for `idleMs`. It also counts attempts and
  * keeps the head of each 2xx body, and the whole of a non-streamed chat reply, so a failure can
- * say what the server sent instead.
+ * say what the server sent instead. Every request is written to the audit log before it is sent
+ * (tools/models/audit.ts): its URL and body, never its headers.
  */
 export function guardedFetch(idleMs: number): typeof fetch {
   return async (input, init) => {
@@ -78,6 +80,7 @@ export function guardedFetch(idleMs: number): typeof fetch {
       record.head = undefined;
       record.body = undefined;
     }
+    recordRequest(input, init);
     const response = await fetch(input, init);
     if (!response.body) return response;
     const watch = record && response.ok ? record : undefined;

@@ -188,6 +188,8 @@ export function resolveSettings(opts: E2BSandboxOptions): E2BSettings {
     runnerPath: opts.runnerPath ?? HERE("runner.py"),
     helperPaths: [
       HERE("lineage.py"),
+      HERE("figures.py"),
+      HERE("chart_reading.py"),
       HERE("hardening.py"),
       HERE("read_rules.py"),
       HERE("e2b_runner.py"),

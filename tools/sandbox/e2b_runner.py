@@ -7,7 +7,7 @@ scratch; read_rules.py's allow-list, with this workspace left out).
 
 RESULT.partial is opened before the code runs (the hook refuses writes outside scratch
 afterwards) and filled once the code has finished; the shell renames it. The result is
-runner.py's, with `file_bytes` added: the size of each exported table file.
+runner.py's, with `file_bytes` added: the size of each exported table and figure file.
 """
 
 import os
@@ -47,9 +47,11 @@ def main(request_path, result_path, workspace):
             table_files={t["name"]: t["path"] for t in request["tables"]},
         )
         sizes = {}
-        for table in result["tables"]:
+        files = [table["file"] for table in result["tables"]]
+        files += [name for figure in result.get("figures", []) for name in figure["files"].values()]
+        for name in files:
             try:
-                sizes[table["file"]] = os.stat(os.path.join(scratch, table["file"])).st_size
+                sizes[name] = os.stat(os.path.join(scratch, name)).st_size
             except OSError:
                 pass
         result["file_bytes"] = sizes

@@ -13,7 +13,7 @@ import {
 import type { WorkerResult } from "./local-protocol.js";
 import { WarmWorker, type WorkerOutcome } from "./local-worker.js";
 import { findPython } from "./python.js";
-import { execResultFromRunner, failedResult } from "./results.js";
+import { execResultFromRunner, failedResult, leftFiles } from "./results.js";
 import {
   type ExecRequest,
   localExecRequest,
@@ -247,12 +247,12 @@ export class LocalSandbox implements Sandbox {
       scratch !== undefined &&
       path.isAbsolute(scratch) &&
       path.dirname(scratch) === worker.readiness.scratch_root;
-    // Moves the tables the code left behind from its scratch directory into the artifact store.
+    // Moves the tables and figures the code left from its scratch directory into the artifact store.
     const execResult = await execResultFromRunner(
       result,
       async (file) => {
         if (!scratch || !ownFolder) {
-          throw new Error("the sandbox worker did not say where its tables are");
+          throw new Error("the sandbox worker did not say where its files are");
         }
         return readScratchFile(scratch, file, {
           maxBytes: this.tableFileBytes,
@@ -261,7 +261,7 @@ export class LocalSandbox implements Sandbox {
       },
       elapsed,
     );
-    if (scratch && result.tables.length > 0) worker.release(scratch);
+    if (scratch && leftFiles(result)) worker.release(scratch);
     return execResult;
   }
 

@@ -4,11 +4,13 @@ import {
   type ExecError,
   type ExecResult,
   ExecResultSchema,
+  MAX_FIGURES,
   type ProducedTable,
   ProducedTableSchema,
   TableRefSchema,
 } from "../../blackboard/schemas.js";
 import { putArtifact } from "../artifacts.js";
+import { RunnerFigureSchema, type ScratchFileReader, storeFigures } from "./figures.js";
 
 /**
  * A DataFrame the code left behind, as runner.py reports it: saved as a CSV file in the
@@ -28,15 +30,21 @@ export type RunnerTable = z.infer<typeof RunnerTableSchema>;
 /**
  * The one wire form of a run's result: what runner.py writes (E2B) and what worker.py
  * sends in its result message (local pool, which adds its own envelope). It is an
- * ExecResult before its tables are stored and its duration measured.
+ * ExecResult before its tables and figures are stored and its duration measured.
  */
-export const RunnerResultSchema = ExecResultSchema.omit({ tables: true, durationMs: true }).extend({
+export const RunnerResultSchema = ExecResultSchema.omit({
+  tables: true,
+  durationMs: true,
+  figures: true,
+}).extend({
   tables: z.array(RunnerTableSchema),
+  /** Only when the code drew (figures.py). */
+  figures: z.array(RunnerFigureSchema).max(MAX_FIGURES).optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;
 
-/** Reads one exported table file, named as the runner named it, from the scratch directory. */
-export type TableFileReader = (fileName: string) => Promise<Uint8Array>;
+/** Reads one file the runner wrote (a table or a figure), by its name, from the scratch directory. */
+export type TableFileReader = ScratchFileReader;
 
 /** An ExecResult for a run that produced nothing but an error. */
 export function failedResult(error: ExecError, durationMs: number): ExecResult {
@@ -107,7 +115,7 @@ async function storeProducedTables(
 }
 
 /**
- * Turns a runner's report into an ExecResult, storing its tables as artifacts;
+ * Turns a runner's report into an ExecResult, storing its tables and figures as artifacts;
  * `elapsed` is asked once they are stored, so the duration covers the whole run.
  */
 export async function execResultFromRunner(
@@ -116,15 +124,27 @@ export async function execResultFromRunner(
   elapsed: () => number,
 ): Promise<ExecResult> {
   const { tables, notes } = await storeProducedTables(result.tables, readTableFile);
+  const drawn = result.figures?.length
+    ? await storeFigures(result.figures, readTableFile)
+    : { figures: [], notes: [] };
   return ExecResultSchema.parse({
     ok: result.ok,
     stdout: result.stdout,
-    stderr: appendNotes(result.stderr, notes),
+    stderr: appendNotes(result.stderr, [...notes, ...drawn.notes]),
     error: result.error,
     tables,
     spans: result.spans,
     truncated: result.truncated,
     durationMs: elapsed(),
     result: result.result,
+    ...(drawn.figures.length > 0 ? { figures: drawn.figures } : {}),
   });
+}
+
+/** Whether a runner's report names files in its scratch directory (tables or figures). */
+export function leftFiles(result: Pick<RunnerResult, "tables" | "figures">): boolean {
+  return (
+    result.tables.length > 0 ||
+    (result.figures ?? []).some((figure) => Object.keys(figure.files).length > 0)
+  );
 }

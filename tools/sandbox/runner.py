@@ -48,7 +48,8 @@ RESULT.json (written once, atomically, also when the code fails):
           "line": int | null,                     # the line that assigned (or printed) it
           "derived": "yes" | "no" | "unknown",    # whether perturbing the tables changes it
           "derivation": str,                      # why, in words
-          "lineage": [LINEAGE]}                   # one per input table
+          "lineage": [LINEAGE]},                  # one per input table
+      "figures": [FIGURE]                         # only when the code drew: see figures.py
     }
 
 LINEAGE is {"table": str, "rows": [int] | null, "columns": [str] | null}: the source row ids
@@ -79,6 +80,7 @@ import numpy as np
 import pandas as pd
 
 # Next to this file: on sys.path whether it runs as a script or worker.py imports it.
+import figures as figure_capture
 import lineage as result_lineage
 
 GENERATED = "<generated>"
@@ -581,6 +583,8 @@ class _Rerun:
 
     def __call__(self, named_tables):
         self.runs += 1
+        # The figures of the run before (collected, or a re-run's): each re-run draws anew.
+        figure_capture.close_all()
         stdout = Capture(self.output_bytes, with_spans=False)
         sys.stdout = stdout
         sys.stderr = Capture(self.output_bytes, with_spans=False)
@@ -735,7 +739,10 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
             before_code()
         error = _run_code(code_obj, namespace, timeout_ms)
     result = None
+    figures, figure_notes = [], []
     if error is None:
+        # Read and saved before any re-run draws figures of its own.
+        figures, figure_notes = figure_capture.collect(scratch, started, timeout_ms)
         left_s = timeout_ms / 1000 - (time.monotonic() - started)
         options = {
             "budget_s": min(result_lineage.MAX_TRACE_S, max(0.0, left_s) / 2),
@@ -745,17 +752,20 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
             "table_files": table_files,
         }
         result = _result(code, code_obj, namespace, stdout, copies, sources, options)
+        rerun = lambda: _Rerun(code_obj, output_bytes, scratch, table_files, sources)  # noqa: E731
+        figure_capture.trace(figures, copies, sources, options, rerun, SoftTimeout, started, timeout_ms)
         copies = None
         sys.stdout, sys.stderr = stdout, stderr
         os.chdir(scratch)
     tables, notes = _export_tables(namespace, inputs, code, scratch, sources)
+    notes = figure_notes + notes
 
     sys.stdout = sys.__stdout__
     sys.stderr = sys.__stderr__
     stderr_text = stderr.getvalue()
     if notes:
         stderr_text += ("" if not stderr_text or stderr_text.endswith("\n") else "\n") + "\n".join(notes) + "\n"
-    return {
+    out = {
         "ok": error is None,
         "stdout": stdout.getvalue(),
         "stderr": stderr_text,
@@ -765,6 +775,9 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
         "tables": tables,
         "result": result,
     }
+    if figures:
+        out["figures"] = figures
+    return out
 
 
 # --- one-shot command ----------------------------------------------------------------------

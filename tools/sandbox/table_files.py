@@ -106,12 +106,13 @@ def _kind(mode):
     return "not a regular file"
 
 
-def table_file_problem(scratch, file_name, max_bytes):
+def table_file_problem(scratch, file_name, max_bytes, names=TABLE_FILE_NAME):
     """Why the table file `file_name` in `scratch` cannot be taken (None: it can). It is
     opened without following a symlink and without blocking (a FIFO would otherwise wait
     for a writer), then checked through the open descriptor: a regular file with one link,
-    of at most `max_bytes`. Node checks again when it reads it (local.ts)."""
-    if not TABLE_FILE_NAME.fullmatch(file_name):
+    of at most `max_bytes`. Node checks again when it reads it (local.ts). `names`: the
+    names the runner gives such files (a figure's are figures.FIGURE_FILE_NAME)."""
+    if not isinstance(file_name, str) or not names.fullmatch(file_name):
         return "its file name is not one the runner gives"
     try:
         fd = os.open(os.path.join(scratch, file_name), _NONBLOCKING_READ)

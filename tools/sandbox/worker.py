@@ -15,7 +15,8 @@ Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
       {"type": "started", "id", "pid"}  the code is about to run in child `pid`
       {"type": "result", "id", "scratch", ...runner.py's result}
       The result is the child's word: it is passed on only when sealed (worker_protocol.py),
-      with none but a result's keys, with its tables' files checked (`_check_table_files`);
+      with none but a result's keys, with its tables' and figures' files checked
+      (`_check_table_files`, `_check_figure_files`);
       the envelope (`type`, `id`, `scratch`) is always the worker's own. Node validates the
       rest (local-protocol.ts).
 
@@ -56,6 +57,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import OrderedDict, deque  # noqa: E402
 
+import figures  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import runner  # noqa: E402
@@ -93,6 +95,8 @@ RECENT_REQUESTS = 2
 CHILD_LOADS_BYTES = 1 << 20
 # After the soft timeout the child still needs a moment to save its tables.
 EXPORT_GRACE_S = 1.0
+# A figure file (PNG or SVG) a run leaves may be at most this big.
+MAX_FIGURE_FILE_BYTES = 16 * 1024 * 1024
 PROBE_TIMEOUT_S = 10.0
 # While children are dying, how often the idle worker looks for them itself, in case their
 # SIGCHLD came at a moment it could not reap them.
@@ -239,6 +243,7 @@ class Worker:
             return runner.failure("ProtocolError", f"the run's result was refused: {refused}"), None
         if result is not None:
             _check_table_files(result, child.scratch, table_bytes)
+            _check_figure_files(result, child.scratch)
             result["scratch"] = child.scratch
             return result, child
         child.close_pipes()
@@ -347,18 +352,69 @@ def _check_table_files(result, scratch, max_bytes):
         result["tables"] = kept
 
 
+def _append_notes(result, notes):
+    if notes:
+        stderr = result["stderr"]
+        result["stderr"] = stderr + ("" if not stderr or stderr.endswith("\n") else "\n") + "\n".join(notes) + "\n"
+
+
+def _check_figure_files(result, scratch):
+    """Keeps the figure files (figures.py) that are regular files of at most
+    MAX_FIGURE_FILE_BYTES in `scratch`, under the names the runner gives; each other one
+    becomes a note in stderr. Figures that are not as the runner makes them are dropped."""
+    found = result.get("figures")
+    if found is None:
+        return
+    if type(found) is not list or len(found) > figures.MAX_FIGURES or not all(type(f) is dict for f in found):
+        del result["figures"]
+        _append_notes(result, ["note: the run's figures were refused: they are not as the runner reports them"])
+        return
+    notes = []
+    for figure in found:
+        files = figure.get("files")
+        if type(files) is not dict:
+            figure["files"] = {}
+            continue
+        for fmt, name in list(files.items()):
+            problem = table_files.table_file_problem(scratch, name, MAX_FIGURE_FILE_BYTES, figures.FIGURE_FILE_NAME)
+            if problem is not None:
+                del files[fmt]
+                notes.append(f"note: figure {figure.get('number')} ({fmt}) could not be stored: {problem}")
+    _append_notes(result, notes)
+
+
+def _has_files(reply):
+    """Whether a run left files for Node to read: tables or figures."""
+    return bool(reply.get("tables")) or any(
+        type(f) is dict and f.get("files") for f in reply.get("figures") or ()
+    )
+
+
 def _import_for(code):
     """Imports matplotlib here the first time code uses it, so that every later child
-    inherits it: importing pyplot costs a child 0.3-0.5 s of CPU. True when it did."""
+    inherits it: importing pyplot costs a child 0.3-0.5 s of CPU, and its first saved figure
+    (loading the fonts) as much again. True when it did."""
     if "matplotlib" not in code or "matplotlib.pyplot" in sys.modules:
         return False
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401
+        import matplotlib.pyplot as plt
     except Exception:
         return False  # the code meets the same error itself, and reports it
+    try:
+        import io
+
+        figure, ax = plt.subplots()
+        ax.bar(["a"], [1])
+        ax.set_title("a")
+        for fmt in figures.FORMATS:
+            figure.savefig(io.BytesIO(), format=fmt)
+    except Exception:
+        pass  # only the speed-up is lost
+    finally:
+        plt.close("all")
     return True
 
 
@@ -422,7 +478,7 @@ def main():
                 send({**reply, "type": "result", "id": request_id})
             except OSError:
                 return  # nobody is listening any more
-            keep_scratch = bool(reply.get("tables"))
+            keep_scratch = _has_files(reply)
             # The next child is forked below: nothing of this request may be left in these
             # frames, which it inherits (its code and output were another run's).
             raw = message = reply = None

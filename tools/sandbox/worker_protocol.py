@@ -142,7 +142,7 @@ def parse_child_payload(payload, key):
 # --- what the worker itself checks of a result ------------------------------------------------
 
 # What a runner result holds; whatever else the child put in is dropped.
-_RESULT_KEYS = frozenset(("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result"))
+_RESULT_KEYS = frozenset(("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result", "figures"))
 
 
 def _refuse(what):
