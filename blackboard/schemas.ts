@@ -438,6 +438,26 @@ export type SupportKind = z.infer<typeof SupportKindSchema>;
 const Score = z.number().int().min(0).max(2);
 
 /** The checker's judgement of one answer. */
+/** One thing the question asks held against the computation (grounding/alignment.ts). */
+export const AlignmentFindingSchema = z.object({
+  aspect: z.enum(["columns", "rows", "operation", "extreme", "cardinality", "scale"]),
+  conflict: z.boolean(),
+  text: z.string(),
+});
+export type AlignmentFinding = z.infer<typeof AlignmentFindingSchema>;
+
+/**
+ * Whether the computation answers the question: "aligned" when what could be held against it
+ * agrees, "conflicted" when something does not, "unknown" when nothing could be held against it.
+ */
+export const AlignmentSchema = z.object({
+  status: z.enum(["aligned", "conflicted", "unknown"]),
+  /** In words: what the result is and how it stands against the question. */
+  summary: z.string(),
+  findings: z.array(AlignmentFindingSchema),
+});
+export type Alignment = z.infer<typeof AlignmentSchema>;
+
 export const VerdictSchema = z.object({
   /** The answer judged (its final text). */
   answer: z.string(),
@@ -460,6 +480,13 @@ export const VerdictSchema = z.object({
   confidence: z.number().min(0).max(1).default(0),
   /** False when the confidence is below the run's threshold: the run says it is not sure. */
   sure: z.boolean().default(false),
+  /** Whether the computation answers the question; absent when no code result was judged. */
+  alignment: AlignmentSchema.optional(),
+  /**
+   * The answer holds no claim that can be checked (open prose): it is given as answered but
+   * unchecked, neither passed nor refused, and not reflected on.
+   */
+  unchecked: z.boolean().default(false),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 

@@ -90,6 +90,7 @@ Exit status:
   0    the answer passed the check (or checking is off)
   1    an error: a bad table, an endpoint that is down, a bad option
   3    the answer did not pass the check, or the run is not sure of it (--exit-zero: 0)
+  4    answered but unchecked: the answer holds no value or claim to check (--exit-zero: 0)
   130  interrupted (Ctrl-C)`;
 
 const QUESTION_ARGUMENT = new Argument(
@@ -99,6 +100,8 @@ const QUESTION_ARGUMENT = new Argument(
 
 /** `ask`'s exit status when the answer did not pass the check (or the run is not sure of it). */
 export const EXIT_NOT_PASSED = 3;
+/** `ask`'s exit status when the answer holds nothing to check (open prose): answered, unchecked. */
+export const EXIT_UNCHECKED = 4;
 
 /** Commander's own errors are thrown, not printed, so `main` says each in one line. */
 function quietErrors(program: Command): Command {
@@ -261,7 +264,7 @@ export function buildProgram(): Command {
       }).finally(() => sandbox?.closeSandboxes());
       const verdict = state?.verdict;
       if (verdict && !(verdict.pass && verdict.sure) && !opts.exitZero) {
-        process.exitCode = EXIT_NOT_PASSED;
+        process.exitCode = verdict.unchecked ? EXIT_UNCHECKED : EXIT_NOT_PASSED;
       }
     });
 

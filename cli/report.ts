@@ -389,6 +389,7 @@ function conflictsOf(state: object): string | null {
 /** The answer, or, when the run is not sure of it, its best candidate said as such. */
 function answerLine(final: string, verdict: Verdict | null): string {
   if (!verdict || verdict.sure) return `Answer: ${final}`;
+  if (verdict.unchecked) return `Answer (unchecked): ${final}`;
   return `Not sure. Best candidate: ${final} (confidence ${verdict.confidence.toFixed(2)})`;
 }
 
@@ -410,10 +411,18 @@ const CHART_SUPPORT_WORDS: Record<Verdict["support"], string> = {
 function describeVerdict(verdict: Verdict, chart = false): string {
   const { type, format, grounding } = verdict.scores;
   const scores = `type ${type}/2, format ${format}/2, grounding ${grounding}/2`;
+  if (verdict.unchecked) {
+    const why = "the answer states no value or claim that the evidence could confirm";
+    return [
+      `Check: unchecked (${why}; by ${verdict.by})`,
+      ...verdict.issues.map((i) => `  - ${i}`),
+    ].join("\n");
+  }
   const head = `Check: ${verdict.pass ? "passed" : "FAILED"} (${scores}; by ${verdict.by})`;
   const words = (chart ? CHART_SUPPORT_WORDS : SUPPORT_WORDS)[verdict.support];
   const support = `Support: ${words}; confidence ${verdict.confidence.toFixed(2)}`;
-  return [head, ...verdict.issues.map((issue) => `  - ${issue}`), support].join("\n");
+  const alignment = verdict.alignment ? [`Alignment: ${verdict.alignment.summary}`] : [];
+  return [head, ...verdict.issues.map((issue) => `  - ${issue}`), support, ...alignment].join("\n");
 }
 
 /** The `--json` shape: the state's fields, and the figures the answer rests on. */

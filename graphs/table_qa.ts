@@ -54,12 +54,15 @@ export const routeAfterSolve = ((_state: unknown, runtime?: NodeRuntime) =>
   "checker" | "reviewer" | "archiver"
 >;
 
-/** After a check: keep a passing answer, reflect on a failing one while reflections remain. */
+/**
+ * After a check: keep a passing answer, and an unchecked one (prose with no claim to check:
+ * reflecting cannot make it checkable); reflect on a failing one while reflections remain.
+ */
 export const routeAfterCheck = ((
   state: Pick<TableQAStateValue, "verdict" | "reflections">,
   runtime?: NodeRuntime,
 ) => {
-  if (state.verdict?.pass) return settled(runtime);
+  if (state.verdict?.pass || state.verdict?.unchecked) return settled(runtime);
   return state.reflections.length < configurationOf(runtime).maxReflections
     ? "reflector"
     : "finalizer";

@@ -1,7 +1,7 @@
 import { lastSuccessful } from "../blackboard/attempts.js";
 import type { Attempt, CodeResult, ResultScalar } from "../blackboard/schemas.js";
 import { type Claimed, normalizeText } from "./matching.js";
-import { numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
+import { type CarryOptions, numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
 import { printedBooleans, printedValue } from "./printed.js";
 
 /*
@@ -105,14 +105,17 @@ function significantDigits(item: Claimed): number {
  * the same truth value. Rounding needs two significant digits: "0" for 0.1 or "4" for 4.5 says
  * too little to be the value computed.
  */
-function carries(item: Claimed, e: Element, percentQuestion: boolean, yesno: boolean): boolean {
+/** How an element's numbers are read besides exactly: see CarryOptions. */
+export type ResultReading = Pick<CarryOptions, "percentQuestion" | "fraction" | "scales">;
+
+function carries(item: Claimed, e: Element, reading: ResultReading, yesno: boolean): boolean {
   if (yesno) return e.bool !== null && e.bool === /^(?:yes|true)$/i.test(item.text.trim());
   if (item.number) {
     if (e.number === null) return false;
-    if (numberCarried(item.number, e.number, { rounding: false, percentQuestion })) return true;
+    if (numberCarried(item.number, e.number, { ...reading, rounding: false })) return true;
     return (
       significantDigits(item) >= 2 &&
-      numberCarried(item.number, e.number, { rounding: true, percentQuestion })
+      numberCarried(item.number, e.number, { ...reading, rounding: true })
     );
   }
   return item.norm !== "" && e.norm === item.norm;
@@ -122,11 +125,11 @@ function carries(item: Claimed, e: Element, percentQuestion: boolean, yesno: boo
 export function matchResult(
   item: Claimed,
   elements: ResultElements,
-  options: { percentQuestion: boolean; yesno: boolean },
+  options: ResultReading & { yesno: boolean },
 ): boolean {
-  const { percentQuestion, yesno } = options;
-  if (elements.values.some((e) => carries(item, e, percentQuestion, yesno))) return true;
-  return !item.number && !yesno && elements.labels.some((e) => carries(item, e, false, false));
+  const { yesno, ...reading } = options;
+  if (elements.values.some((e) => carries(item, e, reading, yesno))) return true;
+  return !item.number && !yesno && elements.labels.some((e) => carries(item, e, {}, false));
 }
 
 /**

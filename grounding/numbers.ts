@@ -15,6 +15,7 @@ export interface ParsedNumber {
 }
 
 const SCALES: Record<string, number> = {
+  k: 1e3,
   thousand: 1e3,
   million: 1e6,
   mn: 1e6,
@@ -54,8 +55,18 @@ export function parseNumber(text: string): ParsedNumber | null {
     value: negative ? -magnitude : magnitude,
     places: exponent ? placesOf(magnitude) : (/\.(\d+)/.exec(digits)?.[1]?.length ?? 0),
     percent: Boolean(percent),
-    scale: SCALES[scaleWord?.toLowerCase() ?? ""] ?? 1,
+    scale: scaleWord ? (SCALES[scaleWord.toLowerCase()] ?? 1) : gluedScale(unit ?? "", space ?? ""),
   };
+}
+
+/**
+ * A scale letter after the digits: "74.9k" and "74.9 k" are thousands, "$3.1M" and "3.1 MM"
+ * millions, "2bn" and "$2B" billions. A lower-case "m" stays metres.
+ */
+function gluedScale(unit: string, space: string): number {
+  const word = /^(k|K|M|MM|B)\b/.exec(unit)?.[1];
+  if (!word || (space && word === "B")) return 1;
+  return word === "k" || word === "K" ? 1e3 : word === "B" ? 1e9 : 1e6;
 }
 
 function placesOf(value: number): number {
@@ -95,11 +106,21 @@ export interface CarryOptions {
   rounding: boolean;
   /** The question asks for a percentage, so 0.45 may be written 45. */
   percentQuestion?: boolean;
+  /**
+   * The found value is a fraction (a share computed without a factor of 100), so a claim
+   * written with a percent sign must be 100 times it: 0.2368 is 23.68%, never 0.24%.
+   */
+  fraction?: boolean;
+  /**
+   * Scales the found value is counted in besides ones (its column's unit, "in thousands" in the
+   * question): 74886 in a column of thousands carries "$74.9 million".
+   */
+  scales?: readonly number[];
 }
 
 /** Half a unit in the last place the claim states, with room for binary floating point. */
 function tolerance(claimed: ParsedNumber): number {
-  return 0.5 * 10 ** -claimed.places * (1 + 1e-9) + 1e-12;
+  return (0.5 * 10 ** -claimed.places * (1 + 1e-9) + 1e-12) * claimed.scale;
 }
 
 function close(candidate: number, claimed: number, within: number): boolean {
@@ -117,20 +138,38 @@ export function numberCarried(
   found: ParsedNumber,
   options: CarryOptions = { rounding: true },
 ): boolean {
-  const candidates = [found.value];
-  const percentContext = claimed.percent || found.percent || options.percentQuestion === true;
-  if (percentContext) {
-    if (!found.percent) candidates.push(found.value * 100);
-    if (found.percent && !claimed.percent) candidates.push(found.value / 100);
+  const value = found.value * found.scale;
+  const bases = [value, ...(options.scales ?? []).map((s) => value * s)];
+  const candidates: number[] = [];
+  for (const base of bases) {
+    if (claimed.percent && !found.percent) {
+      // A fraction is never its own percentage: 0.2368 is 23.68%, not 0.24%.
+      if (!options.fraction || Math.abs(base) > 1) candidates.push(base);
+      candidates.push(base * 100);
+    } else {
+      candidates.push(base);
+      if (found.percent && !claimed.percent) candidates.push(base / 100);
+      else if (!found.percent && options.percentQuestion) candidates.push(base * 100);
+    }
   }
-  if (claimed.scale !== 1) candidates.push(...candidates.map((c) => c / claimed.scale));
-  const within = options.rounding
-    ? tolerance(claimed)
-    : 1e-9 * Math.max(1, Math.abs(claimed.value));
-  return candidates.some((candidate) => close(candidate, claimed.value, within));
+  const target = claimed.value * claimed.scale;
+  const within = options.rounding ? tolerance(claimed) : 1e-9 * Math.max(1, Math.abs(target));
+  return candidates.some((candidate) => close(candidate, target, within));
 }
 
 /** The numbers of a sentence as written ("42.86%", "-0.13"), for tracing each one. */
 export function numberTokens(text: string): string[] {
   return [...text.matchAll(TOKEN)].map((m) => m[0].replace(/\s+%$/, "%"));
+}
+
+/**
+ * The scale a unit or a phrase states: "USD m", "(millions)", "'000", "in thousands" give 1e6,
+ * 1e6, 1e3, 1e3; null when it states none.
+ */
+export function scaleOfUnit(text: string): number | null {
+  const t = text.toLowerCase();
+  if (/\bthousands?\b|'000|\b000s\b|\bk\b/.test(t)) return 1e3;
+  if (/\bmillions?\b|\bmn\b|\bmio\b|\bm\b|\bmm\b/.test(t)) return 1e6;
+  if (/\bbillions?\b|\bbn\b|\bb\b/.test(t)) return 1e9;
+  return null;
 }

@@ -124,6 +124,7 @@ export async function ruleVerdict(
         support: "none",
         confidence: 0,
         sure: false,
+        unchecked: false,
       },
       grounding: { checks: [], cells: [] },
     };
@@ -172,17 +173,28 @@ function rulesVerdict(
     failedAttempts: failedBefore(state.attempts),
     reflections: state.reflected ?? 0,
   });
+  const unchecked = isUnchecked(grounding.checks, scores);
   return {
     answer: final,
     expectedType,
     scores,
-    issues,
+    issues: unchecked ? issues.filter((i) => !grounding.checks.some((c) => c.note === i)) : issues,
     pass: passes(scores),
     by: "rules",
     claims: [],
     support: supportOf(grounding.checks),
     ...rated(confidence, state.minConfidence),
+    unchecked,
+    ...(grounding.alignment ? { alignment: grounding.alignment } : {}),
   };
+}
+
+/**
+ * An answer with no claim to check: every item is prose without a value in it, and it is a
+ * usable answer (not empty, not a refusal). It is given as answered but unchecked.
+ */
+export function isUnchecked(checks: ItemCheck[], scores: Verdict["scores"]): boolean {
+  return checks.length > 0 && checks.every((c) => c.kind === "prose") && scores.format > 0;
 }
 
 /** Code attempts that failed before the one the answer rests on. */

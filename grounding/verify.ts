@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type {
+  Alignment,
   Attempt,
   Claim,
   CodeResult,
@@ -9,6 +10,8 @@ import type {
   SupportKind,
   TableRef,
 } from "../blackboard/schemas.js";
+import { alignmentOf } from "./alignment.js";
+import { type CodeOperations, codeOperations } from "./code-operations.js";
 import {
   comparable,
   matchResult,
@@ -19,7 +22,9 @@ import {
 import { cellEvidence } from "./evidence.js";
 import { claimItems, type ItemKind, isProse } from "./items.js";
 import { type Claimed, carriedBy, claimed, containsWords, normalizeText } from "./matching.js";
-import { loadTables, type PreparedCell, type PreparedTable, tableHits } from "./table-search.js";
+import { type CarryOptions, scaleOfUnit } from "./numbers.js";
+import { pickedRows, selectorsOf } from "./question-asks.js";
+import { type LoadedTable, loadTables, type PreparedCell, tableHits } from "./table-search.js";
 
 /*
  * The deterministic grounding verifier. An answer is cut into items (list entries, "and"
@@ -75,6 +80,8 @@ export interface Grounding {
   checks: ItemCheck[];
   /** Source cells the verifier found that were not evidence yet, ready to post. */
   cells: Evidence[];
+  /** Whether the computation the answer rests on answers the question (alignment.ts). */
+  alignment?: Alignment;
 }
 
 /** Source cells cited per item and table: enough to show where, not every repeat. */
@@ -104,14 +111,41 @@ function columnsNamed(code: string, columns: string[]): string[] {
   });
 }
 
-/** The rows of a table the question identifies: a cell of the row is named in the question. */
-function rowsNamed(table: PreparedTable, question: string): Set<number> {
-  const hay = normalizeText(question);
-  const rows = new Set<number>();
-  for (const cell of table.cells) {
-    if (cell.norm.length >= 2 && containsWords(hay, cell.norm)) rows.add(cell.row);
+/**
+ * How the numbers of a result are to be read: a share the code computed without a factor of
+ * 100 is a fraction (0.2368 is 23.68%, not 0.24%), and the units of the columns it rests on or
+ * a scale the question states ("in thousands") are scales it may be counted in.
+ */
+function resultReading(
+  question: string,
+  sources: readonly LoadedTable[],
+  result: CodeResult | undefined,
+  ops: CodeOperations | null,
+): Pick<CarryOptions, "fraction" | "scales"> {
+  const used = new Set(result?.lineage.flatMap((l) => l.columns ?? []) ?? []);
+  const columns = sources.flatMap((t) => t.ref.columns).filter((c) => used.has(c.name));
+  const unitText = (c: { name: string; unit?: string }) =>
+    `${c.unit ?? ""} ${/\(([^)]*)\)\s*$/.exec(c.name)?.[1] ?? ""}`;
+  const percentColumn = columns.some((c) =>
+    /%|percent|pct|\brate\b|\bshare\b/i.test(`${c.name} ${c.unit ?? ""}`),
+  );
+  const stated = /\bin (thousands|millions|billions)\b/i.exec(question)?.[1] ?? "";
+  const scales = [...columns.map((c) => scaleOfUnit(unitText(c))), scaleOfUnit(stated)].filter(
+    (s): s is number => s !== null,
+  );
+  return {
+    fraction: Boolean(ops?.divides && !ops.hundred && !percentColumn),
+    scales: [...new Set(scales)],
+  };
+}
+
+/** A value written into the code itself: a literal is never a cell the code read. */
+function literalIn(item: Claimed, ops: CodeOperations): boolean {
+  if (item.number) {
+    const value = item.number.value * item.number.scale;
+    return ops.literals.some((l) => l === value && Math.abs(l) > 1);
   }
-  return rows;
+  return item.norm !== "" && ops.strings.includes(item.norm);
 }
 
 /**
@@ -133,6 +167,10 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   const known = new Set(input.evidence.map((e) => e.id));
   const posted = new Map<string, Evidence>();
   const sources = await loadTables((input.tables ?? []).map((ref) => ({ evidenceId: null, ref })));
+  const ops = ran ? codeOperations(ran.attempt.code) : null;
+  const reading = resultReading(question, sources, ran?.result, ops);
+  const goodAttempts = input.attempts.filter((a) => a.result?.ok);
+  const goodOps = goodAttempts.map((a) => codeOperations(a.code));
   const selected = new Set<string>([
     ...(ran?.result.lineage.flatMap((l) => l.columns ?? []) ?? []),
     ...(ran
@@ -156,9 +194,29 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     return packet.id;
   };
 
-  /** Source cells that carry the item exactly, in a named column and a named row. */
+  /** Whether a successful run read a source cell: its result rests on it, or it printed the value. */
+  const readByCode = (table: string, cell: PreparedCell, item: Claimed): boolean => {
+    if (goodOps.some((o) => literalIn(item, o))) return false;
+    const rested = goodAttempts.some((a) =>
+      (a.result?.result?.lineage ?? []).some(
+        (l) =>
+          l.table === table &&
+          (l.columns ?? []).includes(cell.column) &&
+          (l.rows === null || l.rows.includes(cell.row)),
+      ),
+    );
+    return rested || printedBy(item).length > 0;
+  };
+
+  /**
+   * Source cells that carry the item exactly, in a column the question names or the code
+   * selected, in the one row that holds every value the question picks rows by, and read by
+   * the code.
+   */
   // The rows the question names, per source table: found once, asked for each item.
-  const questionRows = sources.map((loaded) => rowsNamed(loaded.table, question));
+  const questionRows = sources.map(
+    (loaded) => pickedRows(selectorsOf(loaded.table, question)) ?? new Set<number>(),
+  );
   const lookedUp = (item: Claimed): string[] => {
     const ids: string[] = [];
     for (const [i, loaded] of sources.entries()) {
@@ -167,16 +225,17 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
         (cell) =>
           rows.has(cell.row) &&
           !containsWords(questionNorm, cell.norm) &&
-          (selected.has(cell.column) || containsWords(questionNorm, normalizeText(cell.column))),
+          (selected.has(cell.column) || containsWords(questionNorm, normalizeText(cell.column))) &&
+          readByCode(loaded.ref.name, cell, item),
       );
       for (const cell of hits.slice(0, MAX_CELL_HITS)) ids.push(cellPacket(loaded.ref, cell));
     }
     return ids;
   };
 
-  /** Where the item merely occurs: a printed line of a good attempt or any source cell. */
-  const occurrences = (item: Claimed): string[] => {
-    const printed = input.evidence
+  /** Printed lines of good attempts that carry the item. */
+  const printedBy = (item: Claimed): string[] =>
+    input.evidence
       .filter(
         (e) =>
           e.anchor.kind === "code" &&
@@ -186,6 +245,10 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
           carriedBy(item, e.value, { rounding: true, percentQuestion }),
       )
       .map((e) => e.id);
+
+  /** Where the item merely occurs: a printed line of a good attempt or any source cell. */
+  const occurrences = (item: Claimed): string[] => {
+    const printed = printedBy(item);
     const cells = sources.flatMap((loaded) =>
       tableHits(item, loaded.table, { rounding: false, percentQuestion })
         .cells.slice(0, 1)
@@ -197,7 +260,8 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   const items = claimItems(input.answer, (text) => {
     const whole = claimed(text);
     return (
-      (elements !== null && matchResult(whole, elements, { percentQuestion, yesno: false })) ||
+      (elements !== null &&
+        matchResult(whole, elements, { percentQuestion, yesno: false, ...reading })) ||
       occurrences(whole).length > 0
     );
   });
@@ -219,7 +283,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
         : null;
     };
     if (ran && elements && resultId) {
-      const matches = matchResult(claim, elements, { percentQuestion, yesno });
+      const matches = matchResult(claim, elements, { percentQuestion, yesno, ...reading });
       // A list answer must name the result's values, not pick one of several.
       const named = ran.result.kind === "frame" || elements.size === items.length;
       const singled = prose || yesno || elements.size <= 1 || (items.length > 1 && named);
@@ -277,8 +341,36 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   });
   if (ran && elements && (input.ordered ?? asksForOrder(question)))
     markOrder(checks, ran.result, resultId ?? "");
+  const alignment =
+    ran && resultId
+      ? alignmentOf({
+          question,
+          sources,
+          code: ran.attempt.code,
+          result: ran.result,
+          items: checks.filter((c) => c.kind !== "prose").length,
+        })
+      : undefined;
+  if (alignment?.status === "conflicted" && resultId) markMisaligned(checks, alignment, resultId);
   const used = new Set(checks.flatMap((c) => c.supports));
-  return { checks, cells: [...posted.values()].filter((cell) => used.has(cell.id)) };
+  const cells = [...posted.values()].filter((cell) => used.has(cell.id));
+  return alignment ? { checks, cells, alignment } : { checks, cells };
+}
+
+/** Derived items of a computation that answers another question conflict with it. */
+function markMisaligned(checks: ItemCheck[], alignment: Alignment, resultId: string): void {
+  const why = alignment.findings
+    .filter((f) => f.conflict)
+    .map((f) => f.text)
+    .join("; ");
+  for (const check of checks) {
+    if (check.support !== "derived") continue;
+    check.status = "conflicted";
+    check.support = "none";
+    check.supports = [];
+    check.conflicts = [resultId];
+    check.note = `${resultId} does not answer the question: ${why}`;
+  }
 }
 
 /** For ordered questions: derived items in another order than the result's conflict. */

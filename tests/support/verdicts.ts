@@ -18,6 +18,7 @@ export function verdict(
     support: full.grounding === 2 ? "derived" : "none",
     confidence: full.grounding === 2 ? 0.9 : 0.3,
     sure: full.grounding === 2,
+    unchecked: false,
   };
 }
 

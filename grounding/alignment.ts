@@ -1,0 +1,370 @@
+import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackboard/schemas.js";
+import { type CodeOperations, codeOperations } from "./code-operations.js";
+import {
+  type AskedOperation,
+  askedCount,
+  askedOperations,
+  namedColumns,
+  namedRowsBound,
+  pickedRows,
+  type Selector,
+  selectorsOf,
+} from "./question-asks.js";
+import type { LoadedTable } from "./table-search.js";
+
+/*
+ * Does the computation answer the question? Derivation shows a result moves with the table;
+ * alignment holds what the question asks against what the result rests on (its lineage) and
+ * what the code did (its operations):
+ *   columns      a measure column the question names is among those the result depends on;
+ *   rows         the rows the result depends on are rows the question picks (its entities,
+ *                years, categories), unless it reaches beyond them (a comparison, a share);
+ *                a row labelled as a total is not summed with the rows it totals;
+ *   operation    the aggregation asked (median, mean, total, extreme, spread) is one the code
+ *                performs, not a neighbour of it;
+ *   extreme      for "the highest"/"the lowest", the result's rows do not sit at the other end;
+ *   cardinality  "which two", "top 3": as many items as asked.
+ * Each finding is stated in words; any conflict keeps the answer from passing.
+ */
+
+const OPERATION_WORDS: Record<AskedOperation, string> = {
+  sum: "total",
+  mean: "mean",
+  median: "median",
+  max: "maximum",
+  min: "minimum",
+  std: "standard deviation",
+  var: "variance",
+};
+
+export interface AlignmentInput {
+  question: string;
+  /** The run's source tables, read and indexed. */
+  sources: readonly LoadedTable[];
+  code: string;
+  result: CodeResult;
+  /** How many items the answer gives. */
+  items: number;
+}
+
+interface TableFacts {
+  loaded: LoadedTable;
+  lineage: Lineage | undefined;
+  measures: Set<string>;
+  labelColumn: string | null;
+  selectors: Selector[];
+  picked: Set<number> | null;
+  /** Numbers per column and row. */
+  numbers: Map<string, Map<number, number>>;
+  labels: Map<number, string>;
+}
+
+function factsOf(loaded: LoadedTable, question: string, lineage: Lineage | undefined): TableFacts {
+  const numbers = new Map<string, Map<number, number>>();
+  const counts = new Map<string, { numbers: number; all: number; years: number }>();
+  for (const cell of loaded.table.cells) {
+    const tally = counts.get(cell.column) ?? { numbers: 0, all: 0, years: 0 };
+    tally.all++;
+    if (cell.number) {
+      tally.numbers++;
+      if (/^(?:1[89]\d\d|20\d\d)$/.test(cell.raw.trim())) tally.years++;
+      const column = numbers.get(cell.column) ?? new Map<number, number>();
+      column.set(cell.row, cell.number.value * cell.number.scale);
+      numbers.set(cell.column, column);
+    }
+    counts.set(cell.column, tally);
+  }
+  const measures = new Set<string>();
+  let labelColumn: string | null = null;
+  for (const column of loaded.table.columns) {
+    const t = counts.get(column.name);
+    if (!t) continue;
+    if (t.numbers * 2 > t.all && t.years < t.numbers) measures.add(column.name);
+    else if (labelColumn === null && t.numbers * 2 <= t.all) labelColumn = column.name;
+  }
+  const labels = new Map<number, string>();
+  if (labelColumn) {
+    for (const cell of loaded.table.cells)
+      if (cell.column === labelColumn) labels.set(cell.row, cell.raw);
+  }
+  const selectors = selectorsOf(loaded.table, question);
+  return {
+    loaded,
+    lineage,
+    measures,
+    labelColumn,
+    selectors,
+    picked: pickedRows(selectors),
+    numbers,
+    labels,
+  };
+}
+
+function list(names: readonly string[]): string {
+  const quoted = names.map((n) => `\`${n}\``);
+  return quoted.length <= 1
+    ? (quoted[0] ?? "")
+    : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+}
+
+function rowWords(facts: TableFacts, rows: readonly number[]): string {
+  const shown = rows.slice(0, 4).map((r) => {
+    const label = facts.labels.get(r);
+    return label ? `${r + 1} (${label})` : `${r + 1}`;
+  });
+  const more = rows.length > 4 ? ` and ${rows.length - 4} more` : "";
+  return `row${rows.length === 1 ? "" : "s"} ${shown.join(", ")}${more}`;
+}
+
+function selectorWords(selectors: readonly Selector[]): string {
+  return selectors
+    .map((s) => `${s.column} ${s.values.map((v) => `"${v}"`).join(" or ")}`)
+    .join(", ");
+}
+
+const TOTAL_LABEL = /^(?:grand\s+)?totals?\b|^all\b|^sum\b|^overall\b|^subtotal\b/i;
+
+/** The columns check: a measure the question names must be one the result depends on. */
+function columnsFinding(facts: TableFacts, named: string[]): AlignmentFinding | null {
+  const used = facts.lineage?.columns;
+  if (!used) return null;
+  const namedMeasures = named.filter((c) => facts.measures.has(c));
+  const usedMeasures = used.filter((c) => facts.measures.has(c));
+  if (namedMeasures.length === 0 || usedMeasures.length === 0) return null;
+  if (namedMeasures.some((c) => used.includes(c))) {
+    const shared = namedMeasures.filter((c) => used.includes(c));
+    return {
+      aspect: "columns",
+      conflict: false,
+      text: `it uses ${list(shared)}, as the question names`,
+    };
+  }
+  return {
+    aspect: "columns",
+    conflict: true,
+    text: `the result depends on ${list(usedMeasures)}, not on ${list(namedMeasures)}, which the question names`,
+  };
+}
+
+/** The rows check: the rows the result rests on against the rows the question picks. */
+function rowsFindings(
+  facts: TableFacts,
+  question: string,
+  ops: CodeOperations,
+): AlignmentFinding[] {
+  const rows = facts.lineage?.rows;
+  if (!rows || rows.length === 0) return [];
+  const findings: AlignmentFinding[] = [];
+  const totals = rows.filter((r) => TOTAL_LABEL.test((facts.labels.get(r) ?? "").trim()));
+  const aggregates =
+    ops.aggregates.has("sum") || ops.aggregates.has("mean") || ops.aggregates.has("median");
+  if (totals.length > 0 && totals.length < rows.length && aggregates && !ops.divides) {
+    findings.push({
+      aspect: "rows",
+      conflict: true,
+      text: `the result adds ${rowWords(facts, totals)}, a total, to the rows it totals`,
+    });
+  }
+  const picked = facts.picked;
+  if (!picked) return findings;
+  const inside = rows.filter((r) => picked.has(r));
+  const outside = rows.filter((r) => !picked.has(r));
+  const names = selectorWords(facts.selectors);
+  if (
+    inside.length === 0 &&
+    !/\b(?:after|before|next|previous|following|preceding)\b/i.test(question)
+  ) {
+    findings.push({
+      aspect: "rows",
+      conflict: true,
+      text: `the result rests on ${rowWords(facts, rows)}, none of them the rows the question names (${names})`,
+    });
+  } else if (outside.length > 0 && namedRowsBound(question)) {
+    findings.push({
+      aspect: "rows",
+      conflict: true,
+      text: `the result also rests on ${rowWords(facts, outside)}, which the question does not name (it names ${names})`,
+    });
+  } else if (outside.length === 0) {
+    findings.push({
+      aspect: "rows",
+      conflict: false,
+      text: `it rests on ${rowWords(facts, inside)}, the rows the question names (${names})`,
+    });
+  }
+  return findings;
+}
+
+/** The operation check: the aggregation asked against the ones the code calls. */
+function operationFinding(
+  asked: Set<AskedOperation>,
+  ops: CodeOperations,
+): AlignmentFinding | null {
+  const did = ops.aggregates;
+  const conflict = (want: AskedOperation, got: AskedOperation[]): AlignmentFinding => ({
+    aspect: "operation",
+    conflict: true,
+    text: `the code computes the ${got.map((g) => OPERATION_WORDS[g]).join(" and ")}; the question asks for the ${OPERATION_WORDS[want]}`,
+  });
+  const others = (...names: AskedOperation[]) => names.filter((n) => did.has(n));
+  if (asked.has("median") && !did.has("median") && others("mean", "sum").length > 0)
+    return conflict("median", others("mean", "sum"));
+  if (asked.has("mean") && !asked.has("median") && !did.has("mean") && !ops.divides) {
+    const got = others("median", "sum");
+    if (got.length > 0) return conflict("mean", got);
+  }
+  if (
+    asked.has("sum") &&
+    !asked.has("mean") &&
+    !asked.has("median") &&
+    !did.has("sum") &&
+    !/[\w)\]]\s*\+\s*[\w(]/.test(ops.bare)
+  ) {
+    const got = others("mean", "median");
+    if (got.length > 0) return conflict("sum", got);
+  }
+  if (asked.has("std") && !did.has("std") && did.has("var")) return conflict("std", ["var"]);
+  if (asked.has("var") && !did.has("var") && did.has("std")) return conflict("var", ["std"]);
+  for (const [want, other] of [
+    ["max", "min"],
+    ["min", "max"],
+  ] as const) {
+    if (asked.has(want) && !asked.has(other) && did.has(other) && !did.has(want) && !ops.sorts)
+      return conflict(want, [other]);
+  }
+  const agreed = [...asked].filter((a) => did.has(a));
+  if (agreed.length === 0) return null;
+  return {
+    aspect: "operation",
+    conflict: false,
+    text: `it computes the ${agreed.map((a) => OPERATION_WORDS[a]).join(" and ")}, as asked`,
+  };
+}
+
+/** For "the highest"/"the lowest": the result's rows must not sit at the other end of the measure. */
+function extremeFinding(
+  facts: TableFacts,
+  asked: Set<AskedOperation>,
+  named: string[],
+): AlignmentFinding | null {
+  const want =
+    asked.has("max") && !asked.has("min")
+      ? "max"
+      : asked.has("min") && !asked.has("max")
+        ? "min"
+        : null;
+  const rows = facts.lineage?.rows;
+  const used = facts.lineage?.columns;
+  if (!want || !rows || rows.length === 0 || !used) return null;
+  const usedMeasures = used.filter((c) => facts.measures.has(c));
+  const namedUsed = usedMeasures.filter((c) => named.includes(c));
+  const candidates = namedUsed.length > 0 ? namedUsed : usedMeasures;
+  const column = candidates.length === 1 ? candidates[0] : undefined;
+  const values = column ? facts.numbers.get(column) : undefined;
+  if (!column || !values) return null;
+  const scope = [...values.entries()].filter(([r]) => !facts.picked || facts.picked.has(r));
+  const mine = rows.flatMap((r) =>
+    values.has(r) && (!facts.picked || facts.picked.has(r)) ? [values.get(r) as number] : [],
+  );
+  const k = mine.length;
+  if (k === 0 || scope.length < 2 * k) return null;
+  const sorted = scope.map(([, v]) => v).sort((a, b) => a - b);
+  const lowK = sorted[k - 1] as number;
+  const highK = sorted[sorted.length - k] as number;
+  if (lowK >= highK) return null;
+  const atLow = mine.every((v) => v <= lowK);
+  const atHigh = mine.every((v) => v >= highK);
+  const rowsText = rowWords(
+    facts,
+    rows.filter((r) => values.has(r)),
+  );
+  if (want === "max" && atLow)
+    return {
+      aspect: "extreme",
+      conflict: true,
+      text: `the result comes from ${rowsText}, where \`${column}\` is lowest; the question asks for the highest`,
+    };
+  if (want === "min" && atHigh)
+    return {
+      aspect: "extreme",
+      conflict: true,
+      text: `the result comes from ${rowsText}, where \`${column}\` is highest; the question asks for the lowest`,
+    };
+  if ((want === "max" && atHigh) || (want === "min" && atLow))
+    return {
+      aspect: "extreme",
+      conflict: false,
+      text: `it comes from the ${want === "max" ? "highest" : "lowest"} \`${column}\``,
+    };
+  return null;
+}
+
+function cardinalityFinding(question: string, items: number): AlignmentFinding | null {
+  const k = askedCount(question);
+  if (k === null || items === 0) return null;
+  if (items === k || items === 2 * k)
+    return { aspect: "cardinality", conflict: false, text: `it gives ${k} items, as asked` };
+  return {
+    aspect: "cardinality",
+    conflict: true,
+    text: `the question asks for ${k} items; the answer gives ${items}`,
+  };
+}
+
+/** What the computation is, in words: "the mean of `salary` over 16 of 16 rows". */
+function describe(facts: TableFacts | undefined, ops: CodeOperations): string {
+  const order: AskedOperation[] = ["median", "mean", "std", "var", "sum", "max", "min"];
+  const op = order.find((o) => ops.aggregates.has(o));
+  const columns = facts?.lineage?.columns ?? null;
+  const rows = facts?.lineage?.rows ?? null;
+  const what = op ? `the ${OPERATION_WORDS[op]}` : "a value";
+  const of = columns && columns.length > 0 ? ` of ${list(columns.slice(0, 4))}` : "";
+  const total = facts ? new Set(facts.loaded.table.cells.map((c) => c.row)).size : 0;
+  const over =
+    rows && rows.length > 0
+      ? rows.length === total
+        ? ` over all ${total} rows`
+        : ` over ${rowWords(facts as TableFacts, rows)}`
+      : "";
+  return `the result is ${what}${of}${over}`;
+}
+
+/** The alignment of a run's result with the question (see the comment at the top of this file). */
+export function alignmentOf(input: AlignmentInput): Alignment {
+  const ops = codeOperations(input.code);
+  const facts = input.sources.map((loaded) =>
+    factsOf(
+      loaded,
+      input.question,
+      input.result.lineage.find((l) => l.table === loaded.ref.name),
+    ),
+  );
+  const columnNames = input.sources.flatMap((s) => s.table.columns.map((c) => c.name));
+  const asked = askedOperations(input.question, columnNames);
+  const findings: AlignmentFinding[] = [];
+  for (const table of facts) {
+    const named = namedColumns(input.question, table.loaded.ref.columns);
+    const columns = columnsFinding(table, named);
+    if (columns) findings.push(columns);
+    findings.push(...rowsFindings(table, input.question, ops));
+    const extreme = extremeFinding(table, asked, named);
+    if (extreme) findings.push(extreme);
+  }
+  const operation = operationFinding(asked, ops);
+  if (operation) findings.push(operation);
+  const cardinality = cardinalityFinding(input.question, input.items);
+  if (cardinality) findings.push(cardinality);
+  const conflicts = findings.filter((f) => f.conflict);
+  const head = describe(
+    facts.find((f) => f.lineage),
+    ops,
+  );
+  const status = conflicts.length > 0 ? "conflicted" : findings.length > 0 ? "aligned" : "unknown";
+  const tail =
+    status === "conflicted"
+      ? conflicts.map((f) => f.text).join("; ")
+      : status === "aligned"
+        ? findings.map((f) => f.text).join("; ")
+        : "nothing in the question could be held against it";
+  return { status, summary: `${head}; ${tail}`, findings };
+}
