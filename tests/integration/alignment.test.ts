@@ -89,7 +89,12 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-async function judge(table: string, question: string, code: string, answer: string): Promise<Verdict> {
+async function judge(
+  table: string,
+  question: string,
+  code: string,
+  answer: string,
+): Promise<Verdict> {
   const ref = tables[table];
   if (!ref) throw new Error(`no table ${table}`);
   const result = await sandbox.execute({ code, tables: [ref] });
@@ -108,7 +113,8 @@ async function judge(table: string, question: string, code: string, answer: stri
 
 function failed(verdict: Verdict, aspect?: RegExp): void {
   expect(verdict.pass, JSON.stringify(verdict, null, 1)).toBe(false);
-  if (aspect) expect(`${verdict.issues.join("\n")}\n${verdict.alignment?.summary ?? ""}`).toMatch(aspect);
+  if (aspect)
+    expect(`${verdict.issues.join("\n")}\n${verdict.alignment?.summary ?? ""}`).toMatch(aspect);
 }
 
 function passed(verdict: Verdict): void {
@@ -117,12 +123,22 @@ function passed(verdict: Verdict): void {
 
 describe("columns: the measure the question names is the one the result depends on", () => {
   it("refuses the revenue total for a question about units", async () => {
-    const v = await judge("sales", "How many units were sold in total?", "result = df['revenue'].sum()", "17300");
+    const v = await judge(
+      "sales",
+      "How many units were sold in total?",
+      "result = df['revenue'].sum()",
+      "17300",
+    );
     failed(v, /depends on `revenue`, not on `units`/);
     expect(v.alignment?.status).toBe("conflicted");
   });
   it("passes the units total", async () => {
-    const v = await judge("sales", "How many units were sold in total?", "result = df['units'].sum()", "525");
+    const v = await judge(
+      "sales",
+      "How many units were sold in total?",
+      "result = df['units'].sum()",
+      "525",
+    );
     passed(v);
     expect(v.alignment?.summary).toMatch(/`units`/);
   });
@@ -130,7 +146,12 @@ describe("columns: the measure the question names is the one the result depends 
 
 describe("rows: the rows the question names are the rows the result came from", () => {
   it("refuses a total over every region for 'the South region'", async () => {
-    const v = await judge("sales", "What was the revenue for the South region?", "result = df['revenue'].sum()", "15300");
+    const v = await judge(
+      "sales",
+      "What was the revenue for the South region?",
+      "result = df['revenue'].sum()",
+      "15300",
+    );
     failed(v, /does not name.*region "south"/);
   });
   it("passes the South total", async () => {
@@ -138,26 +159,41 @@ describe("rows: the rows the question names are the rows the result came from", 
     passed(await judge("sales", "What was the revenue for the South region?", code, "4350"));
   });
   it("refuses a lookup that takes the row after the one named", async () => {
-    const code = "i = df.index[(df['city'] == 'Porto') & (df['year'] == 2010)][0]\nresult = df.loc[i + 1, 'population']";
-    failed(await judge("cities", "What was the population of Porto in 2010?", code, "232000"), /does not name/);
+    const code =
+      "i = df.index[(df['city'] == 'Porto') & (df['year'] == 2010)][0]\nresult = df.loc[i + 1, 'population']";
+    failed(
+      await judge("cities", "What was the population of Porto in 2010?", code, "232000"),
+      /does not name/,
+    );
   });
   it("passes the lookup of the row named", async () => {
-    const code = "result = df.loc[(df['city'] == 'Porto') & (df['year'] == 2010), 'population'].iloc[0]";
+    const code =
+      "result = df.loc[(df['city'] == 'Porto') & (df['year'] == 2010), 'population'].iloc[0]";
     passed(await judge("cities", "What was the population of Porto in 2010?", code, "237000"));
   });
 });
 
 describe("operation: the aggregation asked is the one the code performs", () => {
   it("refuses the mean when the median is asked", async () => {
-    const v = await judge("staff", "What is the median salary?", "result = df['salary'].mean()", "67222.22");
+    const v = await judge(
+      "staff",
+      "What is the median salary?",
+      "result = df['salary'].mean()",
+      "67222.22",
+    );
     failed(v, /computes the mean; the question asks for the median/);
   });
   it("passes the median", async () => {
-    passed(await judge("staff", "What is the median salary?", "result = df['salary'].median()", "52000"));
+    passed(
+      await judge("staff", "What is the median salary?", "result = df['salary'].median()", "52000"),
+    );
   });
   it("refuses the lowest when the highest is asked (a flipped sort)", async () => {
     const code = "result = df.sort_values('salary').iloc[0]['name']";
-    failed(await judge("staff", "Who has the highest salary?", code, "Eve"), /lowest; the question asks for the highest/);
+    failed(
+      await judge("staff", "Who has the highest salary?", code, "Eve"),
+      /lowest; the question asks for the highest/,
+    );
   });
   it("passes the highest", async () => {
     const code = "result = df.sort_values('salary', ascending=False).iloc[0]['name']";
@@ -188,12 +224,17 @@ describe("scale and percent: a number is compared after its scale", () => {
     passed(await judge("budget", "What is the total cost?", total, "$74.9k"));
     passed(await judge("budget", "What is the total cost?", total, "$74,886"));
   });
-  const share = "reds = df[df['team'] == 'Reds']\nresult = reds['wins'].iloc[0] / reds['games'].iloc[0]";
+  const share =
+    "reds = df[df['team'] == 'Reds']\nresult = reds['wins'].iloc[0] / reds['games'].iloc[0]";
   it("refuses '0.24%' for the fraction 0.2368", async () => {
-    failed(await judge("shares", "What percentage of their games did the Reds win?", share, "0.24%"));
+    failed(
+      await judge("shares", "What percentage of their games did the Reds win?", share, "0.24%"),
+    );
   });
   it("passes '23.68%' for the fraction 0.2368", async () => {
-    passed(await judge("shares", "What percentage of their games did the Reds win?", share, "23.68%"));
+    passed(
+      await judge("shares", "What percentage of their games did the Reds win?", share, "23.68%"),
+    );
   });
 });
 
@@ -219,7 +260,8 @@ describe("results as printed", () => {
 
 describe("derivation: a perturbed run that fails is unknown, not a change", () => {
   it("gives unknown for code that fails on every perturbed copy and returns a literal", async () => {
-    const code = "assert (df['city'] == 'Porto').sum() == 3 and (df['population'] == 237000).any()\nresult = 237000";
+    const code =
+      "assert (df['city'] == 'Porto').sum() == 3 and (df['population'] == 237000).any()\nresult = 237000";
     const run = await sandbox.execute({ code, tables: [tables.cities as TableRef] });
     expect(run.result?.derived).toBe("unknown");
     expect(run.result?.derivation).toMatch(/failed on perturbed copies/);

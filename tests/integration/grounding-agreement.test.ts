@@ -49,9 +49,9 @@ const CASES: Case[] = [
     supports: ["a1:result"],
   },
   {
-    // Code that computes nothing: only the cell the question points to can hold the answer up.
+    // Code that prints the row: the cell the question points to, as the code read it.
     question: "What is the population of Cedar?",
-    code: "print(df.columns.tolist())",
+    code: 'print(df[df["town"] == "Cedar"])',
     answer: "1",
     supports: ["towns:r2:population"],
   },

@@ -50,13 +50,14 @@ describe("the local sandbox's results and their lineage", () => {
   });
 
   it.each([
-    ["print(203)", "printed", 203],
-    ["result = 203", "declared", 203],
-    ["print(df.columns.tolist())", "printed", "['nation', 'gold', 'silver']"],
-    ["result = df.shape[1]", "declared", 3],
-  ])("%s: a literal or metadata is not derived", async (code, from, value) => {
+    ["print(203)", "printed", "scalar", [203]],
+    ["result = 203", "declared", "scalar", [203]],
+    // A printed list is read as its items.
+    ["print(df.columns.tolist())", "printed", "list", ["nation", "gold", "silver"]],
+    ["result = df.shape[1]", "declared", "scalar", [3]],
+  ])("%s: a literal or metadata is not derived", async (code, from, kind, values) => {
     const result = resultOf(await run(code));
-    expect(result).toMatchObject({ from, kind: "scalar", values: [value], line: 1, derived: "no" });
+    expect(result).toMatchObject({ from, kind, values, line: 1, derived: "no" });
     expect(result.derivation).toMatch(STABLE);
     // Traced: no column's values and no row matter.
     expect(result.lineage).toEqual([{ table: "medals", rows: [], columns: [] }]);

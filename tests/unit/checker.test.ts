@@ -161,11 +161,8 @@ describe("the check node without a model", () => {
 
   it("grounds a lookup in the source cell the question names and posts it", async () => {
     const medals = await medalsRef();
-    const state = {
-      ...stateWith("What is the silver value for Japan?", "14", undefined, [medals]),
-      attempts: [],
-      evidence: [],
-    };
+    const run = ranAttempt("a1", "print(df[df.nation == 'Japan'])", "2  Japan  27  14\n");
+    const state = stateWith("What is the silver value for Japan?", "14", run, [medals]);
     const update = await checker(state, runtime);
     expect(update.verdict).toMatchObject({ pass: true, support: "looked-up" });
     expect((update.evidence as Evidence[]).map((e) => [e.id, e.value, e.source])).toEqual([

@@ -241,13 +241,18 @@ describe("which run an answer is judged against", () => {
 });
 
 describe("looked up, and coincidence", () => {
-  it("supports a lookup by the cell in the row the question names and the column it asks for", async () => {
+  it("supports a lookup by the cell in the row the question names and the column it asks for, read by the code", async () => {
     const table = await medalsRef();
     const question = "What is the silver value for Japan?";
+    const { attempt, evidence } = ranAttempt(
+      "a1",
+      "print(df[df.nation == 'Japan'])",
+      "  nation  gold  silver\n2  Japan    27      14\n",
+    );
     const { checks, cells } = await verifyGrounding({
       answer: "14",
-      evidence: [],
-      attempts: [],
+      evidence,
+      attempts: [attempt],
       tables: [table],
       question,
       now: NOW,
@@ -256,6 +261,16 @@ describe("looked up, and coincidence", () => {
       ["supported", "looked-up", ["medals:r2:silver"]],
     ]);
     expect(cells.map((c) => [c.id, c.value])).toEqual([["medals:r2:silver", "14"]]);
+    // No code read the cell (the answer came from elsewhere): no lookup.
+    const unread = await verifyGrounding({
+      answer: "14",
+      evidence: [],
+      attempts: [],
+      tables: [table],
+      question,
+      now: NOW,
+    });
+    expect(unread.checks.map((c) => c.support)).toEqual(["coincidental"]);
   });
 
   it("never counts a cell that merely holds the value: another row, another column, another table's cell", async () => {

@@ -644,23 +644,30 @@ class Tracer:
             for column in range(frame.shape[1]):
                 for trial in (0, 1):
                     rng = np.random.default_rng([SEED, 100 + position, column, trial])
-                    if self._differs(self._with(position, perturb_column(frame, column, rng, trial))):
+                    seen = self._observe(self._with(position, perturb_column(frame, column, rng, trial)))
+                    if seen != self.base:
+                        # The result rests on the column even where the run fails without it
+                        # (a filter on its values); only a result that changes shows derivation.
                         found.append(str(frame.columns[column]))
-                        self._changed(f"column {frame.columns[column]} of {name} was perturbed")
+                        if seen[0] != "error":
+                            self._changed(f"column {frame.columns[column]} of {name} was perturbed")
                         break
         self.columns[name] = list(dict.fromkeys(found))
 
     def _trace_rows(self, position, name, frame):
         found = []
         for row in range(len(frame)):
-            if self._differs(self._with(position, without_row(frame, row))):
+            seen = self._observe(self._with(position, without_row(frame, row)))
+            if seen != self.base:
                 found.append(row)
-                self._changed(f"row {row} of {name} was removed")
+                if seen[0] != "error":
+                    self._changed(f"row {row} of {name} was removed")
         self.rows[name] = found
 
     def _changed(self, what):
-        # A result the perturbed copies left alone that one column or row changes after all.
-        if self.derived == "no" and self.deterministic:
+        # A result the perturbed copies left alone (or failed on) that one column or row
+        # changes after all.
+        if self.derived in ("no", "unknown") and self.deterministic:
             self.derived = "yes"
             self.derivation = f"changed when {what}: computed from the table"
             if self.sampled:
