@@ -16,11 +16,10 @@
  *
  *   npm run bench:checker [-- --seed 21 --tables 40 --per-table 2 --baseline 8cb955a --no-baseline]
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { baselineWorktree, git, ROOT, TSX } from "./support/baseline.js";
+import { baselineWorktree, git, ROOT } from "./support/baseline.js";
 import {
   buildCaseFile,
   type CaseFile,
@@ -29,55 +28,20 @@ import {
   TEMPLATES,
   VARIANTS,
 } from "./support/checker-cases.js";
+import {
+  CHECKER_RUNNER,
+  fixed,
+  option,
+  ratio,
+  runEngine,
+  table,
+} from "./support/checker-engines.js";
 import type { CaseVerdict, RunnerOutput } from "./support/checker-runner.js";
 
-const RUNNER = "bench/support/checker-runner.ts";
 const TABLEBENCH = path.resolve(ROOT, "../shared/datasets/tablebench/tablebench_test.jsonl");
 const EXAMPLES = path.join(ROOT, "examples");
 const RESULTS = path.join(ROOT, "bench/results/checker");
 const GOAL = { precision: 0.98, recall: 0.9 };
-
-function option(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? (process.argv[at + 1] ?? fallback) : fallback;
-}
-
-/** Runs the case runner in `cwd` (its own artifact store), streaming its progress. */
-function runEngine(
-  name: string,
-  cwd: string,
-  casesFile: string,
-  work: string,
-): Promise<RunnerOutput & { wallMs: number }> {
-  const out = path.join(work, `${name}.json`);
-  const home = path.join(work, `home-${name}`);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [RUNNER, "--in", casesFile, "--out", out], {
-      cwd,
-      env: { ...process.env, TABLEMINDS_HOME: home },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let tail = "";
-    const relay = (chunk: Buffer) => {
-      const text = chunk.toString();
-      tail = (tail + text).slice(-4000);
-      for (const line of text.split("\n"))
-        if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
-    };
-    child.stdout.on("data", relay);
-    child.stderr.on("data", relay);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) {
-        reject(new Error(`the ${name} runner exited with ${code}:\n${tail}`));
-        return;
-      }
-      const output = JSON.parse(readFileSync(out, "utf8")) as RunnerOutput;
-      resolve({ ...output, wallMs: performance.now() - started });
-    });
-  });
-}
 
 // --- figures -----------------------------------------------------------------------------
 
@@ -109,8 +73,6 @@ interface Figures {
   >;
   supports: Record<string, number>;
 }
-
-const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
 
 function figures(cases: readonly CheckerCase[], verdicts: readonly CaseVerdict[]): Figures {
   const byId = new Map(verdicts.map((v) => [v.id, v]));
@@ -179,17 +141,7 @@ function figures(cases: readonly CheckerCase[], verdicts: readonly CaseVerdict[]
 
 // --- printing ----------------------------------------------------------------------------
 
-const fixed = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
 const share = (r: Rate) => `${fixed(ratio(r.passed, r.n))} (${r.passed}/${r.n})`;
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join("  ");
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
-}
 
 interface Engine {
   name: string;
@@ -392,7 +344,7 @@ async function main(): Promise<void> {
       git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
     const engines: Engine[] = [];
     if (withBaseline) {
-      const dir = baselineWorktree(baselineCommit, [RUNNER]);
+      const dir = baselineWorktree(baselineCommit, [CHECKER_RUNNER]);
       const output = await runEngine("baseline", dir, casesFile, work);
       engines.push({
         name: "baseline",

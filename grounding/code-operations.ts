@@ -12,7 +12,7 @@ export interface CodeOperations {
   /** Aggregations called, in the question's terms. */
   aggregates: Set<AskedOperation>;
   divides: boolean;
-  /** A factor of 100 appears: a share turned into a percentage. */
+  /** A multiplication by 100: a share turned into a percentage. */
   hundred: boolean;
   sorts: boolean;
   /** Number literals of the code, as written. */
@@ -52,7 +52,7 @@ export function codeOperations(code: string): CodeOperations {
   return {
     aggregates,
     divides: /[^/*]\/(?![/*])|\.div\(|\btruediv\(|pct_change|normalize\s*=\s*True/.test(bare),
-    hundred: literals.includes(100),
+    hundred: /\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*|\.mul\(\s*100\b/.test(bare),
     sorts: /sort_values|sort_index|\bsorted\(|\.sort\(|\brank\(|order\s+by/i.test(bare),
     literals,
     bare,

@@ -53,8 +53,10 @@ export interface CheckerCase {
   id: string;
   /** CaseTable.id */
   table: string;
-  template: Template;
-  variant: Variant;
+  /** The template set's Template; the mutation set's question subtype. */
+  template: Template | (string & {});
+  /** The template set's Variant; the mutation set's right variant or mutation kind. */
+  variant: Variant | (string & {});
   question: string;
   code: string;
   answer: string;
