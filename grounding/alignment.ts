@@ -352,7 +352,12 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   }
   const operation = operationFinding(asked, ops);
   if (operation) findings.push(operation);
-  const cardinality = cardinalityFinding(input.question, input.items);
+  // "The average of the top 5" asks for one value over five rows, not five items.
+  const aggregated = ["sum", "mean", "median", "std", "var"].some((a) => asked.has(a as AskedOperation));
+  const cardinality =
+    aggregated || /\bhow many\b/i.test(input.question)
+      ? null
+      : cardinalityFinding(input.question, input.items);
   if (cardinality) findings.push(cardinality);
   const conflicts = findings.filter((f) => f.conflict);
   const head = describe(

@@ -51,10 +51,11 @@ export function withoutColumnNames(question: string, columns: readonly string[])
   return text;
 }
 
+// "best" and "worst" are left out: a best time is the lowest, a best score the highest.
 const MAX =
-  /\b(?:highest|largest|most|maximum|max|greatest|biggest|top|peak|best|longest|tallest|oldest|heaviest)\b/;
+  /\b(?:highest|largest|most|maximum|max|greatest|biggest|top|peak|longest|tallest|oldest|heaviest)\b/;
 const MIN =
-  /\b(?:lowest|smallest|least|fewest|minimum|min|bottom|worst|shortest|youngest|lightest)\b/;
+  /\b(?:lowest|smallest|least|fewest|minimum|min|bottom|shortest|youngest|lightest)\b/;
 
 /** The operations the question asks for, from its words (column names taken out). */
 export function askedOperations(question: string, columns: readonly string[]): Set<AskedOperation> {
@@ -164,7 +165,8 @@ export function pickedRows(selectors: readonly Selector[]): Set<number> | null {
 
 /** Singular and plural of a word compared alike: "medals" names the column "medal". */
 function stem(word: string): string {
-  return word.length > 3 ? word.replace(/(?:es|s)$/, "") : word;
+  if (word.length <= 3) return word;
+  return word.replace(/ies$/, "y").replace(/(?:ches|shes|xes)$/, (m) => m.slice(0, -2)).replace(/(?<![su])s$/, "");
 }
 
 function stems(text: string): string {
