@@ -2,6 +2,7 @@ import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackb
 import { type CodeOperations, codeOperations } from "./code-operations.js";
 import {
   type AskedOperation,
+  askedColumns,
   askedCount,
   askedOperations,
   namedColumns,
@@ -87,7 +88,7 @@ function factsOf(loaded: LoadedTable, question: string, lineage: Lineage | undef
     for (const cell of loaded.table.cells)
       if (cell.column === labelColumn) labels.set(cell.row, cell.raw);
   }
-  const selectors = selectorsOf(loaded.table, question);
+  const selectors = selectorsOf(loaded.table, question, loaded.ref.columns);
   return {
     loaded,
     lineage,
@@ -124,26 +125,45 @@ function selectorWords(selectors: readonly Selector[]): string {
 
 const TOTAL_LABEL = /^(?:grand\s+)?totals?\b|^all\b|^sum\b|^overall\b|^subtotal\b/i;
 
-/** The columns check: a measure the question names must be one the result depends on. */
-function columnsFinding(facts: TableFacts, named: string[]): AlignmentFinding | null {
+/**
+ * The columns check: what the question asks of a column (the object of its operation, the
+ * target of its "which") must be among the columns the result depends on, and so must a
+ * measure it names.
+ */
+function columnsFindings(facts: TableFacts, question: string, named: string[]): AlignmentFinding[] {
   const used = facts.lineage?.columns;
-  if (!used) return null;
+  if (!used) return [];
+  const findings: AlignmentFinding[] = [];
+  for (const group of askedColumns(question, facts.loaded.ref.columns)) {
+    if (group.some((c) => used.includes(c))) {
+      const hit = group.filter((c) => used.includes(c));
+      findings.push({
+        aspect: "columns",
+        conflict: false,
+        text: `it uses ${list(hit)}, as the question asks`,
+      });
+    } else {
+      findings.push({
+        aspect: "columns",
+        conflict: true,
+        text: `the result does not depend on ${list(group)}, which the question asks about; it depends on ${list(used.slice(0, 4)) || "no column"}`,
+      });
+    }
+  }
   const namedMeasures = named.filter((c) => facts.measures.has(c));
   const usedMeasures = used.filter((c) => facts.measures.has(c));
-  if (namedMeasures.length === 0 || usedMeasures.length === 0) return null;
-  if (namedMeasures.some((c) => used.includes(c))) {
-    const shared = namedMeasures.filter((c) => used.includes(c));
-    return {
+  if (
+    namedMeasures.length > 0 &&
+    usedMeasures.length > 0 &&
+    !namedMeasures.some((c) => used.includes(c))
+  ) {
+    findings.push({
       aspect: "columns",
-      conflict: false,
-      text: `it uses ${list(shared)}, as the question names`,
-    };
+      conflict: true,
+      text: `the result depends on ${list(usedMeasures)}, not on ${list(namedMeasures)}, which the question names`,
+    });
   }
-  return {
-    aspect: "columns",
-    conflict: true,
-    text: `the result depends on ${list(usedMeasures)}, not on ${list(namedMeasures)}, which the question names`,
-  };
+  return findings;
 }
 
 /** The rows check: the rows the result rests on against the rows the question picks. */
@@ -179,7 +199,7 @@ function rowsFindings(
       conflict: true,
       text: `the result rests on ${rowWords(facts, rows)}, none of them the rows the question names (${names})`,
     });
-  } else if (outside.length > 0 && namedRowsBound(question)) {
+  } else if (outside.length > 0 && namedRowsBound(question, facts.selectors)) {
     findings.push({
       aspect: "rows",
       conflict: true,
@@ -344,8 +364,7 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   const findings: AlignmentFinding[] = [];
   for (const table of facts) {
     const named = namedColumns(input.question, table.loaded.ref.columns);
-    const columns = columnsFinding(table, named);
-    if (columns) findings.push(columns);
+    findings.push(...columnsFindings(table, input.question, named));
     findings.push(...rowsFindings(table, input.question, ops));
     const extreme = extremeFinding(table, asked, named);
     if (extreme) findings.push(extreme);
@@ -353,7 +372,9 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   const operation = operationFinding(asked, ops);
   if (operation) findings.push(operation);
   // "The average of the top 5" asks for one value over five rows, not five items.
-  const aggregated = ["sum", "mean", "median", "std", "var"].some((a) => asked.has(a as AskedOperation));
+  const aggregated = ["sum", "mean", "median", "std", "var"].some((a) =>
+    asked.has(a as AskedOperation),
+  );
   const cardinality =
     aggregated || /\bhow many\b/i.test(input.question)
       ? null

@@ -46,16 +46,28 @@ export function askedCount(question: string): number | null {
 export function withoutColumnNames(question: string, columns: readonly string[]): string {
   let text = ` ${normalizeText(question)} `;
   const names = columns.map(normalizeText).filter(Boolean);
-  for (const name of names.sort((a, b) => b.length - a.length))
+  const others = names.filter((n) => !OPERATION_NAME.test(n));
+  // "average total points" over columns "average" and "total points": an operation on the
+  // column that follows, not the column "average". Such words are kept (marked, so that no
+  // name matches them).
+  for (const name of names.filter((n) => OPERATION_NAME.test(n))) {
+    for (const other of others)
+      text = text.split(` ${name} ${other} `).join(` \u0001${name} ${other} `);
+  }
+  for (const name of names.sort((a, b) => b.length - a.length)) {
     text = text.split(` ${name} `).join("  ");
+  }
   return text;
 }
+
+/** Column names that are operation words, not what is measured. */
+const OPERATION_NAME =
+  /^(?:total|sum|average|avg|mean|median|count|number|no|rank|ranking|max|min|overall|all|id|index|pos|position)$/;
 
 // "best" and "worst" are left out: a best time is the lowest, a best score the highest.
 const MAX =
   /\b(?:highest|largest|most|maximum|max|greatest|biggest|top|peak|longest|tallest|oldest|heaviest)\b/;
-const MIN =
-  /\b(?:lowest|smallest|least|fewest|minimum|min|bottom|shortest|youngest|lightest)\b/;
+const MIN = /\b(?:lowest|smallest|least|fewest|minimum|min|bottom|shortest|youngest|lightest)\b/;
 
 /** The operations the question asks for, from its words (column names taken out). */
 export function askedOperations(question: string, columns: readonly string[]): Set<AskedOperation> {
@@ -79,22 +91,34 @@ export function askedOperations(question: string, columns: readonly string[]): S
 const BEYOND_NAMED =
   /\b(?:than|compared?|comparison|relative|versus|vs|share|percentage|percent|proportion|fraction|ratio|rank\w*|other|others|except|excluding|besides|apart|without|not|all|overall|every|each|whole|entire|among|across|between|from|to|until|since|after|before|above|below|over|under|more|less|fewer|most|least|highest|lowest|largest|smallest)\b/;
 
-/** Whether the rows the question names bound the rows its answer may rest on. */
-export function namedRowsBound(question: string): boolean {
-  return !BEYOND_NAMED.test(normalizeText(question));
+/**
+ * Whether the rows the question names bound the rows its answer may rest on: nothing in it
+ * reaches beyond them once the phrases that pick the rows ("more than 10 dances") are taken out.
+ */
+export function namedRowsBound(question: string, selectors: readonly Selector[] = []): boolean {
+  let text = ` ${normalizeText(question)} `;
+  for (const phrase of selectors.flatMap((s) => s.phrases))
+    text = text.split(` ${phrase} `).join("  ");
+  return !BEYOND_NAMED.test(text);
 }
 
 const YEAR = /^(?:1[89]\d\d|20\d\d)$/;
 /** Cells too common to pick a row by ("yes", "no", "total", a single letter). */
 const GENERIC = /^(?:yes|no|y|n|true|false|total|all|none|na|n a|other|others|unknown|the|a)$/;
+/** Words next to a number that make it a bound of a range, not a value to pick by. */
+const RANGE_BEFORE =
+  /(?:since|after|before|between|from|until|through|to|and|or|than|over|under|above|below|least|most|within|by|per|top|first|last)$/;
+const RANGE_AFTER = /^(?:to|and|or|through|onward\w*|later|earlier)\b/;
 
-/** A value the question uses to pick rows: a cell of a label column named in the question. */
+/** A value the question uses to pick rows: a cell named in the question, or a bound on a named column. */
 export interface Selector {
   column: string;
-  /** The named values (normalized) of that column. */
+  /** The named values (normalized), or the bound in words ("more than 10"). */
   values: string[];
-  /** The table's rows holding one of them. */
+  /** The table's rows it picks. */
   rows: Set<number>;
+  /** The words of the question that pick them (normalized), taken out before `namedRowsBound`. */
+  phrases: string[];
 }
 
 function labelColumns(table: PreparedTable): Set<string> {
@@ -108,51 +132,120 @@ function labelColumns(table: PreparedTable): Set<string> {
   }
   const labels = new Set<string>();
   for (const [column, t] of byColumn) {
-    const yearName = /\b(?:year|season|yr)\b/.test(normalizeText(column));
-    if (t.text * 2 >= t.all || (t.year === t.all && (yearName || t.all > 1))) labels.add(column);
+    if (t.text * 2 >= t.all || (t.year === t.all && t.all > 1)) labels.add(column);
   }
   return labels;
 }
 
+/** Whether the number at word `i` of `words` stands alone (not a bound, not part of a range). */
+function standsAlone(words: readonly string[], i: number): boolean {
+  const before = words.slice(Math.max(0, i - 2), i).join(" ");
+  const after = words.slice(i + 1, i + 3).join(" ");
+  return !RANGE_BEFORE.test(before) && !RANGE_AFTER.test(after);
+}
+
+const BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
+  [
+    /^(?:more than|greater than|higher than|larger than|over|above|exceeding|exceeds|exceeded)$/,
+    (x, n) => x > n,
+  ],
+  [/^(?:at least|no less than|minimum of)$/, (x, n) => x >= n],
+  [/^(?:less than|fewer than|lower than|smaller than|under|below)$/, (x, n) => x < n],
+  [/^(?:at most|no more than|maximum of)$/, (x, n) => x <= n],
+];
+
 /**
- * The values the question picks rows by, per label column (text columns and year columns): a
- * cell named in the question as whole words. A year counts only where no range words surround
- * the question's numbers.
+ * The values the question picks rows by: a cell of a label column (text, or years) named in
+ * the question as whole words; a number that equals cells of a column the question names
+ * ("won 18 gold medals"); a bound on such a column ("more than 10 dances", "an elevation of at
+ * least 3000"). A year or a number next to range words picks nothing by itself.
  */
-export function selectorsOf(table: PreparedTable, question: string): Selector[] {
+export function selectorsOf(
+  table: PreparedTable,
+  question: string,
+  columns: readonly ColumnName[] = table.columns.map((c) => ({ name: c.name })),
+): Selector[] {
   const hay = normalizeText(question);
+  const words = hay.split(" ");
   const labels = labelColumns(table);
-  const ranged =
-    /\b(?:since|after|before|between|from|until|through|to|and|or|later|earlier|prior)\b/.test(hay);
   const columnNames = new Set(table.columns.map((c) => c.norm));
   const found = new Map<string, Selector>();
+  const selector = (column: string) => {
+    const known = found.get(column) ?? { column, values: [], rows: new Set<number>(), phrases: [] };
+    found.set(column, known);
+    return known;
+  };
   for (const cell of table.cells) {
     if (!labels.has(cell.column) || cell.norm.length < 2 || GENERIC.test(cell.norm)) continue;
     if (columnNames.has(cell.norm)) continue;
     const year = YEAR.test(cell.raw.trim());
-    if (year && ranged) continue;
     if (!year && cell.number !== null) continue;
     if (!containsWords(hay, cell.norm)) continue;
-    const selector = found.get(cell.column) ?? { column: cell.column, values: [], rows: new Set() };
-    if (!selector.values.includes(cell.norm)) selector.values.push(cell.norm);
-    selector.rows.add(cell.row);
-    found.set(cell.column, selector);
+    if (year && !words.some((w, i) => w === cell.norm && standsAlone(words, i))) continue;
+    const s = selector(cell.column);
+    if (!s.values.includes(cell.norm)) s.values.push(cell.norm);
+    if (!s.phrases.includes(cell.norm)) s.phrases.push(cell.norm);
+    s.rows.add(cell.row);
   }
   // A value named inside a longer value of the same column ("Japan" in "Japan B") counts once, as the longer.
-  for (const selector of found.values()) {
-    const longest = selector.values.filter(
-      (v) => !selector.values.some((w) => w !== v && containsWords(w, v)),
-    );
-    if (longest.length < selector.values.length) {
-      selector.values = longest;
-      selector.rows = new Set(
+  for (const s of found.values()) {
+    const longest = s.values.filter((v) => !s.values.some((w) => w !== v && containsWords(w, v)));
+    if (longest.length < s.values.length) {
+      s.values = longest;
+      s.rows = new Set(
         table.cells
-          .filter((c) => c.column === selector.column && longest.includes(c.norm))
+          .filter((c) => c.column === s.column && longest.includes(c.norm))
           .map((c) => c.row),
       );
     }
   }
-  return [...found.values()];
+  numberSelectors(table, question, columns, labels, selector);
+  return [...found.values()].filter((s) => s.rows.size > 0);
+}
+
+/** Numbers of the question that pick rows of a measure column it names: equal to cells, or bounds. */
+function numberSelectors(
+  table: PreparedTable,
+  question: string,
+  columns: readonly ColumnName[],
+  labels: Set<string>,
+  selector: (column: string) => Selector,
+): void {
+  const plain = question.replace(/(\d),(\d{3})/g, "$1$2").replace(/(\d)\.(\d)/g, "$1DOT$2");
+  const words = normalizeText(plain)
+    .split(" ")
+    .map((w) => w.replace(/dot/g, "."));
+  const measures = columns.filter((c) => !labels.has(c.name));
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] ?? "";
+    const n = Number(word);
+    if (!/^\d+(?:\.\d+)?$/.test(word) || !Number.isFinite(n)) continue;
+    const before = words.slice(Math.max(0, i - 3), i);
+    const bound = BOUNDS.find(([pattern]) =>
+      [1, 2, 3].some((k) => k <= before.length && pattern.test(before.slice(-k).join(" "))),
+    );
+    if (!bound && (!standsAlone(words, i) || YEAR.test(word))) continue;
+    // The column: one the question names within a few words of the number.
+    const near = stems(words.slice(Math.max(0, i - 6), i + 7).join(" "));
+    const column = measures.find((c) => {
+      const core = stems(coreName(c.name));
+      return core !== "" && !OPERATION_NAME.test(core) && containsWords(near, core);
+    });
+    if (!column) continue;
+    const cells = table.cells.filter((c) => c.column === column.name && c.number !== null);
+    const rows = cells
+      .filter((c) => {
+        const x = (c.number?.value ?? 0) * (c.number?.scale ?? 1);
+        return bound ? bound[1](x, n) : x === n;
+      })
+      .map((c) => c.row);
+    if (rows.length === 0 || rows.length === cells.length) continue;
+    const s = selector(column.name);
+    const phrase = [...(bound ? before.slice(-2) : []), word].join(" ");
+    s.values.push(phrase);
+    s.phrases.push(phrase);
+    for (const r of rows) s.rows.add(r);
+  }
 }
 
 /** The rows that hold every selector's value (one of them per column); null when none or no selector. */
@@ -163,33 +256,130 @@ export function pickedRows(selectors: readonly Selector[]): Set<number> | null {
   return rows.size > 0 ? rows : null;
 }
 
+/** Words columns are often named by, and what questions say instead. */
+const SYNONYMS: Record<string, string> = {
+  pct: "percentage",
+  percent: "percentage",
+  pop: "population",
+  avg: "average",
+  num: "number",
+  yr: "year",
+  pts: "point",
+};
+
 /** Singular and plural of a word compared alike: "medals" names the column "medal". */
 function stem(word: string): string {
+  const synonym = SYNONYMS[word];
+  if (synonym) return synonym;
   if (word.length <= 3) return word;
-  return word.replace(/ies$/, "y").replace(/(?:ches|shes|xes)$/, (m) => m.slice(0, -2)).replace(/(?<![su])s$/, "");
+  return word
+    .replace(/ies$/, "y")
+    .replace(/(?:ches|shes|xes)$/, (m) => m.slice(0, -2))
+    .replace(/(?<![su])s$/, "");
 }
 
 function stems(text: string): string {
   return normalizeText(text).split(" ").filter(Boolean).map(stem).join(" ");
 }
 
-/** Column names that are operation words, not what is measured. */
-const OPERATION_NAME =
-  /^(?:total|sum|average|avg|mean|median|count|number|no|rank|ranking|max|min|overall|all|id|index|pos|position)$/;
+/** A column's name without a trailing unit in brackets: "population (2010 census)" -> "population". */
+function coreName(name: string): string {
+  return name.replace(/\s*[([][^)\]]*[)\]]\s*$/, "").trim() || name;
+}
 
-/** The columns a question names (their name, or a part of their header path, as whole words). */
-export function namedColumns(
-  question: string,
-  columns: readonly { name: string; path?: readonly string[] }[],
-): string[] {
+export interface ColumnName {
+  name: string;
+  path?: readonly string[] | undefined;
+}
+
+/** The words of a column's name and header path (stemmed), for telling named columns apart. */
+function fullWords(column: ColumnName): string[] {
+  return stems([column.name, ...(column.path ?? [])].join(" "))
+    .split(" ")
+    .filter(Boolean);
+}
+
+/** How much of a column's full name the question states (0-1). */
+function coverage(question: string, column: ColumnName): number {
+  const hay = ` ${stems(question)} `;
+  const all = fullWords(column);
+  return all.length === 0 ? 0 : all.filter((w) => hay.includes(` ${w} `)).length / all.length;
+}
+
+/**
+ * The columns a question names: their name (without a unit in brackets) or the last part of
+ * their header path, as whole words; the best covered first.
+ */
+export function namedColumns(question: string, columns: readonly ColumnName[]): string[] {
   const hay = stems(question);
   return columns
     .filter((column) => {
-      const names = [column.name, ...(column.path ?? []).slice(-1)];
+      const names = [coreName(column.name), column.name, ...(column.path ?? []).slice(-1)];
       return names.some((name) => {
         const needle = stems(name);
         return needle !== "" && !OPERATION_NAME.test(needle) && containsWords(hay, needle);
       });
     })
+    .map((c) => ({ name: c.name, score: coverage(question, c) }))
+    .sort((a, b) => b.score - a.score)
     .map((c) => c.name);
+}
+
+/** Of `among`, the columns the question states best (the highest coverage of their full name). */
+export function bestNamed(
+  question: string,
+  columns: readonly ColumnName[],
+  among: readonly string[],
+): string[] {
+  const scored = columns
+    .filter((c) => among.includes(c.name))
+    .map((c) => ({ name: c.name, score: coverage(question, c) }));
+  const top = Math.max(0, ...scored.map((c) => c.score));
+  return scored.filter((c) => c.score === top).map((c) => c.name);
+}
+
+const OBJECT_OF =
+  /\b(?:total|sum|average|mean|median|highest|lowest|maximum|minimum|largest|smallest|earliest|latest|most|least|combined|cumulative)\s+((?:\S+\s+){0,5}\S+)/g;
+const TARGET = /\b(?:which|what)\s+((?:\S+\s+){0,2}\S+)/g;
+const FILLER =
+  /^(?:the|a|an|of|number|amount|value|count|its|their|his|her|in|on|for|is|was|are|were|did|does|do|has|had)$/;
+
+/** A column named at the start of `words` (after filler words), the best covered ones. */
+function columnAt(words: string, question: string, columns: readonly ColumnName[]): string[] {
+  const list = words.split(" ");
+  let i = 0;
+  while (i < list.length && FILLER.test(list[i] ?? "")) i++;
+  const rest = ` ${stems(list.slice(i).join(" "))} `;
+  if (rest.trim() === "") return [];
+  const hits = columns.filter((c) =>
+    [coreName(c.name), ...(c.path ?? []).slice(-1)].some((name) => {
+      const needle = stems(name);
+      return needle !== "" && !OPERATION_NAME.test(needle) && rest.startsWith(` ${needle} `);
+    }),
+  );
+  return hits.length > 0
+    ? bestNamed(
+        question,
+        columns,
+        hits.map((h) => h.name),
+      )
+    : [];
+}
+
+/**
+ * Columns the question asks something of: what an operation applies to ("the average market
+ * value" -> market value) and what a "which"/"what" asks for ("in which season" -> season).
+ * Each group holds the columns that fit equally well; one of each must be among the columns
+ * the result depends on.
+ */
+export function askedColumns(question: string, columns: readonly ColumnName[]): string[][] {
+  const text = normalizeText(question);
+  const groups: string[][] = [];
+  for (const pattern of [OBJECT_OF, TARGET]) {
+    for (const match of text.matchAll(pattern)) {
+      const hit = columnAt(match[1] ?? "", question, columns);
+      if (hit.length > 0) groups.push(hit);
+    }
+  }
+  return groups;
 }
