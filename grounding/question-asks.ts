@@ -89,7 +89,7 @@ export function askedOperations(question: string, columns: readonly string[]): S
 
 /** Words that make a question reach rows beyond the ones it names (a comparison, a share, an exclusion). */
 const BEYOND_NAMED =
-  /\b(?:than|compared?|comparison|relative|versus|vs|share|percentage|percent|proportion|fraction|ratio|rank\w*|other|others|except|excluding|besides|apart|without|not|all|overall|every|each|whole|entire|among|across|between|from|to|until|since|after|before|above|below|over|under|more|less|fewer|most|least|highest|lowest|largest|smallest)\b/;
+  /\b(?:than|compared?|comparison|relative|versus|vs|share|percentage|percent|proportion|fraction|ratio|rank\w*|other|others|except|excluding|besides|apart|without|not|among|across|between|from|to|until|since|after|before|above|below|over|under|more|less|fewer|most|least|highest|lowest|largest|smallest)\b/;
 
 /**
  * Whether the rows the question names bound the rows its answer may rest on: nothing in it
@@ -154,6 +154,12 @@ const BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
   [/^(?:at most|no more than|maximum of)$/, (x, n) => x <= n],
 ];
 
+/** Bounds written after the number: "6.0 or higher", "50 and above". */
+const AFTER_BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
+  [/^(?:or|and) (?:more|higher|above|greater|over|later)$/, (x, n) => x >= n],
+  [/^(?:or|and) (?:less|lower|below|fewer|under|earlier)$/, (x, n) => x <= n],
+];
+
 /**
  * The values the question picks rows by: a cell of a label column (text, or years) named in
  * the question as whole words; a number that equals cells of a column the question names
@@ -200,7 +206,36 @@ export function selectorsOf(
     }
   }
   numberSelectors(table, question, columns, labels, selector);
+  yearRanges(table, hay, labels, selector);
   return [...found.values()].filter((s) => s.rows.size > 0);
+}
+
+/** "from 2000 to 2008", "between 1990 and 1995": the rows of a year column in that range. */
+function yearRanges(
+  table: PreparedTable,
+  hay: string,
+  labels: Set<string>,
+  selector: (column: string) => Selector,
+): void {
+  for (const match of hay.matchAll(
+    /\b(?:from|between) (\d{4}) (?:to|and|through|until) (\d{4})\b/g,
+  )) {
+    const [phrase, a, b] = match;
+    const low = Math.min(Number(a), Number(b));
+    const high = Math.max(Number(a), Number(b));
+    for (const column of labels) {
+      const cells = table.cells.filter((c) => c.column === column);
+      if (cells.length === 0 || !cells.every((c) => YEAR.test(c.raw.trim()))) continue;
+      const rows = cells
+        .filter((c) => Number(c.raw) >= low && Number(c.raw) <= high)
+        .map((c) => c.row);
+      if (rows.length === 0 || rows.length === cells.length) continue;
+      const s = selector(column);
+      s.values.push(phrase);
+      s.phrases.push(phrase);
+      for (const r of rows) s.rows.add(r);
+    }
+  }
 }
 
 /** Numbers of the question that pick rows of a measure column it names: equal to cells, or bounds. */
@@ -221,29 +256,42 @@ function numberSelectors(
     const n = Number(word);
     if (!/^\d+(?:\.\d+)?$/.test(word) || !Number.isFinite(n)) continue;
     const before = words.slice(Math.max(0, i - 3), i);
-    const bound = BOUNDS.find(([pattern]) =>
-      [1, 2, 3].some((k) => k <= before.length && pattern.test(before.slice(-k).join(" "))),
-    );
+    const after = words.slice(i + 1, i + 4);
+    const bound =
+      BOUNDS.find(([pattern]) =>
+        [1, 2, 3].some((k) => k <= before.length && pattern.test(before.slice(-k).join(" "))),
+      ) ??
+      AFTER_BOUNDS.find(([pattern]) =>
+        [2, 3].some((k) => k <= after.length && pattern.test(after.slice(0, k).join(" "))),
+      );
+    const boundWords = bound
+      ? BOUNDS.includes(bound)
+        ? [...before.slice(-2), word]
+        : [word, ...after.slice(0, 2)]
+      : [word];
     if (!bound && (!standsAlone(words, i) || YEAR.test(word))) continue;
-    // The column: one the question names within a few words of the number.
-    const near = stems(words.slice(Math.max(0, i - 6), i + 7).join(" "));
-    const column = measures.find((c) => {
+    // The column: one the question names within a few words of the number whose cells the
+    // number picks some of (when several do, the number is ambiguous and picks nothing).
+    const near = new Set(stems(words.slice(Math.max(0, i - 6), i + 7).join(" ")).split(" "));
+    const picks = measures.flatMap((c) => {
       const core = stems(coreName(c.name));
-      return core !== "" && !OPERATION_NAME.test(core) && containsWords(near, core);
+      if (core === "" || OPERATION_NAME.test(core)) return [];
+      if (!core.split(" ").every((w) => near.has(w))) return [];
+      const cells = table.cells.filter((cell) => cell.column === c.name && cell.number !== null);
+      const rows = cells
+        .filter((cell) => {
+          const x = (cell.number?.value ?? 0) * (cell.number?.scale ?? 1);
+          return bound ? bound[1](x, n) : x === n;
+        })
+        .map((cell) => cell.row);
+      return rows.length > 0 && rows.length < cells.length ? [{ column: c, rows }] : [];
     });
-    if (!column) continue;
-    const cells = table.cells.filter((c) => c.column === column.name && c.number !== null);
-    const rows = cells
-      .filter((c) => {
-        const x = (c.number?.value ?? 0) * (c.number?.scale ?? 1);
-        return bound ? bound[1](x, n) : x === n;
-      })
-      .map((c) => c.row);
-    if (rows.length === 0 || rows.length === cells.length) continue;
+    if (picks.length !== 1) continue;
+    const [{ column, rows }] = picks as [{ column: ColumnName; rows: number[] }];
     const s = selector(column.name);
-    const phrase = [...(bound ? before.slice(-2) : []), word].join(" ");
+    const phrase = boundWords.join(" ");
     s.values.push(phrase);
-    s.phrases.push(phrase);
+    s.phrases.push(normalizeText(phrase));
     for (const r of rows) s.rows.add(r);
   }
 }
@@ -282,9 +330,13 @@ function stems(text: string): string {
   return normalizeText(text).split(" ").filter(Boolean).map(stem).join(" ");
 }
 
-/** A column's name without a trailing unit in brackets: "population (2010 census)" -> "population". */
+/**
+ * A column's name without a trailing unit in brackets or leading counting words:
+ * "population (2010 census)" -> "population", "number of dances" -> "dances".
+ */
 function coreName(name: string): string {
-  return name.replace(/\s*[([][^)\]]*[)\]]\s*$/, "").trim() || name;
+  const bare = name.replace(/\s*[([][^)\]]*[)\]]\s*$/, "").trim() || name;
+  return bare.replace(/^(?:(?:number|no|num|total|#)\.?\s+of\s+|#\s*|all\s+)/i, "").trim() || bare;
 }
 
 export interface ColumnName {
