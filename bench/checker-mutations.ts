@@ -46,6 +46,11 @@ interface Figures {
   precision: number | null;
   recall: number | null;
   byKind: Record<string, { n: number; passed: number; derived: number }>;
+  /** Precision and recall on the questions looked at while writing the rules, and on the rest. */
+  bySplit: Record<
+    "dev" | "held-out",
+    { precision: number | null; recall: number | null; caught: number | null }
+  >;
   goalMet: boolean;
   errors: number;
 }
@@ -67,6 +72,17 @@ function figures(cases: readonly MutationCase[], verdicts: readonly CaseVerdict[
   }
   const precision = ratio(rightPassed, passed);
   const recall = ratio(rightPassed, rights.length);
+  const split = (name: "dev" | "held-out") => {
+    const items = cases.filter((c) => c.split === name);
+    const r = items.filter((c) => c.right);
+    const w = items.filter((c) => !c.right);
+    const rp = r.filter(pass).length;
+    return {
+      precision: ratio(rp, items.filter(pass).length),
+      recall: ratio(rp, r.length),
+      caught: ratio(w.filter((c) => !pass(c)).length, w.length),
+    };
+  };
   const caughtAll = [...CODE_MUTATIONS, ...ANSWER_MUTATIONS].every((k) => {
     const f = byKind[k];
     return !f || f.n === 0 || 1 - f.passed / f.n >= GOAL.caught;
@@ -78,6 +94,7 @@ function figures(cases: readonly MutationCase[], verdicts: readonly CaseVerdict[
     precision,
     recall,
     byKind,
+    bySplit: { dev: split("dev"), "held-out": split("held-out") },
     goalMet: (precision ?? 0) >= GOAL.precision && (recall ?? 0) >= GOAL.recall && caughtAll,
     errors: verdicts.filter((v) => v.error).length,
   };
@@ -117,6 +134,13 @@ function report(file: MutationFile, engines: readonly Engine[]): string {
           `goal: P >= ${GOAL.precision}, R >= ${GOAL.recall}, each kind >= ${GOAL.caught} caught`,
           ...engines.map((e) => (e.figures.goalMet ? "met" : "not met")),
         ],
+        ...(["dev", "held-out"] as const).map((name) => [
+          `${name}: precision / recall / wrong caught`,
+          ...engines.map((e) => {
+            const f = e.figures.bySplit[name];
+            return `${fixed(f.precision)} / ${fixed(f.recall)} / ${fixed(f.caught)}`;
+          }),
+        ]),
         ["judge errors", ...engines.map((e) => String(e.figures.errors))],
         [
           "time: exec / judge / wall (s)",

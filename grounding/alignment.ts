@@ -171,6 +171,7 @@ function rowsFindings(
   facts: TableFacts,
   question: string,
   ops: CodeOperations,
+  asked: Set<AskedOperation>,
 ): AlignmentFinding[] {
   const rows = facts.lineage?.rows;
   if (!rows || rows.length === 0) return [];
@@ -206,11 +207,25 @@ function rowsFindings(
       text: `the result also rests on ${rowWords(facts, outside)}, which the question does not name (it names ${names})`,
     });
   } else if (outside.length === 0) {
-    findings.push({
-      aspect: "rows",
-      conflict: false,
-      text: `it rests on ${rowWords(facts, inside)}, the rows the question names (${names})`,
-    });
+    // A total, an average or a count over the rows named rests on every one of them.
+    const over = asked.has("sum") || asked.has("mean") || /\bhow many\b/i.test(question);
+    const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
+    const missed = [...picked].filter(
+      (r) => !rows.includes(r) && used.every((c) => facts.numbers.get(c)?.has(r)),
+    );
+    if (over && used.length > 0 && missed.length > 0) {
+      findings.push({
+        aspect: "rows",
+        conflict: true,
+        text: `the result leaves out ${rowWords(facts, missed)}, which the question names (${names})`,
+      });
+    } else {
+      findings.push({
+        aspect: "rows",
+        conflict: false,
+        text: `it rests on ${rowWords(facts, inside)}, the rows the question names (${names})`,
+      });
+    }
   }
   return findings;
 }
@@ -365,7 +380,7 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   for (const table of facts) {
     const named = namedColumns(input.question, table.loaded.ref.columns);
     findings.push(...columnsFindings(table, input.question, named));
-    findings.push(...rowsFindings(table, input.question, ops));
+    findings.push(...rowsFindings(table, input.question, ops, asked));
     const extreme = extremeFinding(table, asked, named);
     if (extreme) findings.push(extreme);
   }

@@ -14,6 +14,8 @@ export interface CodeOperations {
   divides: boolean;
   /** A multiplication by 100: a share turned into a percentage. */
   hundred: boolean;
+  /** A division by 100: a percentage turned into a fraction. */
+  perHundred: boolean;
   sorts: boolean;
   /** Number literals of the code, as written. */
   literals: number[];
@@ -53,6 +55,7 @@ export function codeOperations(code: string): CodeOperations {
     aggregates,
     divides: /[^/*]\/(?![/*])|\.div\(|\btruediv\(|pct_change|normalize\s*=\s*True/.test(bare),
     hundred: /\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*|\.mul\(\s*100\b/.test(bare),
+    perHundred: /\/\s*100(?:\.0*)?\b|\.div\(\s*100\b/.test(bare),
     sorts: /sort_values|sort_index|\bsorted\(|\.sort\(|\brank\(|order\s+by/i.test(bare),
     literals,
     bare,

@@ -391,8 +391,8 @@ export function bestNamed(
 }
 
 const OBJECT_OF =
-  /\b(?:total|sum|average|mean|median|highest|lowest|maximum|minimum|largest|smallest|earliest|latest|most|least|combined|cumulative)\s+((?:\S+\s+){0,5}\S+)/g;
-const TARGET = /\b(?:which|what)\s+((?:\S+\s+){0,2}\S+)/g;
+  /\b(?:total|sum|average|mean|median|highest|lowest|maximum|minimum|largest|smallest|earliest|latest|most|least|combined|cumulative)\s+(?=((?:\S+\s+){0,5}\S+))/g;
+const TARGET = /\b(?:which|what)\s+(?=((?:\S+\s+){0,2}\S+))/g;
 const FILLER =
   /^(?:the|a|an|of|number|amount|value|count|its|their|his|her|in|on|for|is|was|are|were|did|does|do|has|had)$/;
 

@@ -134,7 +134,7 @@ function resultReading(
     (s): s is number => s !== null,
   );
   return {
-    fraction: Boolean(ops?.divides && !ops.hundred && !percentColumn),
+    fraction: Boolean(ops?.perHundred || (ops?.divides && !ops.hundred && !percentColumn)),
     scales: [...new Set(scales)],
   };
 }

@@ -39,7 +39,12 @@ export const CODE_MUTATIONS = [
 export const ANSWER_MUTATIONS = ["scale", "fraction-percent", "list-cut", "list-extended"] as const;
 export const KINDS = [...RIGHT_VARIANTS, ...CODE_MUTATIONS, ...ANSWER_MUTATIONS];
 
+/** Questions looked at while the alignment rules were written (the first in file order); the rest are held out. */
+export const DEV_QUESTIONS = 150;
+
 export interface MutationCase extends CheckerCase {
+  /** "dev": a question whose cases were looked at while writing the rules; "held-out": never. */
+  split: "dev" | "held-out";
   /** What changed, in words (mutants only). */
   note?: string;
   /** Whether the case's code result is derived from the table (as the sandbox found it). */
@@ -153,7 +158,8 @@ export async function buildMutationFile(
     dropped[why] = (dropped[why] ?? 0) + 1;
   };
   let done = 0;
-  for (const entry of entries) {
+  for (const [index, entry] of entries.entries()) {
+    const split = index < DEV_QUESTIONS ? "dev" : "held-out";
     const row = rows.get(entry.id);
     if (!row) {
       drop("no such question");
@@ -201,6 +207,7 @@ export async function buildMutationFile(
         code,
         answer: given,
         right,
+        split,
         support: right ? "derived" : null,
         derived,
         ...(note ? { note } : {}),
