@@ -1,5 +1,6 @@
 import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackboard/schemas.js";
 import { type CodeOperations, codeOperations } from "./code-operations.js";
+import { containsWords, normalizeText } from "./matching.js";
 import {
   type AskedOperation,
   askedColumns,
@@ -12,6 +13,15 @@ import {
   selectorsOf,
 } from "./question-asks.js";
 import type { LoadedTable } from "./table-search.js";
+
+/** Columns the code names: as a quoted string or an attribute. */
+export function columnsInCode(code: string, columns: readonly string[]): string[] {
+  return columns.filter((column) => {
+    const quoted = code.includes(`'${column}'`) || code.includes(`"${column}"`);
+    const attribute = /^[A-Za-z_]\w*$/.test(column) && new RegExp(`\\.${column}\\b`).test(code);
+    return quoted || attribute;
+  });
+}
 
 /*
  * Does the computation answer the question? Derivation shows a result moves with the table;
@@ -123,18 +133,30 @@ function selectorWords(selectors: readonly Selector[]): string {
     .join(", ");
 }
 
-const TOTAL_LABEL = /^(?:grand\s+)?totals?\b|^all\b|^sum\b|^overall\b|^subtotal\b/i;
+const TOTAL_LABEL = /^(?:grand\s+|sub)?totals?(?:\s*[:(\-–].*)?$|^(?:sum|overall|all)$/i;
 
 /**
  * The columns check: what the question asks of a column (the object of its operation, the
  * target of its "which") must be among the columns the result depends on, and so must a
  * measure it names.
  */
-function columnsFindings(facts: TableFacts, question: string, named: string[]): AlignmentFinding[] {
-  const used = facts.lineage?.columns;
-  if (!used) return [];
+function columnsFindings(
+  facts: TableFacts,
+  question: string,
+  named: string[],
+  code: string,
+): AlignmentFinding[] {
+  const traced = facts.lineage?.columns;
+  if (!traced) return [];
+  // Re-runs find the columns a result moves with, which can miss one it reads (an argmax that
+  // scaling leaves alone): a column the code names counts as used too.
+  const names = facts.loaded.ref.columns.map((c) => c.name);
+  const used = [...new Set([...traced, ...columnsInCode(code, names)])];
   const findings: AlignmentFinding[] = [];
-  for (const group of askedColumns(question, facts.loaded.ref.columns)) {
+  for (const asked of askedColumns(question, facts.loaded.ref.columns)) {
+    // An operation applies to a measure; a "which" asks for a label.
+    const group = asked.columns.filter((c) => facts.measures.has(c) === (asked.kind === "object"));
+    if (group.length === 0) continue;
     if (group.some((c) => used.includes(c))) {
       const hit = group.filter((c) => used.includes(c));
       findings.push({
@@ -152,11 +174,10 @@ function columnsFindings(facts: TableFacts, question: string, named: string[]): 
   }
   const namedMeasures = named.filter((c) => facts.measures.has(c));
   const usedMeasures = used.filter((c) => facts.measures.has(c));
-  if (
-    namedMeasures.length > 0 &&
-    usedMeasures.length > 0 &&
-    !namedMeasures.some((c) => used.includes(c))
-  ) {
+  // "points" is said of "points won" too.
+  const said = (c: string) =>
+    namedMeasures.some((n) => c === n || containsWords(normalizeText(c), normalizeText(n)));
+  if (namedMeasures.length > 0 && usedMeasures.length > 0 && !usedMeasures.some(said)) {
     findings.push({
       aspect: "columns",
       conflict: true,
@@ -207,25 +228,11 @@ function rowsFindings(
       text: `the result also rests on ${rowWords(facts, outside)}, which the question does not name (it names ${names})`,
     });
   } else if (outside.length === 0) {
-    // A total, an average or a count over the rows named rests on every one of them.
-    const over = asked.has("sum") || asked.has("mean") || /\bhow many\b/i.test(question);
-    const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
-    const missed = [...picked].filter(
-      (r) => !rows.includes(r) && used.every((c) => facts.numbers.get(c)?.has(r)),
-    );
-    if (over && used.length > 0 && missed.length > 0) {
-      findings.push({
-        aspect: "rows",
-        conflict: true,
-        text: `the result leaves out ${rowWords(facts, missed)}, which the question names (${names})`,
-      });
-    } else {
-      findings.push({
-        aspect: "rows",
-        conflict: false,
-        text: `it rests on ${rowWords(facts, inside)}, the rows the question names (${names})`,
-      });
-    }
+    findings.push({
+      aspect: "rows",
+      conflict: false,
+      text: `it rests on ${rowWords(facts, inside)}, the rows the question names (${names})`,
+    });
   }
   return findings;
 }
@@ -376,10 +383,15 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   );
   const columnNames = input.sources.flatMap((s) => s.table.columns.map((c) => c.name));
   const asked = askedOperations(input.question, columnNames);
+  // A rank, a position or a place counts down: its "highest" is its smallest number.
+  if (/\b(?:rank\w*|position|place[sd]?|seed\w*|ranking)\b/i.test(input.question)) {
+    asked.delete("max");
+    asked.delete("min");
+  }
   const findings: AlignmentFinding[] = [];
   for (const table of facts) {
     const named = namedColumns(input.question, table.loaded.ref.columns);
-    findings.push(...columnsFindings(table, input.question, named));
+    findings.push(...columnsFindings(table, input.question, named, input.code));
     findings.push(...rowsFindings(table, input.question, ops, asked));
     const extreme = extremeFinding(table, asked, named);
     if (extreme) findings.push(extreme);

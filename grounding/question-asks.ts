@@ -193,17 +193,16 @@ export function selectorsOf(
     if (!s.phrases.includes(cell.norm)) s.phrases.push(cell.norm);
     s.rows.add(cell.row);
   }
-  // A value named inside a longer value of the same column ("Japan" in "Japan B") counts once, as the longer.
+  // A value named inside a longer value of the same column ("Japan" in "Japan B") counts once,
+  // as the longer; the rows are those whose cell holds a named value as whole words ("greece"
+  // picks "greece ( crete )" too): more rows than meant, never fewer.
   for (const s of found.values()) {
-    const longest = s.values.filter((v) => !s.values.some((w) => w !== v && containsWords(w, v)));
-    if (longest.length < s.values.length) {
-      s.values = longest;
-      s.rows = new Set(
-        table.cells
-          .filter((c) => c.column === s.column && longest.includes(c.norm))
-          .map((c) => c.row),
-      );
-    }
+    s.values = s.values.filter((v) => !s.values.some((w) => w !== v && containsWords(w, v)));
+    s.rows = new Set(
+      table.cells
+        .filter((c) => c.column === s.column && s.values.some((v) => containsWords(c.norm, v)))
+        .map((c) => c.row),
+    );
   }
   numberSelectors(table, question, columns, labels, selector);
   yearRanges(table, hay, labels, selector);
@@ -424,13 +423,19 @@ function columnAt(words: string, question: string, columns: readonly ColumnName[
  * Each group holds the columns that fit equally well; one of each must be among the columns
  * the result depends on.
  */
-export function askedColumns(question: string, columns: readonly ColumnName[]): string[][] {
+export function askedColumns(
+  question: string,
+  columns: readonly ColumnName[],
+): { kind: "object" | "target"; columns: string[] }[] {
   const text = normalizeText(question);
-  const groups: string[][] = [];
-  for (const pattern of [OBJECT_OF, TARGET]) {
+  const groups: { kind: "object" | "target"; columns: string[] }[] = [];
+  for (const [kind, pattern] of [
+    ["object", OBJECT_OF],
+    ["target", TARGET],
+  ] as const) {
     for (const match of text.matchAll(pattern)) {
       const hit = columnAt(match[1] ?? "", question, columns);
-      if (hit.length > 0) groups.push(hit);
+      if (hit.length > 0) groups.push({ kind, columns: hit });
     }
   }
   return groups;

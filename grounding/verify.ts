@@ -10,7 +10,7 @@ import type {
   SupportKind,
   TableRef,
 } from "../blackboard/schemas.js";
-import { alignmentOf } from "./alignment.js";
+import { alignmentOf, columnsInCode } from "./alignment.js";
 import { type CodeOperations, codeOperations } from "./code-operations.js";
 import {
   comparable,
@@ -102,15 +102,6 @@ function unsupported(support: SupportKind, note: string): Judged {
   return { status: "unsupported", support, note };
 }
 
-/** Columns the code names: as a quoted string or an attribute. */
-function columnsNamed(code: string, columns: string[]): string[] {
-  return columns.filter((column) => {
-    const quoted = code.includes(`'${column}'`) || code.includes(`"${column}"`);
-    const attribute = /^[A-Za-z_]\w*$/.test(column) && new RegExp(`\\.${column}\\b`).test(code);
-    return quoted || attribute;
-  });
-}
-
 /**
  * How the numbers of a result are to be read: a share the code computed without a factor of
  * 100 is a fraction (0.2368 is 23.68%, not 0.24%), and the units of the columns it rests on or
@@ -174,7 +165,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
   const selected = new Set<string>([
     ...(ran?.result.lineage.flatMap((l) => l.columns ?? []) ?? []),
     ...(ran
-      ? columnsNamed(
+      ? columnsInCode(
           ran.attempt.code,
           sources.flatMap((t) => t.ref.columns.map((c) => c.name)),
         )
