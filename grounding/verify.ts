@@ -19,6 +19,7 @@ import {
   resultElements,
   resultOf,
 } from "./derivation.js";
+import { claimedDirection, directionWords } from "./direction.js";
 import { cellEvidence } from "./evidence.js";
 import { claimItems, type ItemKind, isProse } from "./items.js";
 import { type Claimed, carriedBy, claimed, containsWords, normalizeText } from "./matching.js";
@@ -257,8 +258,42 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     );
   });
   const prose = items.some((i) => i.kind === "prose") || isProse(input.answer);
+  // A direction claimed in words ("a positive correlation", "an increasing trend") is an item
+  // of its own, checked against the sign of the result.
+  const direction = claimedDirection(input.answer);
+  const oneNumber = (elements?.values ?? []).filter((e) => e.number).length === 1;
+  const directionItem =
+    (direction === 1 || direction === -1) && oneNumber ? directionWords(input.answer) : null;
+  if (directionItem && !items.some((i) => i.item === directionItem)) {
+    const at = items.findIndex((i) => i.kind === "prose" || claimedDirection(i.item) !== null);
+    if (at >= 0) items.splice(at, 1, { item: directionItem, kind: "text" });
+    else items.push({ item: directionItem, kind: "text" });
+  }
+  /** How a direction claim stands against the sign of a one-number result. */
+  const judgeDirection = (item: string): Judged | null => {
+    if (item !== directionItem || !direction || !ran || !elements || !resultId) return null;
+    const numbers = elements.values.flatMap((e) => (e.number ? [e.number.value] : []));
+    if (numbers.length !== 1) return null;
+    const sign = Math.sign(numbers[0] ?? 0);
+    if (sign === direction) {
+      return ran.result.derived === "yes"
+        ? { status: "supported", support: "derived", supports: [resultId] }
+        : unsupported(
+            "coincidental",
+            `${resultId} has that sign, but it is not derived from the table: ${ran.result.derivation}`,
+          );
+    }
+    return {
+      status: "conflicted",
+      support: "none",
+      conflicts: [resultId],
+      note: `the answer says ${JSON.stringify(item)}, but ${resultId} is ${ran.result.text}, of the other sign`,
+    };
+  };
   /** How one item stands: the result first, then a lookup, else coincidence or nothing. */
   const judge = (item: string, kind: ItemKind): Judged => {
+    const directed = judgeDirection(item);
+    if (directed) return directed;
     if (kind === "prose") {
       return unsupported(
         "none",

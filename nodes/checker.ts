@@ -18,23 +18,25 @@ import { configurationOf, type NodeContext } from "./runtime.js";
  */
 
 export const CHECKER_SYSTEM = `# tableminds checker
-You review one answer to a question about tables before it is given to the user. You see
-the question, the tables, the code that was run over them, the result it computed (with
-whether that result depends on the table), and what automatic checks already found. Give
-three scores from 0 to 2:
+You review one answer to a question about tables before it is given to the user. Automatic
+checks already traced the answer to the code's result and held the computation against the
+question (the alignment, in words). Your one question: does this computation answer this
+question? Look at the columns it reads, the rows it keeps (filters, totals rows), the
+operation it performs (total, mean, median, extreme, count, share) and how many items it
+gives, against what the question asks. Give three scores from 0 to 2:
 
 - type: 2 if the answer is the kind of thing the question asks for (a number, yes or no, a
   name, a date, a list of them), 1 if it is close, 0 if it is the wrong kind.
 - format: 2 if it is only the answer, short and without explanation; 1 if it is usable but
   wordy or decorated; 0 if it is empty, a refusal, or not an answer.
-- grounding: 2 only if the answer follows from the table: it is the result of code that
-  computes what the question asks over the right rows and columns, or a cell the question
-  points to. 1 if you doubt the computation (wrong rows, a total row counted, the wrong
-  column, a unit mix-up); 0 if the result contradicts the answer or nothing computes it. A
-  value that merely appears somewhere in the table or the output is not support. A chart is
-  judged by what its figure plots: values typed into the code are not grounded.
+- grounding: 2 only if the computation answers the question asked: the right column, the
+  rows the question names, the operation it asks for, the number of items it asks for, the
+  scale it uses. 1 if you doubt any of these; 0 if the computation answers another question,
+  the result contradicts the answer, or nothing computes it. A value that merely appears in
+  the table or the output is not support. A chart is judged by what its figure plots: values
+  typed into the code are not grounded.
 
-Reply with one JSON object and nothing else:
+Your scores can only lower the automatic ones. Reply with one JSON object and nothing else:
 {"type": <0-2>, "format": <0-2>, "grounding": <0-2>, "issues": ["<each problem, concretely>"]}`;
 
 function describeCheck(check: ItemCheck, privacy: PromptPrivacy): string {
@@ -88,6 +90,10 @@ export function checkerPrompt(
   }
   if (checks.length > 0) {
     sections.push(`Items traced:\n${checks.map((c) => describeCheck(c, privacy)).join("\n")}`);
+  }
+  if (rules.alignment) {
+    const [words] = privacy.notes([rules.alignment.summary]);
+    sections.push(`Alignment with the question (${rules.alignment.status}): ${words ?? ""}`);
   }
   const issues = privacy.notes(rules.issues);
   if (issues.length > 0) {
