@@ -6,6 +6,8 @@ import {
   askedColumns,
   askedCount,
   askedOperations,
+  bestNamed,
+  mentionedColumns,
   namedColumns,
   namedRowsBound,
   pickedRows,
@@ -46,6 +48,7 @@ const OPERATION_WORDS: Record<AskedOperation, string> = {
   min: "minimum",
   std: "standard deviation",
   var: "variance",
+  count: "count",
 };
 
 export interface AlignmentInput {
@@ -172,7 +175,12 @@ function columnsFindings(
       });
     }
   }
-  const namedMeasures = named.filter((c) => facts.measures.has(c));
+  // The measures the question states best (every word of their name, the most of their path).
+  const columns = facts.loaded.ref.columns;
+  const measures = [...new Set([...named, ...mentionedColumns(question, columns)])].filter((c) =>
+    facts.measures.has(c),
+  );
+  const namedMeasures = bestNamed(question, columns, measures);
   const usedMeasures = used.filter((c) => facts.measures.has(c));
   // "points" is said of "points won" too.
   const said = (c: string) =>
@@ -240,6 +248,7 @@ function rowsFindings(
 /** The operation check: the aggregation asked against the ones the code calls. */
 function operationFinding(
   asked: Set<AskedOperation>,
+  said: Set<AskedOperation>,
   ops: CodeOperations,
 ): AlignmentFinding | null {
   const did = ops.aggregates;
@@ -255,15 +264,38 @@ function operationFinding(
     const got = others("median", "sum");
     if (got.length > 0) return conflict("mean", got);
   }
+  // "The total number of votes" asks for a total even over a column named "total": the words
+  // as said (`said`, column names left in) decide between a total and a mean.
   if (
-    asked.has("sum") &&
-    !asked.has("mean") &&
-    !asked.has("median") &&
+    said.has("sum") &&
+    !said.has("mean") &&
+    !said.has("median") &&
     !did.has("sum") &&
     !/[\w)\]]\s*\+\s*[\w(]/.test(ops.bare)
   ) {
     const got = others("mean", "median");
     if (got.length > 0) return conflict("sum", got);
+  }
+  if (
+    asked.has("count") &&
+    !said.has("mean") &&
+    !said.has("median") &&
+    !did.has("count") &&
+    !did.has("sum")
+  ) {
+    const got = others("mean", "median");
+    if (got.length > 0) return conflict("count", got);
+  }
+  if (asked.has("max") && asked.has("min") && !ops.sorts) {
+    const only = others("max", "min");
+    if (only.length === 1) {
+      const missing = only[0] === "max" ? "min" : "max";
+      return {
+        aspect: "operation",
+        conflict: true,
+        text: `the question asks for both the highest and the lowest; the code computes only the ${OPERATION_WORDS[only[0] as AskedOperation]}, not the ${OPERATION_WORDS[missing]}`,
+      };
+    }
   }
   if (asked.has("std") && !did.has("std") && did.has("var")) return conflict("std", ["var"]);
   if (asked.has("var") && !did.has("var") && did.has("std")) return conflict("var", ["std"]);
@@ -283,11 +315,23 @@ function operationFinding(
   };
 }
 
+/** Words that narrow the rows a question is about beyond the values it names. */
+const NARROWING =
+  /\b(?:than|except|excluding|other|others|not|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|who|whose|that|where|with|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate)\b|\d/;
+
+function strictScope(question: string, facts: TableFacts): boolean {
+  let text = ` ${normalizeText(question)} `;
+  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
+    text = text.split(` ${phrase} `).join("  ");
+  return !NARROWING.test(text);
+}
+
 /** For "the highest"/"the lowest": the result's rows must not sit at the other end of the measure. */
 function extremeFinding(
   facts: TableFacts,
   asked: Set<AskedOperation>,
   named: string[],
+  question: string,
 ): AlignmentFinding | null {
   const want =
     asked.has("max") && !asked.has("min")
@@ -332,6 +376,16 @@ function extremeFinding(
       conflict: true,
       text: `the result comes from ${rowsText}, where \`${column}\` is highest; the question asks for the lowest`,
     };
+  // Where nothing in the question narrows the rows beyond what it names, the result must come
+  // from the very top (or bottom): the second highest is not the highest.
+  if (strictScope(question, facts) && !((want === "max" && atHigh) || (want === "min" && atLow))) {
+    const best = want === "max" ? (sorted.at(-1) as number) : (sorted[0] as number);
+    return {
+      aspect: "extreme",
+      conflict: true,
+      text: `the result comes from ${rowsText}, where \`${column}\` is ${mine.join(", ")}; the ${want === "max" ? "highest" : "lowest"} is ${best}`,
+    };
+  }
   if ((want === "max" && atHigh) || (want === "min" && atLow))
     return {
       aspect: "extreme",
@@ -341,9 +395,26 @@ function extremeFinding(
   return null;
 }
 
-function cardinalityFinding(question: string, items: number): AlignmentFinding | null {
+function cardinalityFinding(
+  question: string,
+  items: number,
+  asked: Set<AskedOperation>,
+): AlignmentFinding | null {
+  const aggregate = ["sum", "mean", "median", "count"].some((a) => asked.has(a as AskedOperation));
+  if (
+    aggregate &&
+    items > 1 &&
+    !/\b(?:and|each|per|respectively|list|which|what are|both)\b/i.test(question)
+  ) {
+    return {
+      aspect: "cardinality",
+      conflict: true,
+      text: `the question asks for one value; the answer gives ${items}`,
+    };
+  }
   const k = askedCount(question);
-  if (k === null || items === 0) return null;
+  // "The average of the top 5" asks for one value over five rows, not five items.
+  if (k === null || items === 0 || aggregate) return null;
   if (items === k || items === 2 * k)
     return { aspect: "cardinality", conflict: false, text: `it gives ${k} items, as asked` };
   return {
@@ -393,19 +464,13 @@ export function alignmentOf(input: AlignmentInput): Alignment {
     const named = namedColumns(input.question, table.loaded.ref.columns);
     findings.push(...columnsFindings(table, input.question, named, input.code));
     findings.push(...rowsFindings(table, input.question, ops, asked));
-    const extreme = extremeFinding(table, asked, named);
+    const extreme = extremeFinding(table, asked, named, input.question);
     if (extreme) findings.push(extreme);
   }
-  const operation = operationFinding(asked, ops);
+  const operation = operationFinding(asked, askedOperations(input.question, []), ops);
   if (operation) findings.push(operation);
   // "The average of the top 5" asks for one value over five rows, not five items.
-  const aggregated = ["sum", "mean", "median", "std", "var"].some((a) =>
-    asked.has(a as AskedOperation),
-  );
-  const cardinality =
-    aggregated || /\bhow many\b/i.test(input.question)
-      ? null
-      : cardinalityFinding(input.question, input.items);
+  const cardinality = cardinalityFinding(input.question, input.items, asked);
   if (cardinality) findings.push(cardinality);
   const conflicts = findings.filter((f) => f.conflict);
   const head = describe(

@@ -42,6 +42,7 @@ const AGGREGATES: [AskedOperation, RegExp][] = [
   ["min", /\.min\(|\bmin\s*\(|idxmin|nsmallest|argmin|\.cummin\(/i],
   ["std", /\.std\(|\bnp\.std\(|\bstdev\(|\bstddev\w*\s*\(/i],
   ["var", /\.var\(|\bnp\.var\(|\bvariance\(|\bvar_\w+\s*\(/i],
+  ["count", /\blen\(|\.count\(|\.size\b|\.shape\b|nunique|value_counts|\bcount\s*\(/i],
 ];
 
 export function codeOperations(code: string): CodeOperations {

@@ -7,7 +7,7 @@ import type { PreparedTable } from "./table-search.js";
  * (alignment.ts) holds these against what the code did.
  */
 
-export type AskedOperation = "sum" | "mean" | "median" | "max" | "min" | "std" | "var";
+export type AskedOperation = "sum" | "mean" | "median" | "max" | "min" | "std" | "var" | "count";
 
 const NUMBER_WORDS: Record<string, number> = {
   two: 2,
@@ -84,6 +84,7 @@ export function askedOperations(question: string, columns: readonly string[]): S
   if (MIN.test(text)) asked.add("min");
   if (/\bstandard deviation\b|\bstd\b/.test(text)) asked.add("std");
   if (/\bvariance\b/.test(text)) asked.add("var");
+  if (/\bhow many\b|\bcount\b/.test(text)) asked.add("count");
   return asked;
 }
 
@@ -373,6 +374,22 @@ export function namedColumns(question: string, columns: readonly ColumnName[]): 
     })
     .map((c) => ({ name: c.name, score: coverage(question, c) }))
     .sort((a, b) => b.score - a.score)
+    .map((c) => c.name);
+}
+
+/**
+ * The columns every word of whose name (without a unit in brackets or counting words) the
+ * question holds, in any order: "the total number of medals" mentions "total medals".
+ */
+export function mentionedColumns(question: string, columns: readonly ColumnName[]): string[] {
+  const hay = new Set(stems(question).split(" "));
+  return columns
+    .filter((c) => {
+      const words = stems(coreName(c.name)).split(" ").filter(Boolean);
+      return (
+        words.length > 0 && !OPERATION_NAME.test(words.join(" ")) && words.every((w) => hay.has(w))
+      );
+    })
     .map((c) => c.name);
 }
 
