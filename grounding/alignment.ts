@@ -57,8 +57,8 @@ export interface AlignmentInput {
   sources: readonly LoadedTable[];
   code: string;
   result: CodeResult;
-  /** How many items the answer gives. */
-  items: number;
+  /** The items the answer gives. */
+  items: readonly string[];
 }
 
 interface TableFacts {
@@ -229,7 +229,10 @@ function rowsFindings(
       conflict: true,
       text: `the result rests on ${rowWords(facts, rows)}, none of them the rows the question names (${names})`,
     });
-  } else if (outside.length > 0 && namedRowsBound(question, facts.selectors)) {
+  } else if (
+    outside.length > 0 &&
+    namedRowsBound(question, facts.selectors, facts.loaded.ref.columns)
+  ) {
     findings.push({
       aspect: "rows",
       conflict: true,
@@ -332,6 +335,7 @@ function extremeFinding(
   asked: Set<AskedOperation>,
   named: string[],
   question: string,
+  items: readonly string[],
 ): AlignmentFinding | null {
   const want =
     asked.has("max") && !asked.has("min")
@@ -348,6 +352,24 @@ function extremeFinding(
   const column = candidates.length === 1 ? candidates[0] : undefined;
   const values = column ? facts.numbers.get(column) : undefined;
   if (!column || !values) return null;
+  // The answer named from another row than the extreme one the code found (a row off by one).
+  const traced = rows.filter((r) => values.has(r));
+  if (traced.length >= 2) {
+    const pick = want === "max" ? Math.max : Math.min;
+    const extremeValue = pick(...traced.map((r) => values.get(r) as number));
+    const extremeRows = traced.filter((r) => values.get(r) === extremeValue);
+    const norms = items.map(normalizeText).filter((n) => n !== "" && !/^[\d\s]+$/.test(n));
+    const answered = rows.filter((r) =>
+      facts.loaded.table.cells.some((c) => c.row === r && norms.includes(c.norm)),
+    );
+    if (answered.length > 0 && !answered.some((r) => extremeRows.includes(r))) {
+      return {
+        aspect: "extreme",
+        conflict: true,
+        text: `the answer comes from ${rowWords(facts, answered)}, but the ${want === "max" ? "highest" : "lowest"} \`${column}\` the code found is in ${rowWords(facts, extremeRows)}`,
+      };
+    }
+  }
   const scope = [...values.entries()].filter(([r]) => !facts.picked || facts.picked.has(r));
   const mine = rows.flatMap((r) =>
     values.has(r) && (!facts.picked || facts.picked.has(r)) ? [values.get(r) as number] : [],
@@ -464,13 +486,13 @@ export function alignmentOf(input: AlignmentInput): Alignment {
     const named = namedColumns(input.question, table.loaded.ref.columns);
     findings.push(...columnsFindings(table, input.question, named, input.code));
     findings.push(...rowsFindings(table, input.question, ops, asked));
-    const extreme = extremeFinding(table, asked, named, input.question);
+    const extreme = extremeFinding(table, asked, named, input.question, input.items);
     if (extreme) findings.push(extreme);
   }
   const operation = operationFinding(asked, askedOperations(input.question, []), ops);
   if (operation) findings.push(operation);
   // "The average of the top 5" asks for one value over five rows, not five items.
-  const cardinality = cardinalityFinding(input.question, input.items, asked);
+  const cardinality = cardinalityFinding(input.question, input.items.length, asked);
   if (cardinality) findings.push(cardinality);
   const conflicts = findings.filter((f) => f.conflict);
   const head = describe(

@@ -96,11 +96,23 @@ const BEYOND_NAMED =
  * Whether the rows the question names bound the rows its answer may rest on: nothing in it
  * reaches beyond them once the phrases that pick the rows ("more than 10 dances") are taken out.
  */
-export function namedRowsBound(question: string, selectors: readonly Selector[] = []): boolean {
+export function namedRowsBound(
+  question: string,
+  selectors: readonly Selector[] = [],
+  columns: readonly ColumnName[] = [],
+): boolean {
   let text = ` ${normalizeText(question)} `;
   for (const phrase of selectors.flatMap((s) => s.phrases))
     text = text.split(` ${phrase} `).join("  ");
-  return !BEYOND_NAMED.test(text);
+  // The words of the columns it mentions are names ("a win percentage"), not a share.
+  const names = new Set(
+    mentionedColumns(question, columns).flatMap((c) => stems(coreName(c)).split(" ")),
+  );
+  const kept = text
+    .split(" ")
+    .filter((w) => !names.has(stem(w)))
+    .join(" ");
+  return !BEYOND_NAMED.test(kept);
 }
 
 const YEAR = /^(?:1[89]\d\d|20\d\d)$/;
@@ -142,7 +154,10 @@ function labelColumns(table: PreparedTable): Set<string> {
 function standsAlone(words: readonly string[], i: number): boolean {
   const before = words.slice(Math.max(0, i - 2), i).join(" ");
   const after = words.slice(i + 1, i + 3).join(" ");
-  return !RANGE_BEFORE.test(before) && !RANGE_AFTER.test(after);
+  // "and"/"or" join a range only after "between"/"from" ("5 gold and 2 silver" is two values).
+  const ranged = words.slice(Math.max(0, i - 5), i).some((w) => w === "between" || w === "from");
+  const joined = /(?:^|\s)(?:and|or)$/.test(before) && !ranged;
+  return (joined || !RANGE_BEFORE.test(before)) && !RANGE_AFTER.test(after);
 }
 
 const BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
@@ -157,8 +172,8 @@ const BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
 
 /** Bounds written after the number: "6.0 or higher", "50 and above". */
 const AFTER_BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
-  [/^(?:or|and) (?:more|higher|above|greater|over|later)$/, (x, n) => x >= n],
-  [/^(?:or|and) (?:less|lower|below|fewer|under|earlier)$/, (x, n) => x <= n],
+  [/^(?:\S+ )?(?:or|and) (?:more|higher|above|greater|over|later)$/, (x, n) => x >= n],
+  [/^(?:\S+ )?(?:or|and) (?:less|lower|below|fewer|under|earlier)$/, (x, n) => x <= n],
 ];
 
 /**
@@ -264,10 +279,11 @@ function numberSelectors(
       AFTER_BOUNDS.find(([pattern]) =>
         [2, 3].some((k) => k <= after.length && pattern.test(after.slice(0, k).join(" "))),
       );
+    const afterBound = bound && !BOUNDS.includes(bound);
     const boundWords = bound
-      ? BOUNDS.includes(bound)
-        ? [...before.slice(-2), word]
-        : [word, ...after.slice(0, 2)]
+      ? afterBound
+        ? [word, ...after.slice(0, /^(?:or|and)$/.test(after[0] ?? "") ? 2 : 3)]
+        : [...before.slice(-2), word]
       : [word];
     if (!bound && (!standsAlone(words, i) || YEAR.test(word))) continue;
     // The column: one the question names within a few words of the number whose cells the
@@ -286,8 +302,26 @@ function numberSelectors(
         .map((cell) => cell.row);
       return rows.length > 0 && rows.length < cells.length ? [{ column: c, rows }] : [];
     });
-    if (picks.length !== 1) continue;
-    const [{ column, rows }] = picks as [{ column: ColumnName; rows: number[] }];
+    // Several columns fit: the one named right after the number ("5 gold medals"), else right before.
+    const at = (c: ColumnName) => {
+      const first = stems(coreName(c.name)).split(" ")[0] ?? "";
+      const after = words
+        .slice(i + 1, i + 3)
+        .map(stem)
+        .indexOf(first);
+      if (after >= 0) return after;
+      const before = words
+        .slice(Math.max(0, i - 2), i)
+        .map(stem)
+        .reverse()
+        .indexOf(first);
+      return before >= 0 ? 2 + before : 99;
+    };
+    const nearest = Math.min(...picks.map((p) => at(p.column)));
+    const chosen =
+      picks.length === 1 ? picks : picks.filter((p) => at(p.column) === nearest && nearest < 99);
+    if (chosen.length !== 1) continue;
+    const [{ column, rows }] = chosen as [{ column: ColumnName; rows: number[] }];
     const s = selector(column.name);
     const phrase = boundWords.join(" ");
     s.values.push(phrase);

@@ -374,7 +374,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
           sources,
           code: ran.attempt.code,
           result: ran.result,
-          items: checks.filter((c) => c.kind !== "prose").length,
+          items: checks.filter((c) => c.kind !== "prose").map((c) => c.item),
         })
       : undefined;
   if (alignment?.status === "conflicted" && resultId) markMisaligned(checks, alignment, resultId);
