@@ -172,8 +172,8 @@ const BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
 
 /** Bounds written after the number: "6.0 or higher", "50 and above". */
 const AFTER_BOUNDS: [RegExp, (x: number, n: number) => boolean][] = [
-  [/^(?:\S+ )?(?:or|and) (?:more|higher|above|greater|over|later)$/, (x, n) => x >= n],
-  [/^(?:\S+ )?(?:or|and) (?:less|lower|below|fewer|under|earlier)$/, (x, n) => x <= n],
+  [/^(?:\S+ ){0,2}(?:or|and) (?:more|higher|above|greater|over|later)$/, (x, n) => x >= n],
+  [/^(?:\S+ ){0,2}(?:or|and) (?:less|lower|below|fewer|under|earlier)$/, (x, n) => x <= n],
 ];
 
 /**
@@ -271,18 +271,18 @@ function numberSelectors(
     const n = Number(word);
     if (!/^\d+(?:\.\d+)?$/.test(word) || !Number.isFinite(n)) continue;
     const before = words.slice(Math.max(0, i - 3), i);
-    const after = words.slice(i + 1, i + 4);
+    const after = words.slice(i + 1, i + 5);
     const bound =
       BOUNDS.find(([pattern]) =>
         [1, 2, 3].some((k) => k <= before.length && pattern.test(before.slice(-k).join(" "))),
       ) ??
       AFTER_BOUNDS.find(([pattern]) =>
-        [2, 3].some((k) => k <= after.length && pattern.test(after.slice(0, k).join(" "))),
+        [2, 3, 4].some((k) => k <= after.length && pattern.test(after.slice(0, k).join(" "))),
       );
     const afterBound = bound && !BOUNDS.includes(bound);
     const boundWords = bound
       ? afterBound
-        ? [word, ...after.slice(0, /^(?:or|and)$/.test(after[0] ?? "") ? 2 : 3)]
+        ? [word, ...after.slice(0, after.findIndex((w) => w === "or" || w === "and") + 2)]
         : [...before.slice(-2), word]
       : [word];
     if (!bound && (!standsAlone(words, i) || YEAR.test(word))) continue;

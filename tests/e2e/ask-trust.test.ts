@@ -82,6 +82,33 @@ describe("ask never asserts an answer the check did not pass", () => {
     expect(result.stdout).toMatch(/not derived from the table: unchanged when/);
   });
 
+  it("states the alignment of the computation with the question", async () => {
+    const result = await runCli(["ask", TABLE, MEDALS_QUESTION, "--no-memory"], right);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^Alignment: the result is the total of `gold` over all 10 rows; it computes the/m,
+    );
+  });
+
+  it("fails a derived total of another column than the one asked, and says so", async () => {
+    const result = await ask("result = int(df['silver'].sum())", "188", ["--json"]);
+    const verdict = JSON.parse(result.stdout).verdict;
+    expect(result.code, result.stderr).toBe(3);
+    expect(verdict.pass).toBe(false);
+    expect(verdict.alignment.status).toBe("conflicted");
+    expect(verdict.alignment.summary).toMatch(/depends on `silver`, not on `gold`/);
+  });
+
+  it("gives prose with no claim to check as answered but unchecked, exit 4, without reflecting", async () => {
+    const prose =
+      "The table lists the ten nations with the most gold medals at the games, ordered by their rank.";
+    const result = await ask("print(df.head())", prose, ["--max-reflections", "2"]);
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stdout).toMatch(/^Answer \(unchecked\): The table lists/m);
+    expect(result.stdout).toMatch(/^Check: unchecked \(the answer states no value or claim/m);
+    expect(result.stderr).not.toMatch(/reflector/);
+  });
+
   it("fails an answer the code's own result contradicts, whatever else it printed", async () => {
     const result = await ask(
       "print(df['gold'].head(3).sum())\nresult = int(df['gold'].sum())\nprint(result)",

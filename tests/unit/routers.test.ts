@@ -128,6 +128,13 @@ describe("the check/reflect routers", () => {
     expect(routeAfterFinalizer({}, off)).toBe(END);
   });
 
+  it("settles an unchecked answer (prose with no claim to check) without reflecting on it", () => {
+    const two = run({ maxReflections: 2 });
+    const unchecked = { ...failing, unchecked: true };
+    expect(routeAfterCheck({ verdict: unchecked, reflections: [] }, two)).toBe("archiver");
+    expect(routeAfterCheck({ verdict: failing, reflections: [] }, two)).toBe("reflector");
+  });
+
   it("archives a pass, reflects on a fail while reflections remain, then settles", () => {
     const two = run({ maxReflections: 2 });
     expect(routeAfterCheck({ verdict: passing, reflections: [] }, two)).toBe("archiver");
