@@ -156,7 +156,11 @@ function columnsFindings(
   const names = facts.loaded.ref.columns.map((c) => c.name);
   const used = [...new Set([...traced, ...columnsInCode(code, names)])];
   const findings: AlignmentFinding[] = [];
-  for (const asked of askedColumns(question, facts.loaded.ref.columns)) {
+  // A metric the question defines ("X is calculated as ...") is not a column to look for.
+  const defines = /\b(?:defined as|calculated as|computed as|refers to|measured as)\b/i.test(
+    question,
+  );
+  for (const asked of defines ? [] : askedColumns(question, facts.loaded.ref.columns)) {
     // An operation applies to a measure; a "which" asks for a label.
     const group = asked.columns.filter((c) => facts.measures.has(c) === (asked.kind === "object"));
     if (group.length === 0) continue;
@@ -203,7 +207,19 @@ function rowsFindings(
   asked: Set<AskedOperation>,
 ): AlignmentFinding[] {
   const rows = facts.lineage?.rows;
-  if (!rows || rows.length === 0) return [];
+  if (!rows) return [];
+  if (rows.length === 0) {
+    // A result that moves with the table but rests on no row: the filter kept none of them.
+    return facts.picked && facts.lineage?.columns?.length
+      ? [
+          {
+            aspect: "rows",
+            conflict: true,
+            text: `the result rests on none of the rows the question names (${selectorWords(facts.selectors)})`,
+          },
+        ]
+      : [];
+  }
   const findings: AlignmentFinding[] = [];
   const totals = rows.filter((r) => TOTAL_LABEL.test((facts.labels.get(r) ?? "").trim()));
   const aggregates =

@@ -221,7 +221,8 @@ export function selectorsOf(
     );
   }
   numberSelectors(table, question, columns, labels, selector);
-  yearRanges(table, hay, labels, selector);
+  yearRanges(table, hay, question, labels, selector);
+  topRanks(table, hay, selector);
   return [...found.values()].filter((s) => s.rows.size > 0);
 }
 
@@ -229,13 +230,20 @@ export function selectorsOf(
 function yearRanges(
   table: PreparedTable,
   hay: string,
+  question: string,
   labels: Set<string>,
   selector: (column: string) => Selector,
 ): void {
-  for (const match of hay.matchAll(
-    /\b(?:from|between) (\d{4}) (?:to|and|through|until) (\d{4})\b/g,
-  )) {
-    const [phrase, a, b] = match;
+  const ranges = [
+    ...[...hay.matchAll(/\b(?:from|between) (\d{4}) (?:to|and|through|until) (\d{4})\b/g)].map(
+      (m) => [m[0], m[1], m[2]] as const,
+    ),
+    // "2000-2007", unless the table holds such a period as a label.
+    ...[...question.matchAll(/\b(\d{4})\s*[-–]\s*(\d{4})\b/g)]
+      .filter((m) => !table.cells.some((c) => c.norm === normalizeText(m[0])))
+      .map((m) => [normalizeText(m[0]), m[1], m[2]] as const),
+  ];
+  for (const [phrase, a, b] of ranges) {
     const low = Math.min(Number(a), Number(b));
     const high = Math.max(Number(a), Number(b));
     for (const column of labels) {
@@ -328,6 +336,22 @@ function numberSelectors(
     s.phrases.push(normalizeText(phrase));
     for (const r of rows) s.rows.add(r);
   }
+}
+
+/** "The top 5" over a column of ranks: the rows ranked 1 to 5. */
+function topRanks(table: PreparedTable, hay: string, selector: (column: string) => Selector): void {
+  const match = /\btop (\d+)\b/.exec(hay);
+  if (!match) return;
+  const n = Number(match[1]);
+  const column = table.columns.find((c) => /^(?:rank|ranking|position|pos|place)$/.test(c.norm));
+  if (!column) return;
+  const cells = table.cells.filter((c) => c.column === column.name && c.number !== null);
+  const rows = cells.filter((c) => (c.number?.value ?? 0) <= n).map((c) => c.row);
+  if (rows.length === 0 || rows.length === cells.length) return;
+  const s = selector(column.name);
+  s.values.push(match[0]);
+  s.phrases.push(match[0]);
+  for (const r of rows) s.rows.add(r);
 }
 
 /** The rows that hold every selector's value (one of them per column); null when none or no selector. */
@@ -454,7 +478,7 @@ function columnAt(words: string, question: string, columns: readonly ColumnName[
   const rest = ` ${stems(list.slice(i).join(" "))} `;
   if (rest.trim() === "") return [];
   const hits = columns.filter((c) =>
-    [coreName(c.name), ...(c.path ?? []).slice(-1)].some((name) => {
+    [coreName(c.name), ...(c.path ?? [])].some((name) => {
       const needle = stems(name);
       return needle !== "" && !OPERATION_NAME.test(needle) && rest.startsWith(` ${needle} `);
     }),
