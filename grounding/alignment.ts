@@ -325,7 +325,9 @@ function operationFinding(
     if (asked.has(want) && !asked.has(other) && did.has(other) && !did.has(want) && !ops.sorts)
       return conflict(want, [other]);
   }
-  const agreed = [...asked].filter((a) => did.has(a));
+  const agreed = (Object.keys(OPERATION_WORDS) as AskedOperation[]).filter(
+    (a) => (asked.has(a) || said.has(a)) && did.has(a),
+  );
   if (agreed.length === 0) return null;
   return {
     aspect: "operation",
