@@ -13,6 +13,7 @@ import {
   pickedRows,
   type Selector,
   selectorsOf,
+  touchesColumn,
 } from "./question-asks.js";
 import type { LoadedTable } from "./table-search.js";
 
@@ -189,6 +190,18 @@ function columnsFindings(
   // "points" is said of "points won" too.
   const said = (c: string) =>
     namedMeasures.some((n) => c === n || containsWords(normalizeText(c), normalizeText(n)));
+  // A result that rests only on measures the question says no word of, where it says a word
+  // of another: another column than the one asked.
+  const touched = columns.filter((c) => facts.measures.has(c.name) && touchesColumn(question, c));
+  const untouched =
+    usedMeasures.length > 0 && !usedMeasures.some((u) => touched.some((t) => t.name === u));
+  if (untouched && touched.length > 0 && namedMeasures.length === 0) {
+    findings.push({
+      aspect: "columns",
+      conflict: true,
+      text: `the result depends on ${list(usedMeasures)}, of which the question says nothing; it speaks of ${list(touched.slice(0, 3).map((t) => t.name))}`,
+    });
+  }
   if (namedMeasures.length > 0 && usedMeasures.length > 0 && !usedMeasures.some(said)) {
     findings.push({
       aspect: "columns",
@@ -464,6 +477,54 @@ function cardinalityFinding(
   };
 }
 
+/** Words that make a total or a mean something else: a share, a change, a rate. */
+const NOT_PLAIN =
+  /\b(?:per|ratio|rate|percent\w*|proportion|share|differen\w*|change\w*|increase\w*|decrease\w*|growth|grow\w*|than|times|divided|minus|plus|if|would|difference|predict\w*|forecast\w*|estimate\w*|thousands?|millions?|billions?)\b/i;
+
+/**
+ * The result against the values it rests on: a total of non-negative values over several rows
+ * is at least the largest of them, a mean lies between the smallest and the largest. A result
+ * outside that is another aggregate than the one asked (the mean for "the total", the total for
+ * "the average").
+ */
+function magnitudeFinding(
+  facts: TableFacts,
+  question: string,
+  result: CodeResult,
+  named: string[],
+): AlignmentFinding | null {
+  const said = askedOperations(question, []);
+  const want = said.has("mean") ? "mean" : said.has("sum") && !said.has("median") ? "sum" : null;
+  const value = result.values.length === 1 ? result.values[0] : undefined;
+  const rows = facts.lineage?.rows;
+  const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
+  if (!want || typeof value !== "number" || !rows || rows.length < 2 || NOT_PLAIN.test(question))
+    return null;
+  const namedUsed = used.filter((c) => named.includes(c));
+  const candidates = namedUsed.length > 0 ? namedUsed : used;
+  const column = candidates.length === 1 ? candidates[0] : undefined;
+  const values = column ? rows.flatMap((r) => facts.numbers.get(column)?.get(r) ?? []) : [];
+  if (!column || values.length < 2 || values.some((v) => v < 0)) return null;
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const slack = 1e-6 * Math.max(1, Math.abs(high));
+  if (want === "sum" && value < high - 0.5 - slack && low < high) {
+    return {
+      aspect: "operation",
+      conflict: true,
+      text: `the result ${value} is less than the largest \`${column}\` it rests on (${high}): it is not their total`,
+    };
+  }
+  if (want === "mean" && (value > high + slack + 0.5 || value < low - slack - 0.5)) {
+    return {
+      aspect: "operation",
+      conflict: true,
+      text: `the result ${value} lies outside the \`${column}\` values it rests on (${low} to ${high}): it is not their mean`,
+    };
+  }
+  return null;
+}
+
 /** What the computation is, in words: "the mean of `salary` over 16 of 16 rows". */
 function describe(facts: TableFacts | undefined, ops: CodeOperations): string {
   const order: AskedOperation[] = ["median", "mean", "std", "var", "sum", "max", "min"];
@@ -506,6 +567,8 @@ export function alignmentOf(input: AlignmentInput): Alignment {
     findings.push(...rowsFindings(table, input.question, ops, asked));
     const extreme = extremeFinding(table, asked, named, input.question, input.items);
     if (extreme) findings.push(extreme);
+    const magnitude = magnitudeFinding(table, input.question, input.result, named);
+    if (magnitude) findings.push(magnitude);
   }
   const operation = operationFinding(asked, askedOperations(input.question, []), ops);
   if (operation) findings.push(operation);

@@ -45,13 +45,15 @@ export interface ConfidenceInput {
   failedAttempts: number;
   /** Reflections the run went through. */
   reflections: number;
+  /** The computation answers another question than the one asked (alignment.ts). */
+  misaligned?: boolean;
 }
 
 /** The confidence of one checked answer, in [0, 1]. */
 export function confidenceOf(input: ConfidenceInput): number {
   const { checks, scores } = input;
   let base = BY_SUPPORT[supportOf(checks)];
-  if (checks.some((c) => c.status === "conflicted")) base = CONFLICTED;
+  if (input.misaligned || checks.some((c) => c.status === "conflicted")) base = CONFLICTED;
   else if (checks.length > 0 && checks.every((c) => c.kind === "prose")) base = PROSE;
   const shape = scoreFactor(scores.type) * scoreFactor(scores.format);
   const effort = PER_FAILED_ATTEMPT ** input.failedAttempts * PER_REFLECTION ** input.reflections;

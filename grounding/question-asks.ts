@@ -451,6 +451,23 @@ export function mentionedColumns(question: string, columns: readonly ColumnName[
     .map((c) => c.name);
 }
 
+/** Words that name no column by themselves. */
+const STOP =
+  /^(?:the|a|an|of|in|on|for|by|to|and|or|with|per|at|as|from|into|number|total|average|mean|median|count|sum|how|many|much|what|which|who|whose|when|where|is|was|were|are|be|been|did|do|does|has|have|had|that|this|these|those|all|each|every|than|more|less|most|least|highest|lowest|largest|smallest|maximum|minimum|max|min|value|values|table|according|its|their|his|her|there|it|they|s)$/;
+
+/** The words of a name that can name it (not stop words), stemmed. */
+function contentWords(text: string): string[] {
+  return stems(text)
+    .split(" ")
+    .filter((w) => w !== "" && !STOP.test(w));
+}
+
+/** Whether the question says any content word of a column's name or header path. */
+export function touchesColumn(question: string, column: ColumnName): boolean {
+  const said = new Set(contentWords(question));
+  return contentWords([column.name, ...(column.path ?? [])].join(" ")).some((w) => said.has(w));
+}
+
 /** Of `among`, the columns the question states best (the highest coverage of their full name). */
 export function bestNamed(
   question: string,

@@ -142,9 +142,17 @@ export async function ruleVerdict(
   });
   const format = formatScore(final, expectedType);
   const { actual, score: type } = judgeType(state.question, final);
-  const scores = { type, format: format.score, grounding: groundingScore(grounding.checks) };
+  const scores = {
+    type,
+    format: format.score,
+    grounding: groundingScore(grounding.checks, grounding.alignment),
+  };
+  const counted = (grounding.alignment?.findings ?? []).filter(
+    (f) => f.conflict && f.aspect === "cardinality",
+  );
   const issues = [
     ...(format.issue ? [format.issue] : []),
+    ...counted.map((f) => f.text),
     ...(type < 2
       ? [
           `the question asks for ${named(expectedType)}, the answer ${JSON.stringify(final)} is ${named(actual)}`,
@@ -172,6 +180,7 @@ function rulesVerdict(
     scores,
     failedAttempts: failedBefore(state.attempts),
     reflections: state.reflected ?? 0,
+    misaligned: grounding.alignment?.status === "conflicted",
   });
   const unchecked = isUnchecked(grounding.checks, scores);
   return {

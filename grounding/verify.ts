@@ -385,10 +385,12 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
 
 /** Derived items of a computation that answers another question conflict with it. */
 function markMisaligned(checks: ItemCheck[], alignment: Alignment, resultId: string): void {
+  // A wrong number of items is the answer's fault, not each item's (groundingScore caps it).
   const why = alignment.findings
-    .filter((f) => f.conflict)
+    .filter((f) => f.conflict && f.aspect !== "cardinality")
     .map((f) => f.text)
     .join("; ");
+  if (!why) return;
   for (const check of checks) {
     if (check.support !== "derived") continue;
     check.status = "conflicted";
@@ -441,7 +443,13 @@ export function claimsFrom(
  * 2 when every item is supported; 0 on any conflict, or when no item is supported (except a
  * sentence with no value in it to trace, which gets 1: only a model can judge it); else 1.
  */
-export function groundingScore(checks: ItemCheck[]): 0 | 1 | 2 {
+export function groundingScore(checks: ItemCheck[], alignment?: Alignment): 0 | 1 | 2 {
+  const score = itemsScore(checks);
+  const counted = alignment?.findings.some((f) => f.conflict && f.aspect === "cardinality");
+  return counted ? (Math.min(score, 1) as 0 | 1) : score;
+}
+
+function itemsScore(checks: ItemCheck[]): 0 | 1 | 2 {
   if (checks.length === 0) return 0;
   if (checks.some((c) => c.status === "conflicted")) return 0;
   const supported = checks.filter((c) => c.status === "supported").length;

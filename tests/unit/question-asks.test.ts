@@ -13,6 +13,7 @@ import {
   namedRowsBound,
   pickedRows,
   selectorsOf,
+  touchesColumn,
 } from "../../grounding/question-asks.js";
 import type { PreparedTable } from "../../grounding/table-search.js";
 
@@ -115,6 +116,16 @@ describe("what a question asks", () => {
         { name: "wins" },
       ]),
     ).toEqual([{ kind: "target", columns: ["season"] }]);
+  });
+});
+
+describe("columns a question speaks of", () => {
+  it("touches a column by any word of its name or unit that is not a stop word", () => {
+    const q = "How many tries did Llandeilo RFC score in the season?";
+    expect(touchesColumn(q, { name: "tries for" })).toBe(true);
+    expect(touchesColumn(q, { name: "points for" })).toBe(false);
+    expect(touchesColumn("the maximum pressure (in bar)", { name: "p max ( bar )" })).toBe(true);
+    expect(touchesColumn("the maximum pressure (in bar)", { name: "f bolt ( kgf )" })).toBe(false);
   });
 });
 

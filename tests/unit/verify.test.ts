@@ -192,7 +192,15 @@ describe("derived from the code's result", () => {
     const corr = codeResult([0.87]);
     const sentence =
       "There is a strong positive correlation of 0.87 between gold and silver medals.";
-    expect(await judged(sentence, corr, { question })).toEqual([["0.87", "supported", "derived"]]);
+    // The direction it claims is an item too, checked against the result's sign.
+    expect(await judged(sentence, corr, { question })).toEqual([
+      ["0.87", "supported", "derived"],
+      ["positive", "supported", "derived"],
+    ]);
+    const opposite = await judged("There is a negative correlation between them.", corr, {
+      question,
+    });
+    expect(opposite).toEqual([["negative", "conflicted", "none"]]);
     const checks = await judged(
       "The nations that win gold also tend to win silver medals often.",
       corr,
