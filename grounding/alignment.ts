@@ -218,12 +218,15 @@ function rowsFindings(
   question: string,
   ops: CodeOperations,
   asked: Set<AskedOperation>,
+  result: CodeResult,
 ): AlignmentFinding[] {
   const rows = facts.lineage?.rows;
   if (!rows) return [];
   if (rows.length === 0) {
-    // A result that moves with the table but rests on no row: the filter kept none of them.
-    return facts.picked && facts.lineage?.columns?.length
+    // An aggregate of nothing (0, or missing) that rests on no row: the filter kept none of the rows named.
+    const empty =
+      result.values.length === 1 && (result.values[0] === 0 || result.values[0] === null);
+    return empty && facts.picked && facts.lineage?.columns?.length
       ? [
           {
             aspect: "rows",
@@ -494,7 +497,9 @@ function magnitudeFinding(
   named: string[],
 ): AlignmentFinding | null {
   const said = askedOperations(question, []);
-  const want = said.has("mean") ? "mean" : said.has("sum") && !said.has("median") ? "sum" : null;
+  // "The total average rating" says both: it decides nothing.
+  const plain = !(said.has("mean") && said.has("sum")) && !said.has("median");
+  const want = !plain ? null : said.has("mean") ? "mean" : said.has("sum") ? "sum" : null;
   const value = result.values.length === 1 ? result.values[0] : undefined;
   const rows = facts.lineage?.rows;
   const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
@@ -564,7 +569,7 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   for (const table of facts) {
     const named = namedColumns(input.question, table.loaded.ref.columns);
     findings.push(...columnsFindings(table, input.question, named, input.code));
-    findings.push(...rowsFindings(table, input.question, ops, asked));
+    findings.push(...rowsFindings(table, input.question, ops, asked, input.result));
     const extreme = extremeFinding(table, asked, named, input.question, input.items);
     if (extreme) findings.push(extreme);
     const magnitude = magnitudeFinding(table, input.question, input.result, named);

@@ -222,7 +222,8 @@ export function selectorsOf(
   }
   numberSelectors(table, question, columns, labels, selector);
   yearRanges(table, hay, question, labels, selector);
-  topRanks(table, hay, selector);
+  // "The top 5 in banking" ranks within the rows named, not the whole table.
+  if (found.size === 0) topRanks(table, hay, selector);
   return [...found.values()].filter((s) => s.rows.size > 0);
 }
 
@@ -457,7 +458,7 @@ const STOP =
 
 /** The words of a name that can name it (not stop words), stemmed. */
 function contentWords(text: string): string[] {
-  return stems(text)
+  return stems(text.replace(/%/g, " percent "))
     .split(" ")
     .filter((w) => w !== "" && !STOP.test(w));
 }

@@ -238,6 +238,30 @@ describe("the LLM checker's prompt, reply and how it combines", () => {
       "Result [a1:result] (the last value printed; derived from the table: yes",
     );
     expect(prompt).toMatch(/- "205": contradicted \(the answer "205" differs from a1:result/);
+    expect(CHECKER_SYSTEM).toMatch(
+      /Your one question: does this computation answer this\nquestion\?/,
+    );
+  });
+
+  it("puts the alignment in words beside the code when the rules found one", async () => {
+    const state = stateWith(Q, "203");
+    const { verdict, grounding } = await ruleVerdict(state);
+    const aligned = {
+      ...verdict,
+      alignment: {
+        status: "conflicted" as const,
+        summary:
+          "the result is the mean of `salary` over all 16 rows; the question asks for the median",
+        findings: [],
+      },
+    };
+    const prompt = checkerPrompt(state, aligned, grounding.checks);
+    expect(prompt).toContain(
+      "Alignment with the question (conflicted): the result is the mean of `salary` over all 16 rows; the question asks for the median",
+    );
+    expect(
+      checkerPrompt(state, { ...verdict, alignment: undefined }, grounding.checks),
+    ).not.toContain("Alignment with the question");
   });
 
   it("parses JSON, fenced or nested JSON, and score lines", () => {
