@@ -17,16 +17,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import { baselineWorktree, git, ROOT } from "./support/baseline.js";
+import { ROOT } from "./support/baseline.js";
 import {
-  CHECKER_RUNNER,
+  type EngineRun,
   fixed,
   option,
   ratio,
-  runEngine,
+  runEngines,
   table,
 } from "./support/checker-engines.js";
-import type { CaseVerdict, RunnerOutput } from "./support/checker-runner.js";
+import type { CaseVerdict } from "./support/checker-runner.js";
 import {
   ANSWER_MUTATIONS,
   buildMutationFile,
@@ -100,12 +100,7 @@ function figures(cases: readonly MutationCase[], verdicts: readonly CaseVerdict[
   };
 }
 
-interface Engine {
-  name: string;
-  label: string;
-  output: RunnerOutput & { wallMs: number };
-  figures: Figures;
-}
+type Engine = EngineRun & { figures: Figures };
 
 function report(file: MutationFile, engines: readonly Engine[]): string {
   const right = file.cases.filter((c) => c.right).length;
@@ -189,27 +184,9 @@ async function main(): Promise<void> {
   try {
     const casesFile = path.join(work, "cases.json");
     writeFileSync(casesFile, JSON.stringify(file));
-    const head = git(["rev-parse", "--short", "HEAD"]);
-    const dirty =
-      git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
-    const engines: Engine[] = [];
-    if (withBaseline) {
-      const dir = baselineWorktree(baselineCommit, [CHECKER_RUNNER]);
-      const output = await runEngine("baseline", dir, casesFile, work);
-      engines.push({
-        name: "baseline",
-        label: `baseline ${baselineCommit}`,
-        output,
-        figures: figures(file.cases, output.verdicts),
-      });
-    }
-    const output = await runEngine("current", ROOT, casesFile, work);
-    engines.push({
-      name: "current",
-      label: `current ${head}${dirty ? "+wt" : ""}`,
-      output,
-      figures: figures(file.cases, output.verdicts),
-    });
+    const engines: Engine[] = (await runEngines(casesFile, work, baselineCommit, withBaseline)).map(
+      (run) => ({ ...run, figures: figures(file.cases, run.output.verdicts) }),
+    );
     const text = report(file, engines);
     process.stdout.write(`\n${text}\n`);
     mkdirSync(RESULTS, { recursive: true });

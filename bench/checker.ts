@@ -19,7 +19,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { baselineWorktree, git, ROOT } from "./support/baseline.js";
+import { git, ROOT } from "./support/baseline.js";
 import {
   buildCaseFile,
   type CaseFile,
@@ -29,11 +29,12 @@ import {
   VARIANTS,
 } from "./support/checker-cases.js";
 import {
-  CHECKER_RUNNER,
+  type EngineRun,
+  engineDirty,
   fixed,
   option,
   ratio,
-  runEngine,
+  runEngines,
   table,
 } from "./support/checker-engines.js";
 import type { CaseVerdict, RunnerOutput } from "./support/checker-runner.js";
@@ -143,12 +144,7 @@ function figures(cases: readonly CheckerCase[], verdicts: readonly CaseVerdict[]
 
 const share = (r: Rate) => `${fixed(ratio(r.passed, r.n))} (${r.passed}/${r.n})`;
 
-interface Engine {
-  name: string;
-  label: string;
-  output: RunnerOutput & { wallMs: number };
-  figures: Figures;
-}
+type Engine = EngineRun & { figures: Figures };
 
 function report(file: CaseFile, engines: readonly Engine[]): string {
   const names = engines.map((e) => e.label);
@@ -339,23 +335,10 @@ async function main(): Promise<void> {
   try {
     const casesFile = path.join(work, "cases.json");
     writeFileSync(casesFile, JSON.stringify(file));
-    const head = git(["rev-parse", "--short", "HEAD"]);
-    const dirty =
-      git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
-    const engines: Engine[] = [];
-    if (withBaseline) {
-      const dir = baselineWorktree(baselineCommit, [CHECKER_RUNNER]);
-      const output = await runEngine("baseline", dir, casesFile, work);
-      engines.push({
-        name: "baseline",
-        label: `baseline ${baselineCommit}`,
-        output,
-        figures: figures(file.cases, output.verdicts),
-      });
-    }
-    const output = await runEngine("current", ROOT, casesFile, work);
-    const label = `current ${head}${dirty ? "+wt" : ""}`;
-    engines.push({ name: "current", label, output, figures: figures(file.cases, output.verdicts) });
+    const engines: Engine[] = (await runEngines(casesFile, work, baselineCommit, withBaseline)).map(
+      (run) => ({ ...run, figures: figures(file.cases, run.output.verdicts) }),
+    );
+    const dirty = engineDirty();
 
     const text = report(file, engines);
     process.stdout.write(`\n${text}\n`);

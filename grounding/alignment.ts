@@ -217,7 +217,6 @@ function rowsFindings(
   facts: TableFacts,
   question: string,
   ops: CodeOperations,
-  asked: Set<AskedOperation>,
   result: CodeResult,
 ): AlignmentFinding[] {
   const rows = facts.lineage?.rows;
@@ -569,7 +568,7 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   for (const table of facts) {
     const named = namedColumns(input.question, table.loaded.ref.columns);
     findings.push(...columnsFindings(table, input.question, named, input.code));
-    findings.push(...rowsFindings(table, input.question, ops, asked, input.result));
+    findings.push(...rowsFindings(table, input.question, ops, input.result));
     const extreme = extremeFinding(table, asked, named, input.question, input.items);
     if (extreme) findings.push(extreme);
     const magnitude = magnitudeFinding(table, input.question, input.result, named);

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { TSX } from "./baseline.js";
+import { baselineWorktree, git, ROOT, TSX } from "./baseline.js";
 import type { RunnerOutput } from "./checker-runner.js";
 
 export const CHECKER_RUNNER = "bench/support/checker-runner.ts";
@@ -63,4 +63,38 @@ export function table(header: string[], rows: string[][]): string {
       .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
       .join("  ");
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/** One engine's run over a case file: its name, label and output. */
+export interface EngineRun {
+  name: "baseline" | "current";
+  label: string;
+  output: RunnerOutput & { wallMs: number };
+}
+
+/**
+ * Judges `casesFile` with the baseline commit's engine (a worktree of it, unless `withBaseline`
+ * is false) and with this tree's, one after the other, each in its own process.
+ */
+export async function runEngines(
+  casesFile: string,
+  work: string,
+  baselineCommit: string,
+  withBaseline: boolean,
+): Promise<EngineRun[]> {
+  const runs: EngineRun[] = [];
+  if (withBaseline) {
+    const dir = baselineWorktree(baselineCommit, [CHECKER_RUNNER]);
+    const output = await runEngine("baseline", dir, casesFile, work);
+    runs.push({ name: "baseline", label: `baseline ${baselineCommit}`, output });
+  }
+  const head = git(["rev-parse", "--short", "HEAD"]);
+  const output = await runEngine("current", ROOT, casesFile, work);
+  runs.push({ name: "current", label: `current ${head}${engineDirty() ? "+wt" : ""}`, output });
+  return runs;
+}
+
+/** Whether this tree's engine has changes not committed. */
+export function engineDirty(): boolean {
+  return git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
 }
