@@ -479,6 +479,87 @@ function cardinalityFinding(
   };
 }
 
+type Plain = "sum" | "mean" | "median" | "count" | "max" | "min";
+
+/** The aggregates of some values, each as its operation computes it. */
+function aggregates(values: readonly number[]): Record<Plain, number> {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = values.reduce((a, b) => a + b, 0);
+  const mid = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return {
+    sum,
+    mean: sum / values.length,
+    median,
+    count: values.length,
+    max: sorted.at(-1) as number,
+    min: sorted[0] as number,
+  };
+}
+
+/** Whether a computed value is `exact` as the code may have rounded or truncated it. */
+function near(value: number, exact: number): boolean {
+  const places = /\.(\d+)/.exec(String(value))?.[1]?.length ?? 0;
+  const within = Number.isInteger(value) ? 1 : 0.5 * 10 ** -places;
+  return Math.abs(value - exact) <= within + 1e-9 * Math.max(1, Math.abs(exact));
+}
+
+/**
+ * The result's value read back against the column it rests on: which aggregate of the rows it
+ * depends on it is (the mean of `points` over 12 rows), held against the aggregate the question
+ * asks for; and, where nothing in the question narrows the rows beyond what it names, that
+ * aggregate over the rows it names.
+ */
+function valueFinding(
+  facts: TableFacts,
+  question: string,
+  result: CodeResult,
+  named: string[],
+): AlignmentFinding | null {
+  const said = askedOperations(question, []);
+  const plain: Plain[] = ["median", "mean", "sum", "count"];
+  const asked = plain.filter((p) => said.has(p));
+  const value = result.values.length === 1 ? result.values[0] : undefined;
+  const rows = facts.lineage?.rows;
+  const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
+  if (asked.length !== 1 || typeof value !== "number" || !rows || rows.length < 2) return null;
+  if (NOT_PLAIN.test(question) || said.has("max") || said.has("min")) return null;
+  const want = asked[0] as Plain;
+  const namedUsed = used.filter((c) => named.includes(c));
+  const candidates = namedUsed.length > 0 ? namedUsed : used;
+  const column = candidates.length === 1 ? candidates[0] : undefined;
+  const cells = column ? facts.numbers.get(column) : undefined;
+  if (!column || !cells) return null;
+  const mine = rows.flatMap((r) => cells.get(r) ?? []);
+  if (mine.length < 2) return null;
+  const over = aggregates(mine);
+  const is = (["sum", "mean", "median", "max", "min"] as const).filter((op) =>
+    near(value, over[op]),
+  );
+  if (is.length === 0 || is.length === 5) return null;
+  if (!is.includes(want as never) && want !== "count") {
+    return {
+      aspect: "operation",
+      conflict: true,
+      text: `the result ${value} is the ${OPERATION_WORDS[is[0] as Plain]} of \`${column}\` over the ${mine.length} rows it rests on; the question asks for the ${OPERATION_WORDS[want]} (${over[want]})`,
+    };
+  }
+  const picked = facts.picked;
+  if (!picked || want === "count" || !strictScope(question, facts)) return null;
+  const theirs = [...picked].flatMap((r) => cells.get(r) ?? []);
+  if (theirs.length === 0) return null;
+  const expected = aggregates(theirs)[want];
+  if (near(value, expected)) return null;
+  return {
+    aspect: "rows",
+    conflict: true,
+    text: `over the rows the question names (${selectorWords(facts.selectors)}) the ${OPERATION_WORDS[want]} of \`${column}\` is ${expected}, not ${value}`,
+  };
+}
+
 /** Words that make a total or a mean something else: a share, a change, a rate. */
 const NOT_PLAIN =
   /\b(?:per|ratio|rate|percent\w*|proportion|share|differen\w*|change\w*|increase\w*|decrease\w*|growth|grow\w*|than|times|divided|minus|plus|if|would|difference|predict\w*|forecast\w*|estimate\w*|thousands?|millions?|billions?)\b/i;
@@ -571,7 +652,9 @@ export function alignmentOf(input: AlignmentInput): Alignment {
     findings.push(...rowsFindings(table, input.question, ops, input.result));
     const extreme = extremeFinding(table, asked, named, input.question, input.items);
     if (extreme) findings.push(extreme);
-    const magnitude = magnitudeFinding(table, input.question, input.result, named);
+    const magnitude =
+      valueFinding(table, input.question, input.result, named) ??
+      magnitudeFinding(table, input.question, input.result, named);
     if (magnitude) findings.push(magnitude);
   }
   const operation = operationFinding(asked, askedOperations(input.question, []), ops);
