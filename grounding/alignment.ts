@@ -14,6 +14,7 @@ import {
   type Selector,
   selectorsOf,
   touchesColumn,
+  withoutMentioned,
 } from "./question-asks.js";
 import type { LoadedTable } from "./table-search.js";
 
@@ -355,6 +356,18 @@ function operationFinding(
 const NARROWING =
   /\b(?:than|except|excluding|other|others|not|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|who|whose|that|where|with|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate)\b|\d/;
 
+/** Words that narrow rows beyond the phrases the selectors read ("non-English", "top 3", "per"). */
+const NARROWED =
+  /\b(?:than|except|excluding|other|others|not|non|no|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|most|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate|top|bottom|first|last|median|highest|lowest|largest|smallest|best|worst)\b|\d/;
+
+/** Whether the phrases the selectors read are all the question says of which rows count. */
+function namesItsRows(question: string, facts: TableFacts): boolean {
+  let text = ` ${normalizeText(question)} `;
+  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
+    text = text.split(` ${phrase} `).join("  ");
+  return !NARROWED.test(text);
+}
+
 function strictScope(question: string, facts: TableFacts): boolean {
   let text = ` ${normalizeText(question)} `;
   for (const phrase of facts.selectors.flatMap((s) => s.phrases))
@@ -479,6 +492,14 @@ function cardinalityFinding(
   };
 }
 
+/** The question without the phrases that pick its rows and the words of the columns it names. */
+function plainWords(question: string, facts: TableFacts): string {
+  let text = ` ${normalizeText(question)} `;
+  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
+    text = text.split(` ${phrase} `).join("  ");
+  return withoutMentioned(text, question, facts.loaded.ref.columns);
+}
+
 type Plain = "sum" | "mean" | "median" | "count" | "max" | "min";
 
 /** The aggregates of some values, each as its operation computes it. */
@@ -519,17 +540,27 @@ function valueFinding(
   result: CodeResult,
   named: string[],
 ): AlignmentFinding | null {
-  const said = askedOperations(question, []);
+  const said = askedOperations(
+    question,
+    facts.loaded.ref.columns.map((c) => c.name),
+  );
   const plain: Plain[] = ["median", "mean", "sum", "count"];
   const asked = plain.filter((p) => said.has(p));
   const value = result.values.length === 1 ? result.values[0] : undefined;
   const rows = facts.lineage?.rows;
   const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
   if (asked.length !== 1 || typeof value !== "number" || !rows || rows.length < 2) return null;
-  if (NOT_PLAIN.test(question) || said.has("max") || said.has("min")) return null;
+  if (NOT_PLAIN.test(plainWords(question, facts)) || said.has("max") || said.has("min"))
+    return null;
   const want = asked[0] as Plain;
+  // The column aggregated: the one the operation is said of ("the average number of viewers"),
+  // else the one measure the result rests on.
+  const objects = askedColumns(question, facts.loaded.ref.columns)
+    .filter((a) => a.kind === "object")
+    .flatMap((a) => a.columns)
+    .filter((c) => used.includes(c));
   const namedUsed = used.filter((c) => named.includes(c));
-  const candidates = namedUsed.length > 0 ? namedUsed : used;
+  const candidates = objects.length > 0 ? objects : namedUsed.length > 0 ? namedUsed : used;
   const column = candidates.length === 1 ? candidates[0] : undefined;
   const cells = column ? facts.numbers.get(column) : undefined;
   if (!column || !cells) return null;
@@ -548,7 +579,7 @@ function valueFinding(
     };
   }
   const picked = facts.picked;
-  if (!picked || want === "count" || !strictScope(question, facts)) return null;
+  if (!picked || want === "count" || !namesItsRows(question, facts)) return null;
   const theirs = [...picked].flatMap((r) => cells.get(r) ?? []);
   if (theirs.length === 0) return null;
   const expected = aggregates(theirs)[want];
@@ -583,7 +614,13 @@ function magnitudeFinding(
   const value = result.values.length === 1 ? result.values[0] : undefined;
   const rows = facts.lineage?.rows;
   const used = (facts.lineage?.columns ?? []).filter((c) => facts.measures.has(c));
-  if (!want || typeof value !== "number" || !rows || rows.length < 2 || NOT_PLAIN.test(question))
+  if (
+    !want ||
+    typeof value !== "number" ||
+    !rows ||
+    rows.length < 2 ||
+    NOT_PLAIN.test(plainWords(question, facts))
+  )
     return null;
   const namedUsed = used.filter((c) => named.includes(c));
   const candidates = namedUsed.length > 0 ? namedUsed : used;

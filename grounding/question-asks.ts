@@ -104,15 +104,25 @@ export function namedRowsBound(
   let text = ` ${normalizeText(question)} `;
   for (const phrase of selectors.flatMap((s) => s.phrases))
     text = text.split(` ${phrase} `).join("  ");
-  // The words of the columns it mentions are names ("a win percentage"), not a share.
+  return !BEYOND_NAMED.test(withoutMentioned(text, question, columns));
+}
+
+/**
+ * `text` without the words of the columns the question mentions: they are names ("a win
+ * percentage", "viewers (in millions)"), not a share or a scale.
+ */
+export function withoutMentioned(
+  text: string,
+  question: string,
+  columns: readonly ColumnName[],
+): string {
   const names = new Set(
     mentionedColumns(question, columns).flatMap((c) => stems(coreName(c)).split(" ")),
   );
-  const kept = text
+  return normalizeText(text.replace(/\([^)]*\)/g, " "))
     .split(" ")
     .filter((w) => !names.has(stem(w)))
     .join(" ");
-  return !BEYOND_NAMED.test(kept);
 }
 
 const YEAR = /^(?:1[89]\d\d|20\d\d)$/;

@@ -173,6 +173,21 @@ describe("rows: the rows the question names are the rows the result came from", 
   });
 });
 
+describe("rows: a bound the question states is the bound the code applies", () => {
+  const question = "What is the average revenue of the sales with more than 50 units?";
+  it("refuses a mean over a stricter bound than the one asked", async () => {
+    const code = "result = df[df['units'] > 90]['revenue'].mean()";
+    failed(
+      await judge("sales", question, code, "2150"),
+      /over the rows the question names .* is 2060, not 2150/,
+    );
+  });
+  it("passes the mean over the rows the bound picks", async () => {
+    const code = "result = df[df['units'] > 50]['revenue'].mean()";
+    passed(await judge("sales", question, code, "2060"));
+  });
+});
+
 describe("operation: the aggregation asked is the one the code performs", () => {
   it("refuses the mean when the median is asked", async () => {
     const v = await judge(
