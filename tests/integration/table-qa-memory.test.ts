@@ -103,12 +103,19 @@ describe("long-term memory across runs", () => {
     expect(second.entries[0]?.episodes).toBe(2);
   });
 
-  it("recalls nothing for an unrelated question, and does not archive its unverified answer", async () => {
-    // The team sums gold whatever it is asked: 203 is no answer to "which nation".
+  it("recalls nothing for an unrelated question, and keeps its failure only as what went wrong", async () => {
+    // The team sums gold whatever it is asked: 203 is no answer to "which nation". The check
+    // finds that the computation answers another question (it does not depend on `nation`), a
+    // concrete conflict: the episode is kept, with no plan and no lesson, only its pitfalls.
     const third = await run(UNRELATED, medalsTeam(), { maxReflections: 0 });
     expect(third.state.memories).toEqual([]);
     expect(third.state.verdict?.pass).toBe(false);
-    expect(third.entries.map((e) => e.question)).toEqual([MEDALS_QUESTION]);
+    expect(third.state.verdict?.alignment?.status).toBe("conflicted");
+    expect(third.entries.map((e) => e.question).sort()).toEqual(
+      [MEDALS_QUESTION, UNRELATED].sort(),
+    );
+    const kept = third.entries.find((e) => e.question === UNRELATED);
+    expect(kept).toMatchObject({ plan: [], lessons: [] });
   });
 
   it("never recalls the medal table's lesson for an unrelated table, however alike the question", async () => {
