@@ -15,6 +15,7 @@ import {
   selectorsOf,
   touchesColumn,
   withoutMentioned,
+  withoutPhrases,
 } from "./question-asks.js";
 import type { LoadedTable } from "./table-search.js";
 
@@ -362,17 +363,26 @@ const NARROWED =
 
 /** Whether the phrases the selectors read are all the question says of which rows count. */
 function namesItsRows(question: string, facts: TableFacts): boolean {
-  let text = ` ${normalizeText(question)} `;
-  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
-    text = text.split(` ${phrase} `).join("  ");
-  return !NARROWED.test(text);
+  return !NARROWED.test(withoutPhrases(question, facts.selectors));
 }
 
 function strictScope(question: string, facts: TableFacts): boolean {
-  let text = ` ${normalizeText(question)} `;
-  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
-    text = text.split(` ${phrase} `).join("  ");
-  return !NARROWING.test(text);
+  return !NARROWING.test(withoutPhrases(question, facts.selectors));
+}
+
+/**
+ * The one measure column the result is of: among `preferred` (when any is used), else among
+ * the used measures the question names, else among all the used measures; none when several fit.
+ */
+function measureOf(
+  used: readonly string[],
+  named: readonly string[],
+  preferred: readonly string[] = [],
+): string | undefined {
+  const first = preferred.filter((c) => used.includes(c));
+  const namedUsed = used.filter((c) => named.includes(c));
+  const candidates = first.length > 0 ? first : namedUsed.length > 0 ? namedUsed : used;
+  return candidates.length === 1 ? candidates[0] : undefined;
 }
 
 /** For "the highest"/"the lowest": the result's rows must not sit at the other end of the measure. */
@@ -392,10 +402,10 @@ function extremeFinding(
   const rows = facts.lineage?.rows;
   const used = facts.lineage?.columns;
   if (!want || !rows || rows.length === 0 || !used) return null;
-  const usedMeasures = used.filter((c) => facts.measures.has(c));
-  const namedUsed = usedMeasures.filter((c) => named.includes(c));
-  const candidates = namedUsed.length > 0 ? namedUsed : usedMeasures;
-  const column = candidates.length === 1 ? candidates[0] : undefined;
+  const column = measureOf(
+    used.filter((c) => facts.measures.has(c)),
+    named,
+  );
   const values = column ? facts.numbers.get(column) : undefined;
   if (!column || !values) return null;
   // The answer named from another row than the extreme one the code found (a row off by one).
@@ -494,10 +504,11 @@ function cardinalityFinding(
 
 /** The question without the phrases that pick its rows and the words of the columns it names. */
 function plainWords(question: string, facts: TableFacts): string {
-  let text = ` ${normalizeText(question)} `;
-  for (const phrase of facts.selectors.flatMap((s) => s.phrases))
-    text = text.split(` ${phrase} `).join("  ");
-  return withoutMentioned(text, question, facts.loaded.ref.columns);
+  return withoutMentioned(
+    withoutPhrases(question, facts.selectors),
+    question,
+    facts.loaded.ref.columns,
+  );
 }
 
 type Plain = "sum" | "mean" | "median" | "count" | "max" | "min";
@@ -557,11 +568,8 @@ function valueFinding(
   // else the one measure the result rests on.
   const objects = askedColumns(question, facts.loaded.ref.columns)
     .filter((a) => a.kind === "object")
-    .flatMap((a) => a.columns)
-    .filter((c) => used.includes(c));
-  const namedUsed = used.filter((c) => named.includes(c));
-  const candidates = objects.length > 0 ? objects : namedUsed.length > 0 ? namedUsed : used;
-  const column = candidates.length === 1 ? candidates[0] : undefined;
+    .flatMap((a) => a.columns);
+  const column = measureOf(used, named, objects);
   const cells = column ? facts.numbers.get(column) : undefined;
   if (!column || !cells) return null;
   const mine = rows.flatMap((r) => cells.get(r) ?? []);
@@ -622,9 +630,7 @@ function magnitudeFinding(
     NOT_PLAIN.test(plainWords(question, facts))
   )
     return null;
-  const namedUsed = used.filter((c) => named.includes(c));
-  const candidates = namedUsed.length > 0 ? namedUsed : used;
-  const column = candidates.length === 1 ? candidates[0] : undefined;
+  const column = measureOf(used, named);
   const values = column ? rows.flatMap((r) => facts.numbers.get(column)?.get(r) ?? []) : [];
   if (!column || values.length < 2 || values.some((v) => v < 0)) return null;
   const low = Math.min(...values);

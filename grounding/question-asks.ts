@@ -101,10 +101,17 @@ export function namedRowsBound(
   selectors: readonly Selector[] = [],
   columns: readonly ColumnName[] = [],
 ): boolean {
+  return !BEYOND_NAMED.test(
+    withoutMentioned(withoutPhrases(question, selectors), question, columns),
+  );
+}
+
+/** The question (normalized) without the phrases the selectors read: what else it says of rows. */
+export function withoutPhrases(question: string, selectors: readonly Selector[]): string {
   let text = ` ${normalizeText(question)} `;
   for (const phrase of selectors.flatMap((s) => s.phrases))
     text = text.split(` ${phrase} `).join("  ");
-  return !BEYOND_NAMED.test(withoutMentioned(text, question, columns));
+  return text;
 }
 
 /**
