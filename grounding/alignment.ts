@@ -1,5 +1,5 @@
 import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackboard/schemas.js";
-import { type CodeOperations, codeOperations } from "./code-operations.js";
+import { type CodeOperations, codeOperations, columnsInCode } from "./code-operations.js";
 import { containsWords, normalizeText } from "./matching.js";
 import {
   type AskedOperation,
@@ -18,15 +18,6 @@ import {
   withoutPhrases,
 } from "./question-asks.js";
 import type { LoadedTable } from "./table-search.js";
-
-/** Columns the code names: as a quoted string or an attribute. */
-export function columnsInCode(code: string, columns: readonly string[]): string[] {
-  return columns.filter((column) => {
-    const quoted = code.includes(`'${column}'`) || code.includes(`"${column}"`);
-    const attribute = /^[A-Za-z_]\w*$/.test(column) && new RegExp(`\\.${column}\\b`).test(code);
-    return quoted || attribute;
-  });
-}
 
 /*
  * Does the computation answer the question? Derivation shows a result moves with the table;
@@ -62,6 +53,8 @@ export interface AlignmentInput {
   result: CodeResult;
   /** The items the answer gives. */
   items: readonly string[];
+  /** Per source (same order), the values the question picks rows by, when the caller has them. */
+  selectors?: readonly (readonly Selector[])[];
 }
 
 interface TableFacts {
@@ -76,7 +69,12 @@ interface TableFacts {
   labels: Map<number, string>;
 }
 
-function factsOf(loaded: LoadedTable, question: string, lineage: Lineage | undefined): TableFacts {
+function factsOf(
+  loaded: LoadedTable,
+  question: string,
+  lineage: Lineage | undefined,
+  read?: readonly Selector[],
+): TableFacts {
   const numbers = new Map<string, Map<number, number>>();
   const counts = new Map<string, { numbers: number; all: number; years: number }>();
   for (const cell of loaded.table.cells) {
@@ -104,7 +102,7 @@ function factsOf(loaded: LoadedTable, question: string, lineage: Lineage | undef
     for (const cell of loaded.table.cells)
       if (cell.column === labelColumn) labels.set(cell.row, cell.raw);
   }
-  const selectors = selectorsOf(loaded.table, question, loaded.ref.columns);
+  const selectors = [...(read ?? selectorsOf(loaded.table, question, loaded.ref.columns))];
   return {
     loaded,
     lineage,
@@ -353,13 +351,18 @@ function operationFinding(
   };
 }
 
-/** Words that narrow the rows a question is about beyond the values it names. */
-const NARROWING =
-  /\b(?:than|except|excluding|other|others|not|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|who|whose|that|where|with|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate)\b|\d/;
+/** Words that narrow the rows a question is about: comparisons, exclusions, bounds, orders, changes. */
+const NARROWING_WORDS =
+  "than|except|excluding|other|others|not|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate";
+const narrowing = (more: string) => new RegExp(String.raw`\b(?:${NARROWING_WORDS}|${more})\b|\d`);
 
-/** Words that narrow rows beyond the phrases the selectors read ("non-English", "top 3", "per"). */
-const NARROWED =
-  /\b(?:than|except|excluding|other|others|not|non|no|without|between|from|since|after|before|above|below|over|under|more|less|fewer|least|most|among|per|each|every|second|third|runner|next|previous|following|consecutive|change|increase|decrease|difference|growth|ratio|rate|top|bottom|first|last|median|highest|lowest|largest|smallest|best|worst)\b|\d/;
+/** Beyond the values a question names: those words, or a clause that may hold a filter. */
+const NARROWING = narrowing("who|whose|that|where|with");
+
+/** Beyond the phrases the selectors read: those words, or an extreme, a rank, a "non-". */
+const NARROWED = narrowing(
+  "non|no|most|top|bottom|first|last|median|highest|lowest|largest|smallest|best|worst",
+);
 
 /** Whether the phrases the selectors read are all the question says of which rows count. */
 function namesItsRows(question: string, facts: TableFacts): boolean {
@@ -674,11 +677,12 @@ function describe(facts: TableFacts | undefined, ops: CodeOperations): string {
 /** The alignment of a run's result with the question (see the comment at the top of this file). */
 export function alignmentOf(input: AlignmentInput): Alignment {
   const ops = codeOperations(input.code);
-  const facts = input.sources.map((loaded) =>
+  const facts = input.sources.map((loaded, i) =>
     factsOf(
       loaded,
       input.question,
       input.result.lineage.find((l) => l.table === loaded.ref.name),
+      input.selectors?.[i],
     ),
   );
   const columnNames = input.sources.flatMap((s) => s.table.columns.map((c) => c.name));

@@ -65,3 +65,12 @@ export function codeOperations(code: string): CodeOperations {
     ),
   };
 }
+
+/** Columns the code names: as a quoted string or an attribute. */
+export function columnsInCode(code: string, columns: readonly string[]): string[] {
+  return columns.filter((column) => {
+    const quoted = code.includes(`'${column}'`) || code.includes(`"${column}"`);
+    const attribute = /^[A-Za-z_]\w*$/.test(column) && new RegExp(`\\.${column}\\b`).test(code);
+    return quoted || attribute;
+  });
+}

@@ -100,14 +100,14 @@ function significantDigits(item: Claimed): number {
   return digits.replace(/^0+/, "").length;
 }
 
+/** How an element's numbers are read besides exactly: see CarryOptions. */
+export type ResultReading = Pick<CarryOptions, "percentQuestion" | "fraction" | "scales">;
+
 /**
  * Whether an element carries an item: the same number at the item's precision, the same name,
  * the same truth value. Rounding needs two significant digits: "0" for 0.1 or "4" for 4.5 says
  * too little to be the value computed.
  */
-/** How an element's numbers are read besides exactly: see CarryOptions. */
-export type ResultReading = Pick<CarryOptions, "percentQuestion" | "fraction" | "scales">;
-
 function carries(item: Claimed, e: Element, reading: ResultReading, yesno: boolean): boolean {
   if (yesno) return e.bool !== null && e.bool === /^(?:yes|true)$/i.test(item.text.trim());
   if (item.number) {

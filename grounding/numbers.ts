@@ -15,7 +15,6 @@ export interface ParsedNumber {
 }
 
 const SCALES: Record<string, number> = {
-  k: 1e3,
   thousand: 1e3,
   million: 1e6,
   mn: 1e6,

@@ -10,8 +10,8 @@ import type {
   SupportKind,
   TableRef,
 } from "../blackboard/schemas.js";
-import { alignmentOf, columnsInCode } from "./alignment.js";
-import { type CodeOperations, codeOperations } from "./code-operations.js";
+import { alignmentOf } from "./alignment.js";
+import { type CodeOperations, codeOperations, columnsInCode } from "./code-operations.js";
 import {
   comparable,
   matchResult,
@@ -186,10 +186,9 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
     return packet.id;
   };
 
-  /** Whether a successful run read a source cell: its result rests on it, or it printed the value. */
-  const readByCode = (table: string, cell: PreparedCell, item: Claimed): boolean => {
-    if (goodOps.some((o) => literalIn(item, o))) return false;
-    const rested = goodAttempts.some((a) =>
+  /** Whether a successful run's result rests on a source cell. */
+  const restsOn = (table: string, cell: PreparedCell): boolean =>
+    goodAttempts.some((a) =>
       (a.result?.result?.lineage ?? []).some(
         (l) =>
           l.table === table &&
@@ -197,20 +196,22 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
           (l.rows === null || l.rows.includes(cell.row)),
       ),
     );
-    return rested || printedBy(item).length > 0;
-  };
 
   /**
    * Source cells that carry the item exactly, in a column the question names or the code
    * selected, in the one row that holds every value the question picks rows by, and read by
    * the code.
    */
-  // The rows the question names, per source table: found once, asked for each item.
-  const questionRows = sources.map(
-    (loaded) => pickedRows(selectorsOf(loaded.table, question)) ?? new Set<number>(),
+  // The values and rows the question names, per source table: found once, asked for each item.
+  const selectors = sources.map((loaded) =>
+    selectorsOf(loaded.table, question, loaded.ref.columns),
   );
+  const questionRows = selectors.map((s) => pickedRows(s) ?? new Set<number>());
   const lookedUp = (item: Claimed): string[] => {
     const ids: string[] = [];
+    // The code read the cell: its result rests on it, or it printed the value (not a literal).
+    if (goodOps.some((o) => literalIn(item, o))) return ids;
+    const printed = printedBy(item).length > 0;
     for (const [i, loaded] of sources.entries()) {
       const rows = questionRows[i] ?? new Set<number>();
       const hits = tableHits(item, loaded.table, { rounding: false, percentQuestion }).cells.filter(
@@ -218,7 +219,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
           rows.has(cell.row) &&
           !containsWords(questionNorm, cell.norm) &&
           (selected.has(cell.column) || containsWords(questionNorm, normalizeText(cell.column))) &&
-          readByCode(loaded.ref.name, cell, item),
+          (printed || restsOn(loaded.ref.name, cell)),
       );
       for (const cell of hits.slice(0, MAX_CELL_HITS)) ids.push(cellPacket(loaded.ref, cell));
     }
@@ -375,6 +376,7 @@ export async function verifyGrounding(input: GroundingInput): Promise<Grounding>
           code: ran.attempt.code,
           result: ran.result,
           items: checks.filter((c) => c.kind !== "prose").map((c) => c.item),
+          selectors,
         })
       : undefined;
   if (alignment?.status === "conflicted" && resultId) markMisaligned(checks, alignment, resultId);
