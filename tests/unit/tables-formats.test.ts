@@ -185,6 +185,25 @@ describe("encodings", () => {
     ]);
   });
 
+  it("tells Windows-1252 from ISO-8859-1 by the bytes 0x80-0x9F", async () => {
+    // A regional statistics export: an en dash in a name, the euro sign in a unit.
+    const cp1252 = Buffer.from(
+      "Kreis;Einnahmen\nBaden\x96Baden;12,5 \x80\nMannheim;9,1 \x80\n",
+      "latin1",
+    );
+    const decoded = decodeTable(cp1252, "kreise.csv");
+    expect(decoded.encoding).toBe("windows-1252");
+    expect(decoded.text).toBe("Kreis;Einnahmen\nBaden–Baden;12,5 €\nMannheim;9,1 €\n");
+    const file = writeFixture(dir, "kreise.csv", cp1252);
+    const { table } = await loadTable({ path: file });
+    expect((await readTable(table)).rows.map((row) => row[0])).toEqual(["Baden–Baden", "Mannheim"]);
+    // A byte Windows-1252 leaves undefined says the file is Latin-1 proper (a C1 control).
+    expect(decodeTable(Buffer.from("a,b\nx\x81y,1\n", "latin1"), "c1.csv").encoding).toBe(
+      "iso-8859-1",
+    );
+    expect(decodeTable(cp1252, "named.csv", "latin1").text).toContain("Baden–Baden");
+  });
+
   it("detects Shift-JIS", () => {
     const cities =
       "都市,人口,地方\n東京,13960,関東\n大阪,8840,近畿\n名古屋,2320,中部\n札幌,1970,北海道\n福岡,1610,九州\n";

@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createRequire } from "node:module";
+import iconv from "iconv-lite";
 import { decodeText, rejectBinary, TableLoadError } from "./errors.js";
 import { rejectLongLines } from "./line-limits.js";
 
@@ -36,15 +37,39 @@ export function isKnownEncoding(label: string): boolean {
   }
 }
 
+/** Bytes Windows-1252 leaves undefined; a file holding one is ISO-8859-1 proper. */
+const UNDEFINED_IN_CP1252 = new Set([0x81, 0x8d, 0x8f, 0x90, 0x9d]);
+
+/**
+ * Windows-1252 or ISO-8859-1, decided by the bytes 0x80-0x9F: printable characters
+ * (euro sign, dashes, quotes) in the first, control codes in the second. The WHATWG decoder
+ * names both windows-1252, and Node's reads every byte of it as Latin-1 (0x96 becomes
+ * U+0096, not an en dash), so these two are decoded by iconv-lite.
+ */
+function westernEncoding(bytes: Uint8Array): EncodingName {
+  for (const byte of bytes) if (UNDEFINED_IN_CP1252.has(byte)) return "iso-8859-1";
+  return "windows-1252";
+}
+
+function decodeLenient(bytes: Uint8Array, encoding: EncodingName): string {
+  if (encoding === "windows-1252" || encoding === "iso-8859-1") {
+    return iconv.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding);
+  }
+  return new TextDecoder(encoding).decode(bytes);
+}
+
 /** Line (1-based) of the first byte `encoding` cannot decode. */
 function firstBadLine(bytes: Uint8Array, encoding: EncodingName): number {
-  const lenient = new TextDecoder(encoding).decode(bytes);
+  const lenient = decodeLenient(bytes, encoding);
   const at = lenient.indexOf("\uFFFD");
   return lenient.slice(0, Math.max(at, 0)).split("\n").length;
 }
 
 /** Decodes `bytes` as `encoding`, or throws a TableLoadError saying on which line it fails. */
 export function decodeAs(bytes: Uint8Array, encoding: EncodingName, file: string): string {
+  // Every byte has a character in both, so neither can fail.
+  if (encoding === "windows-1252" || encoding === "iso-8859-1")
+    return decodeLenient(bytes, encoding);
   try {
     return new TextDecoder(encoding, { fatal: true }).decode(bytes);
   } catch {
@@ -77,6 +102,7 @@ export function detectEncoding(bytes: Uint8Array): EncodingName | null {
     } catch {
       continue; // e.g. ISO-2022 variants the decoder lacks
     }
+    if (encoding === "windows-1252") return westernEncoding(bytes);
     try {
       new TextDecoder(encoding, { fatal: true }).decode(bytes);
       return encoding;
@@ -124,8 +150,9 @@ export function decodeTable(bytes: Uint8Array, file: string, encoding?: string):
   // One record a line: a line of many megabytes is no table (JSON may well be one line).
   if (!/\.json$/i.test(file)) rejectLongLines(bytes, file);
   if (encoding !== undefined) {
-    const name = resolveEncoding(encoding, file);
+    let name = resolveEncoding(encoding, file);
     if (!name.startsWith("utf-16")) rejectBinary(bytes, file);
+    if (name === "windows-1252") name = westernEncoding(bytes);
     return { text: decodeAs(bytes, name, file), encoding: name };
   }
   if (bytes[0] === 0xff || bytes[0] === 0xfe || isUtf8(bytes)) {
