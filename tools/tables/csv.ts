@@ -105,3 +105,20 @@ export function formatCsv(
   }
   return `${lines.join("\n")}\n`;
 }
+
+/**
+ * Trailing lines of words narrower than the header (or of one filled field), under at least as
+ * many lines of its width: a footer (a rule, a source, a copyright line), not rows. A ragged line
+ * with full-width lines after it, or of numbers alone (a cut row), is still an error.
+ */
+export function raggedTail(records: readonly CsvRecord[], width: number): CsvRecord[] {
+  const footerLine = (fields: readonly string[]) => {
+    const filled = fields.filter((field) => field.trim() !== "");
+    const worded = filled.some((field) => /[\p{L}_=]/u.test(field));
+    return worded && (fields.length < width || (fields.length !== width && filled.length <= 1));
+  };
+  let start = records.length;
+  while (start > 0 && footerLine(records[start - 1]?.fields ?? [])) start--;
+  const tail = records.length - start;
+  return tail > 0 && start >= tail ? records.slice(start) : [];
+}

@@ -1,4 +1,4 @@
-import { CsvSyntaxError, parseDelimited } from "./csv.js";
+import { CsvSyntaxError, parseDelimited, raggedTail } from "./csv.js";
 
 /** Separators files named .csv or .tsv are found with, in order of preference after the expected one. */
 const CANDIDATES = [",", "\t", ";", "|"];
@@ -26,7 +26,8 @@ function evenFields(sample: string, delimiter: string): number | null {
     throw error;
   }
   const width = records[0]?.fields.length ?? 0;
-  if (width < 2 || records.some((r) => r.fields.length !== width)) return null;
+  const body = records.slice(0, records.length - raggedTail(records.slice(1), width).length);
+  if (width < 2 || body.some((r) => r.fields.length !== width)) return null;
   return width;
 }
 

@@ -1,4 +1,4 @@
-import { type CsvRecord, CsvSyntaxError, parseDelimited } from "./csv.js";
+import { type CsvRecord, CsvSyntaxError, parseDelimited, raggedTail } from "./csv.js";
 import { delimiterName, sniffDelimiter, suspiciousHeader } from "./delimiter.js";
 import { TableLoadError } from "./errors.js";
 import { cellJson, flattenRecords, isRecord } from "./json-records.js";
@@ -171,18 +171,41 @@ export function gridFromDelimited(
   file: string,
   records: CsvRecord[] = delimitedRecords(text, delimiter, file),
 ): Grid {
-  const [first, ...rest] = records;
+  const [first, ...all] = records;
   const header = first?.fields ?? [];
+  const footer = raggedTail(all, header.length);
+  const rest = all.slice(0, all.length - footer.length);
   for (const record of rest) {
     if (record.fields.length !== header.length) {
       throw raggedRow(file, record.line, record.fields.length, header.length);
     }
   }
-  return {
+  const grid: Grid = {
     header,
     rows: rest.map((record) => record.fields),
     lines: { header: first?.line ?? 1, rows: rest.map((record) => record.line) },
   };
+  if (footer.length > 0) grid.warnings = [footerWarning(footer, header.length)];
+  return grid;
+}
+
+function footerWarning(footer: readonly CsvRecord[], width: number): string {
+  const first = footer[0]?.line ?? 0;
+  const last = footer.at(-1)?.line ?? first;
+  const where = first === last ? `line ${first}` : `lines ${first}-${last}`;
+  const quoted = footer
+    .slice(0, 3)
+    .map((record) =>
+      JSON.stringify(
+        record.fields
+          .filter((f) => f.trim() !== "")
+          .join(" ")
+          .slice(0, 80),
+      ),
+    )
+    .join(", ");
+  const more = footer.length > 3 ? ", ..." : "";
+  return `${where} left out as a footer below the table (fewer fields than the header's ${width}): ${quoted}${more}`;
 }
 
 /**
@@ -198,7 +221,7 @@ export function gridFromText(
   const delimiter = sniffDelimiter(text, expectedDelimiter(extension));
   const records = parsed?.delimiter === delimiter ? parsed.records : undefined;
   const grid = gridFromDelimited(text, delimiter, file, records);
-  const warnings: string[] = [];
+  const warnings: string[] = [...(grid.warnings ?? [])];
   const resplit = delimiterWarning(extension, delimiter, "evenly");
   if (resplit) warnings.push(resplit);
   const suspicious = suspiciousHeader(grid.header);

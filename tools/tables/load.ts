@@ -201,7 +201,8 @@ async function loadText(
     throw new TableLoadError(file, "the file is empty (only whitespace)");
   const reading = opts.reading ?? {};
   let loaded: Unprefixed[];
-  if (reading.raw) loaded = [await literalText(decoded.text, extension, file, name)];
+  if (reading.raw)
+    loaded = [await literalText(decoded.text, extension, file, name, undefined, reading.skipRows)];
   else if (extension === ".json") loaded = await readJson(decoded.text, file, name, reading);
   else loaded = await readText(decoded.text, extension, file, name, reading);
   if (decoded.warning) loaded[0]?.warnings.unshift(decoded.warning);
@@ -218,12 +219,21 @@ async function literalText(
   file: string,
   name: string,
   parsed?: TextSheet["parsed"],
+  skipLines = 0,
 ): Promise<Unprefixed> {
-  const grid =
-    extension === ".json"
-      ? gridFromJson(text, file, false)
-      : gridFromText(text, extension, file, parsed);
+  let grid: Grid;
+  if (extension === ".json") grid = gridFromJson(text, file, false);
+  else if (skipLines > 0)
+    grid = skipped(text, skipLines, (rest) => gridFromText(rest, extension, file));
+  else grid = gridFromText(text, extension, file, parsed);
   return storeGrid(grid, name, textOrigin(grid, file, extension));
+}
+
+/** A text's grid read from below its first `n` lines, which are blanked to keep the line numbers. */
+function skipped(text: string, n: number, read: (rest: string) => Grid): Grid {
+  const lines = text.split(/(?<=\r\n|\r(?!\n)|\n)/);
+  const blanked = lines.map((line, i) => (i < n ? line.replace(/[^\r\n]+/, "") : line));
+  return read(blanked.join(""));
 }
 
 /**

@@ -36,19 +36,28 @@ function spansRight(view: View, upper: number, lower: number): boolean {
   const { cols } = view;
   const above = view.filledCols(upper);
   const below = view.filledCols(lower);
-  if (below.length <= above.length) return false;
+  if (below.length < 2) return false;
   // One label at the left edge over the whole header is a caption, not a group.
   if (above.length === 1 && (above[0] ?? 0) <= (below[0] ?? 0)) return false;
-  for (let i = 1; i < cols.length; i++) {
-    const c = cols[i] as number;
-    if (
-      view.filled(upper, cols[i - 1] as number) &&
-      !view.filled(upper, c) &&
-      view.filled(lower, c)
-    )
-      return true;
+  // Under a label's blanks (up to the next label), the row below names a column.
+  let labelled = false;
+  for (const c of cols) {
+    if (view.filled(upper, c)) labelled = true;
+    else if (labelled && view.filled(lower, c)) return true;
   }
   return false;
+}
+
+/**
+ * Whether a header row names columns over part of the row below, which names those and more
+ * (the label columns left of them): ";;Index;Change" over "Year;Month;2020=100;in %".
+ */
+function namesOver(view: View, upper: number, lower: number): boolean {
+  const above = view.filledCols(upper);
+  const below = view.filledCols(lower);
+  return (
+    above.length >= 2 && below.length > above.length && above.every((c) => view.filled(lower, c))
+  );
 }
 
 export function mergesIn(view: View, first: number, last: number): Span[] {
@@ -127,6 +136,7 @@ function extendsHeader(
   return (
     hasRun(view, last) ||
     (merges.length === 0 && spansRight(view, last, r)) ||
+    (merges.length === 0 && namesOver(view, last, r) && dataStart(view, after) === 0) ||
     (hasRun(view, r) && !unitsRow(view, r) && distinctWords(view, r) >= 2)
   );
 }

@@ -8,6 +8,7 @@ import {
   LOOK_BELOW,
   NOTE_MARK,
   PLACEHOLDER,
+  RULE_LINE,
   TOTAL_LABEL,
   type View,
 } from "./structure-view.js";
@@ -62,6 +63,7 @@ export function findNotes(view: View, data: readonly number[], narrow: boolean):
     });
     return (
       NOTE_MARK.test(text) ||
+      RULE_LINE.test(text.trim()) ||
       merged ||
       (single !== null && view.filledCols(r).length > 1) ||
       (previous >= 0 && r > previous + 1 && !view.hiddenRow.has(r - 1)) ||
@@ -102,7 +104,11 @@ class Sums {
   readonly #rows: number[] = [];
   readonly #columns = new Map<number, ColumnSum>();
 
-  constructor(readonly view: View) {}
+  /** `ignore`: columns of codes (a row's number, its parent's), never summed. */
+  constructor(
+    readonly view: View,
+    readonly ignore: ReadonlySet<number> = new Set(),
+  ) {}
 
   get rows(): number {
     return this.#rows.length;
@@ -153,7 +159,9 @@ class Sums {
   }
 
   #numeric(r: number, skip: number | undefined): number[] {
-    return this.view.cols.filter((c) => c !== skip && this.view.number(r, c) !== null);
+    return this.view.cols.filter(
+      (c) => c !== skip && !this.ignore.has(c) && this.view.number(r, c) !== null,
+    );
   }
 
   /** Whether each number of row `r` is the sum of its column here, within rounding. */
@@ -306,6 +314,75 @@ function indentGroups(
     if (children.rows >= 2 && children.closedBy(r, label, true)) {
       totals.push({ row: r, label: view.text(r, label), by: "arithmetic" });
     }
+  }
+  return groups;
+}
+
+/** A hierarchy written as codes: parents found by a "belongs to" column, the code columns. */
+interface CodedTree {
+  parents: { row: number; children: number[] }[];
+  codes: Set<number>;
+}
+
+/**
+ * A hierarchy written as codes (an election file's "belongs to" column, a classification's
+ * parent code): a column `parent` naming, for most rows, the code another row holds in column
+ * `key`. A row is the parent of the rows naming its code when it is not one of them and its
+ * numbers (code columns aside) are their sums; codes may repeat across levels (state 1 and
+ * seat 1), the sums decide. Found when most codes named have such a parent, two at least.
+ */
+function codedTree(
+  view: View,
+  rows: readonly number[],
+  label: number | undefined,
+): CodedTree | undefined {
+  if (rows.length < 4) return undefined;
+  const codeOf = (r: number, c: number) => view.text(r, c).trim();
+  const candidates = view.cols.filter((c) => c !== label);
+  let best: CodedTree | undefined;
+  for (const parent of candidates) {
+    const named = rows.filter((r) => codeOf(r, parent) !== "");
+    if (named.length < rows.length * 0.8) continue;
+    const byCode = new Map<string, number[]>();
+    for (const r of named)
+      byCode.set(codeOf(r, parent), [...(byCode.get(codeOf(r, parent)) ?? []), r]);
+    if (byCode.size < 2 || byCode.size * 2 > named.length) continue;
+    for (const key of candidates) {
+      if (key === parent) continue;
+      const codes = new Set([key, parent]);
+      const parents: CodedTree["parents"] = [];
+      for (const [code, children] of byCode) {
+        if (children.length < 2) continue;
+        const sums = new Sums(view, codes);
+        for (const r of children) sums.add(r);
+        const own = rows.find(
+          (r) =>
+            codeOf(r, key) === code && !children.includes(r) && sums.closedBy(r, label, true, true),
+        );
+        if (own !== undefined) parents.push({ row: own, children });
+      }
+      const named = [...byCode.values()].filter((children) => children.length >= 2).length;
+      if (parents.length >= 2 && parents.length * 2 >= named) {
+        if (!best || parents.length > best.parents.length) best = { parents, codes };
+      }
+    }
+  }
+  return best;
+}
+
+/** The parents of a coded hierarchy are totals; every other row's group is its parent's label. */
+function codedGroups(
+  view: View,
+  rows: readonly number[],
+  label: number,
+  totals: TableBlock["totals"],
+): Map<number, string> | undefined {
+  const tree = codedTree(view, rows, label);
+  if (!tree) return undefined;
+  const groups = new Map<number, string>();
+  for (const { row, children } of tree.parents) {
+    totals.push({ row, label: view.text(row, label), by: "arithmetic" });
+    for (const r of children) if (!groups.has(r)) groups.set(r, view.text(row, label));
   }
   return groups;
 }
@@ -493,7 +570,10 @@ export function rowRoles(
     }
   } else if (label !== undefined) {
     const plain = data.filter((r) => !named.has(r));
-    groups = indentGroups(view, seq, label, totals) ?? headingGroups(view, plain, label, totals);
+    groups =
+      indentGroups(view, seq, label, totals) ??
+      codedGroups(view, plain, label, totals) ??
+      headingGroups(view, plain, label, totals);
   }
   const sectionTotals = totalSections(view, seq, sections, label);
   const isTotal = new Set(totals.map((t) => t.row));

@@ -8,6 +8,9 @@ import { EMPTY_CELL, plainNumber } from "./structure-cells.js";
 /** Cells that stand for "nothing here" or "too small to show": a dash, n/a, dots, stars. */
 export const PLACEHOLDER = /^(?:[-\u2010-\u2015\u2212]+|n\/?a|\.{2,}|\u2026|\?|\*{1,3})$/i;
 
+/** A line drawn with one character (`__________`, `-----`, `=====`): a rule closing the data. */
+export const RULE_LINE = /^(?:_{3,}|-{3,}|={3,}|\*{4,}|\u2014{2,}|\u2500{2,})$/;
+
 /** Labels of total rows: the whole label, or one ending in "total(s)" ("Career totals"). */
 export const TOTAL_LABEL =
   /^(?:(?:grand|sub|overall)[\s-]*)?totals?\b(?:\s*[:(,].*)?$|^\S.*\btotals?$|^(?:sub-?totals?|sum|summe|gesamt|insgesamt|zusammen|totaal|totale|totalt|somme|suma|итого|всего|合计|总计|合計|總計)\b:?$/iu;

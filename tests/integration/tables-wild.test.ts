@@ -1,0 +1,121 @@
+/**
+ * Structures of public statistics files that broke the reader (issue 34), each in a file of our
+ * own that reproduces it.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { loadTables } from "../../tools/tables/load.js";
+import { readTable } from "../../tools/tables/read.js";
+import type { ReadingOptions } from "../../tools/tables/reading.js";
+import { useTempHome } from "../support/env.js";
+import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
+import { electionCsv } from "../support/wild-files.js";
+
+let dir: string;
+
+beforeAll(() => {
+  useTempHome();
+  dir = fixtureDir();
+});
+
+async function load(file: string, reading: ReadingOptions = {}) {
+  const loaded = await loadTables({ path: file }, { reading });
+  for (const { table } of loaded) expect(TableRefSchema.parse(table)).toEqual(table);
+  return { tables: loaded.map((l) => l.table), warnings: loaded.flatMap((l) => l.warnings) };
+}
+
+function named(tables: readonly TableRef[], name: string): TableRef {
+  const table = tables.find((t) => t.name === name);
+  if (!table) throw new Error(`no table ${name} among ${tables.map((t) => t.name).join(", ")}`);
+  return table;
+}
+
+/** A statistics database export: title lines, two header lines, the rule and copyright footer. */
+const PRICES = [
+  "Statistik-Tabelle: 61111-0002",
+  "Verbraucherpreisindex: Deutschland,;;;",
+  "Monate;;;",
+  ";;;",
+  ";;Verbraucherpreisindex;Veränderung zum Vorjahresmonat",
+  "Jahr;Monat;2020=100;in (%)",
+  "2023;Januar;114,3;8,7",
+  "2023;Februar;115,2;8,7",
+  "2023;März;116,1;7,4",
+  "2024;Januar;117,6;2,9",
+  "2024;Februar;118,1;2,5",
+  "2024;März;118,6;2,2",
+  "__________",
+  "Verbraucherpreisindex: Basis 2020 = 100",
+  "(C)opyright Statistisches Amt, 2025 | Stand: 29.11.2025 / 10:12:55",
+].join("\r\n");
+
+describe("footers of statistics database exports", () => {
+  it("keeps the rule and copyright lines as notes instead of refusing the file", async () => {
+    const file = writeFixture(dir, "preise.csv", PRICES);
+    const { tables } = await load(file);
+    const prices = named(tables, "preise");
+    expect(prices.rows).toBe(6);
+    expect(prices.reading?.notes?.map((note) => note.row)).toEqual([13, 14, 15]);
+    expect(prices.reading?.notes?.[0]?.text).toBe("__________");
+  });
+
+  it("reads it literally too: the footer is left out with a warning, the title skipped as asked", async () => {
+    const file = writeFixture(dir, "preise-raw.csv", PRICES);
+    const { tables, warnings } = await load(file, { raw: true, skipRows: 5 });
+    const prices = named(tables, "preise-raw".replace("-", "_"));
+    expect(prices.rows).toBe(6);
+    expect((await readTable(prices)).columns).toEqual(["Jahr", "Monat", "2020=100", "in (%)"]);
+    expect(warnings.join("\n")).toContain(
+      'lines 13-15 left out as a footer below the table (fewer fields than the header\'s 4): "__________", "Verbraucherpreisindex: Basis 2020 = 100"',
+    );
+  });
+
+  it("still refuses a cut row of numbers at the end, and a ragged line with rows after it", async () => {
+    const cut = writeFixture(dir, "cut.csv", "a,b,c\n1,2,3\n4,5,6\n7,8\n");
+    await expect(load(cut, { raw: true })).rejects.toThrow(/line 4 has 2 fields, the header has 3/);
+    const inside = writeFixture(dir, "inside.csv", "a,b,c\n1,2,3\nnote here\n4,5,6\n7,8,9\n");
+    await expect(load(inside, { raw: true })).rejects.toThrow(/line 3 has 1 field/);
+  });
+});
+
+describe("an election results file", () => {
+  it("keeps all three header rows and finds the state and national rows by their codes and sums", async () => {
+    const election = electionCsv();
+    const file = writeFixture(dir, "wahl.csv", election.text);
+    const { tables, warnings } = await load(file);
+    const wahl = named(tables, "wahl");
+    expect(wahl.rows).toBe(election.seats);
+    const names = wahl.columns.map((c) => c.name);
+    expect(names.slice(0, 4)).toEqual(["group", "Nr", "Gebiet", "gehört zu"]);
+    expect(names).toContain("Beta-Union / Zweitstimmen / Endgültig");
+    expect(warnings.join("\n")).not.toMatch(/has no name|repeats the name/);
+    expect(wahl.reading?.totals?.rows).toEqual([10, 13, 14]);
+    // The obvious sum over the seats is the national figure; the totals hold it once.
+    const data = await readTable(wahl);
+    const at = data.columns.indexOf("Beta-Union / Zweitstimmen / Endgültig");
+    const sum = data.rows.reduce((total, row) => total + Number(row[at]), 0);
+    expect(sum).toBe(election.betaSecondNational);
+    const totals = await readTable(named(tables, "wahl_totals"));
+    expect(totals.rows.map((row) => row[totals.columns.indexOf("Gebiet")])).toEqual([
+      "Küstenland",
+      "Bergland",
+      "Bundesgebiet",
+    ]);
+    expect(data.rows.map((row) => row[0])).toEqual([
+      "Küstenland",
+      "Küstenland",
+      "Küstenland",
+      "Bergland",
+      "Bergland",
+    ]);
+  });
+
+  it("does not take rows for totals when a code column's parents do not add up", async () => {
+    const election = electionCsv();
+    // Seat 3's votes changed: Küstenland no longer adds up, Bergland and the nation still do.
+    const broken = election.text.replace("3;Seeland Ost;1;2800", "3;Seeland Ost;1;9999");
+    const file = writeFixture(dir, "wahl-broken.csv", broken);
+    const wahl = named((await load(file)).tables, "wahl_broken");
+    expect(wahl.reading?.totals?.rows).not.toContain(10);
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Files of our own with the structures of public statistics files that broke the reader
+ * (issue 34): an election results export with a three-row header and its state and national
+ * rows among the constituencies, a budget with group header rows and a column-number row.
+ */
+
+/** One constituency's votes: first and second votes, this election and the one before. */
+interface Seat {
+  nr: number;
+  name: string;
+  state: number;
+  votes: number[][];
+}
+
+const PARTIES = ["Alpha-Partei", "Beta-Union", "Gamma-Liste"];
+
+/** Votes by seat: [party][first final, first previous, second final, second previous]. */
+const SEATS: Seat[] = [
+  {
+    nr: 1,
+    name: "Nordstadt – Hafen",
+    state: 1,
+    votes: [
+      [4100, 3900, 3800, 3700],
+      [2900, 3100, 3000, 3300],
+      [800, 700, 1100, 900],
+    ],
+  },
+  {
+    nr: 2,
+    name: "Nordstadt – Land",
+    state: 1,
+    votes: [
+      [3600, 3500, 3300, 3400],
+      [3100, 3000, 2900, 2800],
+      [600, 650, 900, 880],
+    ],
+  },
+  {
+    nr: 3,
+    name: "Seeland Ost",
+    state: 1,
+    votes: [
+      [2800, 2700, 2600, 2500],
+      [3500, 3600, 3400, 3500],
+      [400, 420, 700, 690],
+    ],
+  },
+  {
+    nr: 4,
+    name: "Bergkreis",
+    state: 2,
+    votes: [
+      [5100, 5000, 4900, 4800],
+      [2200, 2300, 2100, 2250],
+      [1200, 1100, 1500, 1300],
+    ],
+  },
+  {
+    nr: 5,
+    name: "Talstadt",
+    state: 2,
+    votes: [
+      [3300, 3400, 3200, 3350],
+      [4100, 4000, 3900, 3950],
+      [900, 950, 1000, 1020],
+    ],
+  },
+];
+
+const STATES = [
+  { nr: 1, name: "Küstenland", seats: [1, 2, 3] },
+  { nr: 2, name: "Bergland", seats: [4, 5] },
+];
+
+function add(rows: number[][][]): number[][] {
+  return PARTIES.map((_, p) =>
+    [0, 1, 2, 3].map((k) => rows.reduce((s, v) => s + (v[p]?.[k] ?? 0), 0)),
+  );
+}
+
+/**
+ * The election file: semicolon separated, title lines, a header of three rows (party names
+ * over "first votes / second votes" over "final / previous"), a "belongs to" column, each
+ * state's row after its seats and the national row last. As in the real file, states and seats
+ * are numbered apart, so state 1 and seat 1 share a number. Answers: second votes (final) of
+ * Beta-Union nationwide.
+ */
+export function electionCsv(): { text: string; betaSecondNational: number; seats: number } {
+  const lines = [
+    "Wahl zum Landtag: endgültiges Ergebnis;;;",
+    "Herausgeber: Die Wahlleitung;;;",
+    "",
+  ];
+  const top = ["Nr", "Gebiet", "gehört zu"];
+  const middle = ["", "", ""];
+  const bottom = ["", "", ""];
+  for (const party of PARTIES) {
+    top.push(party, "", "", "");
+    middle.push("Erststimmen", "", "Zweitstimmen", "");
+    bottom.push("Endgültig", "Vorperiode", "Endgültig", "Vorperiode");
+  }
+  lines.push(top.join(";"), middle.join(";"), bottom.join(";"));
+  const row = (nr: number, name: string, parent: string, votes: number[][]) =>
+    [String(nr), name, parent, ...votes.flat().map(String)].join(";");
+  const stateVotes: number[][][] = [];
+  for (const state of STATES) {
+    const seats = SEATS.filter((s) => state.seats.includes(s.nr));
+    for (const seat of seats) lines.push(row(seat.nr, seat.name, String(state.nr), seat.votes));
+    const votes = add(seats.map((s) => s.votes));
+    stateVotes.push(votes);
+    lines.push(row(state.nr, state.name, "99", votes));
+  }
+  const national = add(stateVotes);
+  lines.push(row(99, "Bundesgebiet", "", national));
+  return {
+    text: `${lines.join("\n")}\n`,
+    betaSecondNational: national[1]?.[2] ?? 0,
+    seats: SEATS.length,
+  };
+}
