@@ -9,7 +9,7 @@ import { readTable } from "../../tools/tables/read.js";
 import type { ReadingOptions } from "../../tools/tables/reading.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
-import { electionCsv } from "../support/wild-files.js";
+import { electionCsv, structuralCsv } from "../support/wild-files.js";
 
 let dir: string;
 
@@ -117,5 +117,48 @@ describe("an election results file", () => {
     const file = writeFixture(dir, "wahl-broken.csv", broken);
     const wahl = named((await load(file)).tables, "wahl_broken");
     expect(wahl.reading?.totals?.rows).not.toContain(10);
+  });
+});
+
+describe("state rows inside their blocks, in a language no rule knows", () => {
+  it("finds each block's closing row by the counts it adds up, its rates among the block's", async () => {
+    const structural = structuralCsv();
+    const file = writeFixture(dir, "struktur.csv", structural.text);
+    const { tables } = await load(file);
+    const table = named(tables, "struktur");
+    expect(table.rows).toBe(structural.rows);
+    expect(table.reading?.totals?.rows).toEqual([5, 9]);
+    const data = await readTable(table);
+    const at = data.columns.indexOf("Bevölkerung (in 1000)");
+    const sum = data.rows.reduce((total, row) => total + Number(row[at]), 0);
+    expect(sum).toBeCloseTo(structural.population, 6);
+  });
+
+  it("keeps a block whose last row adds up nothing as data", async () => {
+    const structural = structuralCsv();
+    // Bergland's row no longer adds up its towns and people: it is a fourth constituency.
+    const plain = structural.text.replace(
+      /Bergland;902;Land gesamthaft;80;738,3/,
+      "Bergland;902;Land gesamthaft;70;700,0",
+    );
+    const file = writeFixture(dir, "struktur-plain.csv", plain);
+    const table = named((await load(file)).tables, "struktur_plain");
+    expect(table.reading?.totals?.rows ?? []).not.toContain(9);
+  });
+
+  it("reads a total's label behind a year in the first column", async () => {
+    const text = [
+      "Jahr;Land;Theater;Museen",
+      "2019;Alpenland;478,7;219,6",
+      "2019;Seeland;301,2;101,4",
+      "2019;Insgesamt;1002,5;480,1",
+      "2020;Alpenland;480,1;220,3",
+      "2020;Seeland;299,9;99,8",
+      "2020;Insgesamt;1010,4;470,2",
+    ].join("\n");
+    const file = writeFixture(dir, "kultur.csv", text);
+    const table = named((await load(file)).tables, "kultur");
+    expect(table.reading?.totals?.rows).toEqual([4, 7]);
+    expect(table.rows).toBe(4);
   });
 });

@@ -119,3 +119,67 @@ export function electionCsv(): { text: string; betaSecondNational: number; seats
     seats: SEATS.length,
   };
 }
+
+/**
+ * Structural data by constituency: each state's block of rows ends in a row for the state
+ * whose counts add up the block (decimal commas) and whose rates lie among the block's; the
+ * state rows' name is a phrase no rule knows ("Land gesamthaft").
+ */
+export function structuralCsv(): { text: string; population: number; rows: number } {
+  const lines = [
+    "Land;Nr;Name;Gemeinden (Anzahl);Bevölkerung (in 1000);Ausländer (%);Dichte (je km²)",
+  ];
+  const states = [
+    {
+      name: "Küstenland",
+      code: 901,
+      seats: [
+        [12, 250.4, 5.5, 120.3],
+        [30, 198.7, 7.1, 98.6],
+        [8, 301.2, 12.4, 1450.2],
+      ],
+    },
+    {
+      name: "Bergland",
+      code: 902,
+      seats: [
+        [41, 222.9, 4.2, 80.4],
+        [17, 275.1, 9.8, 310.7],
+        [22, 240.3, 6.6, 150.1],
+      ],
+    },
+  ];
+  let nr = 1;
+  let population = 0;
+  const comma = (n: number) => n.toFixed(1).replace(".", ",");
+  for (const state of states) {
+    for (const [towns, people, share, density] of state.seats as number[][]) {
+      lines.push(
+        [
+          state.name,
+          nr,
+          `Kreis ${nr}`,
+          towns,
+          comma(people ?? 0),
+          comma(share ?? 0),
+          comma(density ?? 0),
+        ].join(";"),
+      );
+      population += people ?? 0;
+      nr++;
+    }
+    const sum = (k: number) => state.seats.reduce((s, seat) => s + (seat[k] ?? 0), 0);
+    lines.push(
+      [
+        state.name,
+        state.code,
+        "Land gesamthaft",
+        sum(0),
+        comma(sum(1)),
+        comma(7.3),
+        comma(190.2),
+      ].join(";"),
+    );
+  }
+  return { text: `${lines.join("\n")}\n`, population: Math.round(population * 10) / 10, rows: 6 };
+}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type RawSheet, readStructure, type TableBlock } from "./structure.js";
-import { type ColumnReading, readColumn } from "./values.js";
+import { type ColumnReading, parseNumber, readColumn } from "./values.js";
 
 /**
  * How files are read into tables: interpreted (titles, multi-row headers, totals, notes, units
@@ -236,5 +236,41 @@ export function readSheet(sheet: RawSheet, opts: ReadingOptions = {}): ReadTable
   const overrides: Parameters<typeof readStructure>[1] = {};
   if (opts.headerRows !== undefined) overrides.headerRows = opts.headerRows;
   if (opts.skipRows !== undefined) overrides.skipRows = opts.skipRows;
+  const decimal = opts.locale ? localeConventions(opts.locale).decimal : sheetDecimal(sheet);
+  if (decimal === ",") {
+    overrides.numberOf = (text) => parseNumber(text, ",");
+    overrides.decimal = ",";
+  }
   return readStructure(sheet, overrides).map((block) => tableOf(sheet, block, opts));
+}
+
+/** Cells a sheet's decimal mark is judged by, at most. */
+const DECIMAL_SAMPLE = 4000;
+
+/**
+ * A sheet's decimal mark for the sums that find its totals: a comma when more of its numbers
+ * can only be read with one ("2128,1", "1.234,5") than with a point ("2128.1", "1,234.5").
+ */
+function sheetDecimal(sheet: RawSheet): "." | "," {
+  let comma = 0;
+  let point = 0;
+  let seen = 0;
+  for (const row of sheet.cells) {
+    for (const cell of row) {
+      if (cell.kind === "empty") continue;
+      if (++seen > DECIMAL_SAMPLE) return comma > point ? "," : ".";
+      const text = cell.text.trim();
+      if (
+        /^[-+\u2212]?(?:\d{1,3}(?:\.\d{3})+|\d+),\d+$/.test(text) &&
+        !/^\d{1,3},\d{3}$/.test(text)
+      )
+        comma++;
+      else if (
+        /^[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+$/.test(text) &&
+        !/^\d{1,3}\.\d{3}$/.test(text)
+      )
+        point++;
+    }
+  }
+  return comma > point ? "," : ".";
 }

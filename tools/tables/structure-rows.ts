@@ -2,6 +2,8 @@
 
 import type { TableBlock } from "./structure.js";
 import { NUMBER_START } from "./structure-cells.js";
+import { hierarchyGroups } from "./structure-hierarchy.js";
+import { Sums } from "./structure-sums.js";
 import {
   ALL_LABEL,
   LEADING_SPACE,
@@ -82,156 +84,23 @@ export function findNotes(view: View, data: readonly number[], narrow: boolean):
   return notes;
 }
 
-/** A column's sum over a set of rows, read up to `upTo` of them. */
-interface ColumnSum {
-  upTo: number;
-  sum: number;
-  count: number;
-  /** Parts other than zero. */
-  nonZero: number;
-  min: number;
-  max: number;
-  decimals: number;
-  /** It holds something that is not a number. */
-  words: boolean;
-}
-
-/**
- * Sums of a set of rows, column by column, to test a row that may close them. A column is read
- * only when a row asks about it, and each of its cells once.
- */
-class Sums {
-  readonly #rows: number[] = [];
-  readonly #columns = new Map<number, ColumnSum>();
-
-  /** `ignore`: columns of codes (a row's number, its parent's), never summed. */
-  constructor(
-    readonly view: View,
-    readonly ignore: ReadonlySet<number> = new Set(),
-  ) {}
-
-  get rows(): number {
-    return this.#rows.length;
-  }
-
-  add(r: number): void {
-    this.#rows.push(r);
-  }
-
-  #column(c: number): ColumnSum {
-    let column = this.#columns.get(c);
-    if (!column) {
-      column = { upTo: 0, sum: 0, count: 0, nonZero: 0, min: 0, max: 0, decimals: 0, words: false };
-      this.#columns.set(c, column);
-    }
-    for (; column.upTo < this.#rows.length && !column.words; column.upTo++) {
-      const r = this.#rows[column.upTo] as number;
-      if (!this.view.filled(r, c)) continue;
-      const value = this.view.number(r, c);
-      const text = this.view.text(r, c);
-      if (value === null) {
-        if (!PLACEHOLDER.test(text)) column.words = true;
-        continue;
-      }
-      column.min = column.count === 0 ? value : Math.min(column.min, value);
-      column.max = column.count === 0 ? value : Math.max(column.max, value);
-      column.sum += value;
-      column.count++;
-      if (value !== 0) column.nonZero++;
-      column.decimals = Math.max(column.decimals, decimalsOf(text));
-    }
-    return column;
-  }
-
-  /**
-   * Whether row `r`'s number in column `c` is the column's sum here: rounded parts may miss
-   * their rounded total by half a unit of the last digit each (whole numbers too, `rounded`).
-   */
-  #adds(r: number, c: number, rounded: boolean): boolean {
-    const { sum, count, decimals: parts } = this.#column(c);
-    const value = this.view.number(r, c) ?? Number.NaN;
-    const decimals = Math.max(parts, decimalsOf(this.view.text(r, c)));
-    const tolerance =
-      decimals > 0 || rounded
-        ? 0.5 * 10 ** -decimals * count + 1e-9
-        : 1e-9 * Math.max(1, Math.abs(sum));
-    return Math.abs(value - sum) <= tolerance;
-  }
-
-  #numeric(r: number, skip: number | undefined): number[] {
-    return this.view.cols.filter(
-      (c) => c !== skip && !this.ignore.has(c) && this.view.number(r, c) !== null,
-    );
-  }
-
-  /** Whether each number of row `r` is the sum of its column here, within rounding. */
-  closedBy(r: number, skip: number | undefined, shaped = false, rounded = false): boolean {
-    if (this.rows < 2) return false;
-    const numeric = this.#numeric(r, skip);
-    // One number the sum of two others is too easy a coincidence, unless the layout says so.
-    if (numeric.length === 0 || (numeric.length === 1 && this.rows < 3 && !shaped)) return false;
-    let someNonZero = false;
-    for (const c of numeric) {
-      const { sum, count, words } = this.#column(c);
-      if (count < 2 || words || !this.#adds(r, c, rounded)) return false;
-      if (sum !== 0) someNonZero = true;
-    }
-    return someNonZero;
-  }
-
-  /**
-   * Whether each number of row `r` is larger than any of its column here (three or more), the
-   * column holding no negative number (a total of parts outgrows each of them).
-   */
-  outgrownBy(r: number, skip: number | undefined): boolean {
-    const numeric = this.#numeric(r, skip);
-    return (
-      numeric.length > 0 &&
-      numeric.every((c) => {
-        const column = this.#column(c);
-        const value = this.view.number(r, c) as number;
-        return !column.words && column.count >= 3 && column.min >= 0 && value > column.max;
-      })
-    );
-  }
-
-  /**
-   * Whether row `r` closes these rows with sums in some columns and, in the others, values
-   * within the parts' range (the means, rates and shares of a total row): at least two sums,
-   * each of three parts or more.
-   */
-  partlyClosedBy(r: number, skip: number | undefined): boolean {
-    if (this.rows < 3) return false;
-    const numeric = this.#numeric(r, skip);
-    let sums = 0;
-    for (const c of numeric) {
-      const column = this.#column(c);
-      if (column.count < 2 || column.words) return false;
-      if (column.nonZero >= 3 && this.#adds(r, c, false)) {
-        sums++;
-        continue;
-      }
-      const value = this.view.number(r, c) as number;
-      if (value < column.min || value > column.max) return false;
-    }
-    return sums >= 2 && sums < numeric.length;
-  }
-}
-
-function decimalsOf(text: string): number {
-  return /\.(\d+)\D*$/.exec(text)?.[1]?.length ?? 0;
-}
-
 /** Dot leaders filling a label out to its numbers: `March . . . . .`, `Total.......`. */
 const LEADER = /\s*\.(?:\s+\.){2,}\s*$|\s*\.{4,}\s*$/;
 
-/** The words of a row before its first number, empty cells skipped, dot leaders taken off. */
+/**
+ * The words of a row before its first number after them (numbers before any word, such as a
+ * year or a code in the first columns, are passed over), empty cells skipped, dot leaders
+ * taken off.
+ */
 export function leadingWords(view: View, r: number): string[] {
   const words: string[] = [];
   for (const c of view.cols) {
     const text = view.text(r, c);
     if (text === "") continue;
-    if (view.number(r, c) !== null) break;
+    if (view.number(r, c) !== null) {
+      if (words.length > 0) break;
+      continue;
+    }
     words.push(text.endsWith(".") ? text.replace(LEADER, "") : text);
   }
   return words;
@@ -314,75 +183,6 @@ function indentGroups(
     if (children.rows >= 2 && children.closedBy(r, label, true)) {
       totals.push({ row: r, label: view.text(r, label), by: "arithmetic" });
     }
-  }
-  return groups;
-}
-
-/** A hierarchy written as codes: parents found by a "belongs to" column, the code columns. */
-interface CodedTree {
-  parents: { row: number; children: number[] }[];
-  codes: Set<number>;
-}
-
-/**
- * A hierarchy written as codes (an election file's "belongs to" column, a classification's
- * parent code): a column `parent` naming, for most rows, the code another row holds in column
- * `key`. A row is the parent of the rows naming its code when it is not one of them and its
- * numbers (code columns aside) are their sums; codes may repeat across levels (state 1 and
- * seat 1), the sums decide. Found when most codes named have such a parent, two at least.
- */
-function codedTree(
-  view: View,
-  rows: readonly number[],
-  label: number | undefined,
-): CodedTree | undefined {
-  if (rows.length < 4) return undefined;
-  const codeOf = (r: number, c: number) => view.text(r, c).trim();
-  const candidates = view.cols.filter((c) => c !== label);
-  let best: CodedTree | undefined;
-  for (const parent of candidates) {
-    const named = rows.filter((r) => codeOf(r, parent) !== "");
-    if (named.length < rows.length * 0.8) continue;
-    const byCode = new Map<string, number[]>();
-    for (const r of named)
-      byCode.set(codeOf(r, parent), [...(byCode.get(codeOf(r, parent)) ?? []), r]);
-    if (byCode.size < 2 || byCode.size * 2 > named.length) continue;
-    for (const key of candidates) {
-      if (key === parent) continue;
-      const codes = new Set([key, parent]);
-      const parents: CodedTree["parents"] = [];
-      for (const [code, children] of byCode) {
-        if (children.length < 2) continue;
-        const sums = new Sums(view, codes);
-        for (const r of children) sums.add(r);
-        const own = rows.find(
-          (r) =>
-            codeOf(r, key) === code && !children.includes(r) && sums.closedBy(r, label, true, true),
-        );
-        if (own !== undefined) parents.push({ row: own, children });
-      }
-      const named = [...byCode.values()].filter((children) => children.length >= 2).length;
-      if (parents.length >= 2 && parents.length * 2 >= named) {
-        if (!best || parents.length > best.parents.length) best = { parents, codes };
-      }
-    }
-  }
-  return best;
-}
-
-/** The parents of a coded hierarchy are totals; every other row's group is its parent's label. */
-function codedGroups(
-  view: View,
-  rows: readonly number[],
-  label: number,
-  totals: TableBlock["totals"],
-): Map<number, string> | undefined {
-  const tree = codedTree(view, rows, label);
-  if (!tree) return undefined;
-  const groups = new Map<number, string>();
-  for (const { row, children } of tree.parents) {
-    totals.push({ row, label: view.text(row, label), by: "arithmetic" });
-    for (const r of children) if (!groups.has(r)) groups.set(r, view.text(row, label));
   }
   return groups;
 }
@@ -572,7 +372,7 @@ export function rowRoles(
     const plain = data.filter((r) => !named.has(r));
     groups =
       indentGroups(view, seq, label, totals) ??
-      codedGroups(view, plain, label, totals) ??
+      hierarchyGroups(view, plain, label, totals) ??
       headingGroups(view, plain, label, totals);
   }
   const sectionTotals = totalSections(view, seq, sections, label);

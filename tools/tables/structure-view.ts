@@ -30,6 +30,7 @@ export class View {
   readonly hiddenRow: Set<number>;
   readonly hiddenCol: Set<number>;
   readonly numberOf: (text: string) => number | null;
+  readonly decimal: "." | ",";
   /** Each merge of more than one cell, by every cell it covers. */
   readonly #merged = new Map<number, Span>();
   readonly #width: number;
@@ -52,6 +53,7 @@ export class View {
     const all = only ? [...only] : Array.from({ length: this.#width }, (_, c) => c);
     this.cols = options.includeHidden ? all : all.filter((c) => !this.hiddenCol.has(c));
     this.numberOf = options.numberOf ?? plainNumber;
+    this.decimal = options.decimal ?? ".";
     this.#read = new Uint8Array(sheet.cells.length * this.#width);
     this.#values = new Float64Array(sheet.cells.length * this.#width);
     for (const span of sheet.merges) {

@@ -75,6 +75,8 @@ export interface StructureOptions extends StructureOverrides {
   includeHidden?: boolean;
   /** The number a cell's text stands for, for the sums that find totals; plainNumber by default. */
   numberOf?: (text: string) => number | null;
+  /** The decimal mark numberOf reads (for the places a rounded sum may miss by); "." by default. */
+  decimal?: "." | ",";
 }
 
 export interface TableBlock {
