@@ -162,3 +162,27 @@ describe("state rows inside their blocks, in a language no rule knows", () => {
     expect(table.rows).toBe(4);
   });
 });
+
+describe("a row numbering the columns", () => {
+  it.each([
+    ["above the header", ["Spalte;;1;2;3", "Land;Kreis;Gemeinden;Fläche;Einwohner"], 1],
+    ["under the header", ["Land;Kreis;Gemeinden;Fläche;Einwohner", "(1);(2);(3);(4);(5)"], 2],
+  ])("is a note %s, not a header level", async (_where, head, line) => {
+    const rows = [
+      "Nord;Alpha;12;210,5;88000",
+      "Nord;Beta;7;99,1;41000",
+      "Süd;Gamma;30;402,2;120000",
+    ];
+    const file = writeFixture(dir, `numbers-${line}.csv`, [...head, ...rows].join("\n"));
+    const table = named((await load(file)).tables, `numbers_${line}`);
+    expect(table.columns.map((c) => c.name)).toEqual([
+      "Land",
+      "Kreis",
+      "Gemeinden",
+      "Fläche",
+      "Einwohner",
+    ]);
+    expect(table.rows).toBe(3);
+    expect(table.reading?.notes?.map((note) => note.row)).toEqual([line]);
+  });
+});

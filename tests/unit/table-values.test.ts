@@ -18,7 +18,7 @@ describe("readColumn: numbers", () => {
     expect(reading.note).toContain("currency USD");
     expect(reading.note).toContain("negatives in parentheses");
     expect(reading.note).toContain('"$1,250,400" -> 1250400');
-    expect(reading.note).toContain('"-" read as missing');
+    expect(reading.note).toContain('"-" (often nil, exactly zero) read as missing');
   });
 
   it("reads currency symbols and codes before or after, and signs where accountants put them", () => {

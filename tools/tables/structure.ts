@@ -286,11 +286,30 @@ function tablesOf(view: View, first: Draft, narrow: boolean): TableBlock[] {
   return blocks;
 }
 
+/**
+ * A row numbering the columns ("Spalten-Nr.", 1, 2, 3, ...): three or more whole numbers
+ * counting up by one from 1, column to column, and at most one word.
+ */
+function numberingRow(view: View, r: number): boolean {
+  const filled = view.filledCols(r);
+  const numbers = filled.filter((c) => /^\(?\d{1,3}\)?$/.test(view.text(r, c)));
+  if (numbers.length < 3 || filled.length - numbers.length > 1) return false;
+  const value = (c: number) => Number(view.text(r, c).replace(/[()]/g, ""));
+  return numbers.every((c, i) => value(c) === (i === 0 ? 1 : value(numbers[i - 1] as number) + 1));
+}
+
 function tableOf(view: View, read: HeaderRead, repeated: number[], narrow: boolean): TableBlock {
-  const { data, units } = read;
-  const header = read.header.filter((r) => !units.includes(r));
+  const { units } = read;
+  // A row numbering the columns, in the header or right under it, names nothing: a note.
+  const numbering = read.header.filter((r) => numberingRow(view, r));
+  const first = read.data[0];
+  // Under the header only above two rows of data at least: a lone row 1, 2, 3 is data.
+  const under = first !== undefined && read.header.length > 0 && read.data.length >= 3;
+  if (under && numberingRow(view, first)) numbering.push(first);
+  const data = read.data.filter((r) => !numbering.includes(r));
+  const header = read.header.filter((r) => !units.includes(r) && !numbering.includes(r));
   const noteRows = findNotes(view, data, narrow);
-  for (const r of read.above) noteRows.add(r);
+  for (const r of [...read.above, ...numbering]) noteRows.add(r);
   const seq = data.filter((r) => !noteRows.has(r));
   const label = labelColumn(
     view,
@@ -330,7 +349,7 @@ function tableOf(view: View, read: HeaderRead, repeated: number[], narrow: boole
   );
   const block: TableBlock = {
     title: read.titles.map((r) => view.line(r)),
-    headerRows: read.header,
+    headerRows: read.header.filter((r) => !numbering.includes(r)),
     columns,
     headerPaths: headerPaths(view, header, columns, rows, fill),
     rows,

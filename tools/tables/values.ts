@@ -50,6 +50,25 @@ export interface ReadPreferences {
   dayFirst?: boolean;
 }
 
+/**
+ * The placeholders statistics offices write for a cell they leave empty, with what they
+ * usually mean (a file's own legend may say otherwise).
+ */
+const PLACEHOLDER_MEANINGS: ReadonlyMap<string, string> = new Map([
+  ["-", "often nil, exactly zero"],
+  ["–", "often nil, exactly zero"],
+  ["—", "often nil, exactly zero"],
+  ["--", "often nil, exactly zero"],
+  [".", "not available or kept secret"],
+  ["..", "not available"],
+  ["...", "not yet available"],
+  ["…", "not yet available"],
+  ["x", "withheld: confidential or not meaningful"],
+  ["X", "withheld: confidential or not meaningful"],
+  ["/", "too uncertain to show"],
+]);
+
+/** Missing in any column; a placeholder only among numbers ("x" or "." may be a value elsewhere). */
 const MISSING: ReadonlySet<string> = new Set([
   ...NA_VALUES,
   "-",
@@ -66,6 +85,20 @@ const MISSING: ReadonlySet<string> = new Set([
 
 function isMissingText(text: string): boolean {
   return MISSING.has(text) || MISSING.has(text.trim());
+}
+
+function isMissingNumber(text: string): boolean {
+  return isMissingText(text) || PLACEHOLDER_MEANINGS.has(text.trim());
+}
+
+/** `"-" (often nil, exactly zero) and "." (not available or kept secret) read as missing`. */
+function placeholderFact(written: ReadonlySet<string>): string {
+  const each = [...written].slice(0, 4).map((text) => {
+    const meaning = PLACEHOLDER_MEANINGS.get(text);
+    return meaning ? `${JSON.stringify(text)} (${meaning})` : JSON.stringify(text);
+  });
+  const list = each.length > 1 ? `${each.slice(0, -1).join(", ")} and ${each.at(-1)}` : each[0];
+  return `${list} read as missing`;
 }
 
 /** A missing value's canonical text: a spelling pandas already reads as missing stays as it is. */
@@ -368,7 +401,7 @@ function readNumberText(text: string): NumberText | null {
  */
 export function parseNumber(text: string, decimal?: "." | ","): number | null {
   const trimmed = text.trim();
-  if (isMissingText(trimmed)) return null;
+  if (isMissingNumber(trimmed)) return null;
   const read = readNumberText(trimmed);
   if (!read) return null;
   const canonical =
@@ -391,7 +424,7 @@ function numberReading(values: readonly string[], prefer: ReadPreferences): Colu
   let flags = 0;
   let currency: string | undefined;
   let present = 0;
-  let missingWritten: string | undefined;
+  const missingWritten = new Set<string>();
   for (const raw of values) {
     if (PLAIN_INTEGER.test(raw)) {
       point.push(raw);
@@ -400,11 +433,10 @@ function numberReading(values: readonly string[], prefer: ReadPreferences): Colu
       continue;
     }
     const text = raw.trim();
-    if (isMissingText(text)) {
+    if (isMissingNumber(text)) {
       point.push(missingAs(raw));
       comma?.push(missingAs(raw));
-      if (text !== "" && missingWritten === undefined && !NA_VALUES.has(text))
-        missingWritten = text;
+      if (text !== "" && !NA_VALUES.has(text)) missingWritten.add(text);
       continue;
     }
     const read = readNumberText(text);
@@ -463,7 +495,7 @@ function numberReading(values: readonly string[], prefer: ReadPreferences): Colu
       `"1.234" and "1,234" read with a decimal ${decimal === "." ? "point" : "comma"} (no value decides the mark)`,
     );
   }
-  if (missingWritten !== undefined) facts.push(`${JSON.stringify(missingWritten)} read as missing`);
+  if (missingWritten.size > 0) facts.push(placeholderFact(missingWritten));
   if (example !== undefined) {
     facts.push(`${JSON.stringify((values[example] as string).trim())} -> ${out[example]}`);
   }
