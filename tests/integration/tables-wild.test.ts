@@ -2,8 +2,9 @@
  * Structures of public statistics files that broke the reader (issue 34), each in a file of our
  * own that reproduces it.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { loadTables } from "../../tools/tables/load.js";
 import { readTable } from "../../tools/tables/read.js";
 import type { ReadingOptions } from "../../tools/tables/reading.js";
@@ -16,6 +17,10 @@ let dir: string;
 beforeAll(() => {
   useTempHome();
   dir = fixtureDir();
+});
+
+afterAll(async () => {
+  await closeSandboxes();
 });
 
 async function load(file: string, reading: ReadingOptions = {}) {
@@ -184,5 +189,58 @@ describe("a row numbering the columns", () => {
     ]);
     expect(table.rows).toBe(3);
     expect(table.reading?.notes?.map((note) => note.row)).toEqual([line]);
+  });
+});
+
+describe("dates and placeholders of a statistics export", () => {
+  const text = [
+    "Datum;Ort;Besucher;Umsatz",
+    "03.01.2024;Nord;1200;3,5",
+    "15.02.2024;Süd;.;4,1",
+    "28.02.2024;Nord;-;x",
+    "0000-00-00;Süd;800;2,2",
+    "11.03.2024;Nord;1500;...",
+  ].join("\n");
+
+  it("hands the code day-first dates as datetimes and flags a date that is none", async () => {
+    const file = writeFixture(dir, "besuche.csv", text);
+    const { tables } = await load(file);
+    const table = named(tables, "besuche");
+    const datum = table.columns.find((c) => c.name === "Datum");
+    expect(datum?.dtype).toBe("datetime64[ns]");
+    expect(datum?.reading).toContain('no such date: "0000-00-00" read as missing');
+    const sandbox = await getSandbox("local");
+    const ran = await sandbox.execute({
+      code: "print(df['Datum'].dt.month.tolist(), str(df['Datum'].dtype))",
+      tables: [table],
+    });
+    expect(ran.error).toBeNull();
+    expect(ran.stdout.trim()).toBe("[1.0, 2.0, 2.0, nan, 3.0] datetime64[ns]");
+    // The worker's cached frame stays as loaded: the same file without the dates' dtype.
+    const columns = table.columns.map((c) => (c.name === "Datum" ? { ...c, dtype: "object" } : c));
+    const plain = await sandbox.execute({
+      code: "print(str(df['Datum'].dtype), df['Datum'].iloc[0])",
+      tables: [{ ...table, columns }],
+    });
+    expect(plain.stdout.trim()).toBe("object 2024-01-03");
+    // The text is kept for citations.
+    expect((await readTable(table)).rows[0]?.[0]).toBe("2024-01-03");
+  });
+
+  it("reads the placeholders among numbers as missing, saying what each usually means", async () => {
+    const file = writeFixture(dir, "besuche-zahlen.csv", text);
+    const table = named((await load(file)).tables, "besuche_zahlen");
+    const visitors = table.columns.find((c) => c.name === "Besucher");
+    expect(visitors?.dtype).toBe("float64");
+    expect(visitors?.reading).toContain(
+      '"." (not available or kept secret) and "-" (often nil, exactly zero) read as missing',
+    );
+    const sales = table.columns.find((c) => c.name === "Umsatz");
+    expect(sales?.dtype).toBe("float64");
+    expect(sales?.reading).toContain('"x" (withheld: confidential or not meaningful)');
+    // A text column keeps "x" as a value.
+    const letters = writeFixture(dir, "letters.csv", "code,n\nx,1\ny,2\nz,3\n");
+    const plain = named((await load(letters)).tables, "letters");
+    expect((await readTable(plain)).rows.map((row) => row[0])).toEqual(["x", "y", "z"]);
   });
 });

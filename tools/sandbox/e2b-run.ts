@@ -32,7 +32,7 @@ import {
   type RunnerResult,
   RunnerResultSchema,
 } from "./results.js";
-import type { ValidExecRequest } from "./types.js";
+import { datesOf, type ValidExecRequest } from "./types.js";
 
 const REMOVE_TIMEOUT_MS = 10_000;
 /** A limit below this leaves pandas no room at all; the VM is then too small to bound. */
@@ -124,7 +124,11 @@ export class E2BRun {
     const tables = job.tables.map((table) => tablePath(sandbox.layout, table.sha256, table.uri));
     const request = JSON.stringify({
       code: job.code,
-      tables: job.tables.map((table, i) => ({ name: table.name, path: tables[i] })),
+      tables: job.tables.map((table, i) => ({
+        name: table.name,
+        path: tables[i],
+        ...datesOf(table),
+      })),
       timeout_ms: job.timeoutMs,
       output_bytes: job.outputBytes,
       scratch: run.scratch,

@@ -30,6 +30,7 @@ def main(request_path, result_path, workspace):
     scratch = os.path.realpath(request["scratch"])
     try:
         named_tables = [(t["name"], runner.load_table(t["path"])) for t in request["tables"]]
+        named_tables = runner.with_dates(named_tables, runner.dates_of(request["tables"]))
     except BaseException as exc:
         os.write(out, runner.dumps(runner.failure_from("TableLoadError", exc)).encode("ascii"))
         return 0

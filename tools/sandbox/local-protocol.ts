@@ -48,7 +48,7 @@ export type WorkerResult = z.infer<typeof ResultMessageSchema>;
 export interface WorkerRequest {
   id: string;
   code: string;
-  tables: { name: string; uri: string; sha256: string }[];
+  tables: { name: string; uri: string; sha256: string; dates?: string[] }[];
   timeout_ms: number;
   output_bytes: number;
   memory_mb: number;

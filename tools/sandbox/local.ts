@@ -15,6 +15,7 @@ import { WarmWorker, type WorkerOutcome } from "./local-worker.js";
 import { findPython } from "./python.js";
 import { execResultFromRunner, failedResult, leftFiles } from "./results.js";
 import {
+  datesOf,
   type ExecRequest,
   localExecRequest,
   type Sandbox,
@@ -271,7 +272,12 @@ export class LocalSandbox implements Sandbox {
       {
         id: randomUUID(),
         code: request.code,
-        tables: request.tables.map(({ name, uri, sha256 }) => ({ name, uri, sha256 })),
+        tables: request.tables.map((table) => ({
+          name: table.name,
+          uri: table.uri,
+          sha256: table.sha256,
+          ...datesOf(table),
+        })),
         timeout_ms: request.timeoutMs,
         output_bytes: request.outputBytes,
         memory_mb: request.memoryMb,

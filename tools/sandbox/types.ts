@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import { type ExecResult, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
 import { localArtifact } from "../artifacts.js";
+import { DATETIME_DTYPE } from "../tables/dtypes.js";
 import { assertStoredTable } from "../tables/sources.js";
 
 /** The run configuration's limits, so that a request without them runs as a graph run would. */
@@ -41,6 +42,12 @@ export type ValidExecRequest = z.output<typeof ExecRequestSchema> & { tables: Ta
  * TableLoadError on a table that is no file of the artifact store (a caller may have written
  * any `uri` into a thread's state).
  */
+/** A table's columns the reader read as dates, for the sandbox to hand the code as datetimes. */
+export function datesOf(table: TableRef): { dates?: string[] } {
+  const dates = table.columns.filter((c) => c.dtype === DATETIME_DTYPE).map((c) => c.name);
+  return dates.length > 0 ? { dates } : {};
+}
+
 export function parseExecRequest(request: ExecRequest): ValidExecRequest {
   const parsed = ExecRequestSchema.parse(request);
   const tables = z.array(TableRefSchema).parse(parsed.tables);

@@ -5,7 +5,8 @@ Started by tools/sandbox/local-worker.ts (one per pool slot) as `worker.py SCRAT
 leave as one JSON object per line on fd 3, a descriptor that the forked children
 close, so nothing the generated code prints can reach the protocol.
 
-In:   {"type": "run", "id", "code", "tables": [{name, uri, sha256}], "timeout_ms",
+In:   {"type": "run", "id", "code", "tables": [{name, uri, sha256, dates (optional: columns
+       handed to the code as datetimes)}], "timeout_ms",
        "output_bytes", "memory_mb", "lineage" (optional, default true: trace the result's
        derivation and lineage by re-running the code, see lineage.py), "table_bytes"
        (optional, default 64 MB: the largest table file a run may leave)}
@@ -203,6 +204,7 @@ class Worker:
         fields = {
             "code": request["code"],
             "tables": named,
+            "dates": runner.dates_of(request["tables"]),
             "load": [(placed[uri], digest) for uri, digest in lacking],
             "timeout_ms": timeout_ms,
             "output_bytes": int(request["output_bytes"]),

@@ -220,6 +220,7 @@ def _run_request(request, cached, scratch, hook):
     an Exception (a failure becomes a failed result)."""
     try:
         named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
+        named_tables = runner.with_dates(named_tables, request.get("dates"))
         result = runner.execute(
             request["code"],
             named_tables,

@@ -10,6 +10,9 @@
  */
 export type Dtype = "int64" | "uint64" | "float64" | "bool" | "object";
 
+/** The dtype of dates the reader read from other text: the code's frame holds them as dates. */
+export const DATETIME_DTYPE = "datetime64[ns]";
+
 export const NA_VALUES: ReadonlySet<string> = new Set([
   "",
   "#N/A",

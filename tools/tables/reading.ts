@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DATETIME_DTYPE } from "./dtypes.js";
 import { type RawSheet, readStructure, type TableBlock } from "./structure.js";
 import { type ColumnReading, parseNumber, readColumn } from "./values.js";
 
@@ -45,6 +46,8 @@ export interface ColumnFacts {
   unit?: string;
   reading?: string;
   formula?: boolean;
+  /** `datetime64[ns]` for dates read from other text: the code's frame holds them as dates. */
+  dtype?: string;
 }
 
 /** Rows of a table taken out of its data, with their text and places. */
@@ -120,6 +123,9 @@ function readCells(
     const unit = unitOf(c) || reading.unit;
     if (unit) fact.unit = unit;
     if (reading.changed > 0 && reading.note) fact.reading = reading.note;
+    if (reading.changed > 0 && (reading.kind === "date" || reading.kind === "datetime")) {
+      fact.dtype = DATETIME_DTYPE;
+    }
     return fact;
   });
   return {

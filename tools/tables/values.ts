@@ -670,6 +670,10 @@ function readDateText(text: string): DateText | null {
   return null;
 }
 
+/** Text written as a date that names none: "0000-00-00", "31.02.2024", "2023-13-01". */
+const IMPOSSIBLE_DATE =
+  /^(?:\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{4}|\d{1,2}\/\d{1,2}\/\d{4})(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?$/;
+
 function dateReading(values: readonly string[], prefer: ReadPreferences): ColumnReading | null {
   const dayFirst: (string | null)[] = [];
   const monthFirst: (string | null)[] = [];
@@ -679,6 +683,8 @@ function dateReading(values: readonly string[], prefer: ReadPreferences): Column
   let present = 0;
   let withTime = false;
   const separators = { slash: 0, other: 0 };
+  const impossible = new Set<string>();
+  let impossibleCount = 0;
   for (const raw of values) {
     const text = raw.trim();
     if (isMissingText(text)) {
@@ -687,7 +693,14 @@ function dateReading(values: readonly string[], prefer: ReadPreferences): Column
       continue;
     }
     const read = readDateText(text);
-    if (!read) return null;
+    if (!read) {
+      if (!IMPOSSIBLE_DATE.test(text)) return null;
+      impossible.add(text);
+      impossibleCount++;
+      dayFirst.push("");
+      monthFirst.push("");
+      continue;
+    }
     present++;
     dayFirst.push(read.dayFirst);
     monthFirst.push(read.monthFirst);
@@ -702,7 +715,8 @@ function dateReading(values: readonly string[], prefer: ReadPreferences): Column
     const sample = read.dayFirst ?? read.monthFirst ?? "";
     if (sample.length > 10) withTime = true;
   }
-  if (present === 0) return null;
+  // A few dates that name no day are flagged; many say the column is no date column.
+  if (present === 0 || impossibleCount * 4 > present) return null;
   let first: boolean;
   let by: ColumnReading["dayFirstBy"];
   if (dayOk && monthOk) {
@@ -742,6 +756,14 @@ function dateReading(values: readonly string[], prefer: ReadPreferences): Column
           ? " (as the locale writes them; no day above 12 decides it)"
           : ` (the custom for "${separators.other >= separators.slash ? "." : "/"}"; no day above 12 decides it)`;
     reading.note = `${order} ${JSON.stringify((values[example] as string).trim())} -> ${out[example]}${why}`;
+  }
+  if (impossible.size > 0) {
+    const listed = [...impossible]
+      .slice(0, 3)
+      .map((text) => JSON.stringify(text))
+      .join(", ");
+    const flag = `no such date: ${listed} read as missing`;
+    reading.note = reading.note ? `${reading.note}; ${flag}` : flag;
   }
   return reading;
 }
