@@ -244,3 +244,30 @@ describe("dates and placeholders of a statistics export", () => {
     expect((await readTable(plain)).rows.map((row) => row[0])).toEqual(["x", "y", "z"]);
   });
 });
+
+describe("JSON an API returns", () => {
+  it("reads the one list of records inside an envelope, its nested lists as child tables", async () => {
+    const body = {
+      count: 2,
+      prizes: [
+        {
+          year: "2023",
+          category: "physics",
+          laureates: [
+            { id: "1", surname: "A" },
+            { id: "2", surname: "B" },
+          ],
+        },
+        { year: "2022", category: "peace" },
+      ],
+    };
+    const file = writeFixture(dir, "prizes.json", JSON.stringify(body));
+    const { tables } = await load(file);
+    const prizes = named(tables, "prizes");
+    expect(prizes.rows).toBe(2);
+    expect(prizes.origin).toMatchObject({ format: "json", pointer: "/prizes" });
+    expect(named(tables, "prizes_laureates").rows).toBe(2);
+    const two = writeFixture(dir, "two.json", JSON.stringify({ a: [{ x: 1 }], b: [{ y: 2 }] }));
+    await expect(load(two)).rejects.toThrow(/expected a list of records/);
+  });
+});

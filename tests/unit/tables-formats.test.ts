@@ -64,7 +64,12 @@ describe("Excel workbooks", () => {
     ]);
     const [north, south] = tables;
     if (!north || !south) throw new Error("two tables expected");
-    expect(dtypes(north)).toEqual(["city:object", "revenue:float64", "day:object", "open:bool"]);
+    expect(dtypes(north)).toEqual([
+      "city:object",
+      "revenue:float64",
+      "day:datetime64[ns]",
+      "open:bool",
+    ]);
     expect((await readTable(north.table)).rows).toEqual([
       // One of the dates has a time of day: every one is written with its time, as pandas does.
       ["Oslo", "709", "2024-01-31 00:00:00", "true"],

@@ -121,6 +121,18 @@ export function gridFromJson(text: string, file: string, flatten = true): Grid {
     const grid = gridFromColumnsData(value.columns, value.data, file);
     return { ...grid, json: { pointer: "/data", shape: "rows" } };
   }
+  // An API's envelope: {"prizes": [...]} or {"meta": {...}, "results": [...]}.
+  const lists = isRecord(value)
+    ? Object.entries(value).filter(
+        ([, inner]) => Array.isArray(inner) && inner.length > 0 && inner.every(isRecord),
+      )
+    : [];
+  const [only] = lists;
+  if (only && lists.length === 1) {
+    const [key, records] = only as [string, unknown[]];
+    const pointer = `/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    return { ...gridFromRecords(records, file, flatten), json: { pointer, shape: "records" } };
+  }
   const got = isRecord(value)
     ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`
     : kindOf(value);
