@@ -42,6 +42,10 @@ MAX_TRACE_S = 3.0
 PERTURBED_COPIES = 3
 # Rows are traced one by one (leave one out) in tables at most this long.
 MAX_TRACED_ROWS = 64
+# A longer table's rows are traced by removing blocks of them and halving the blocks whose
+# removal changes the result, in at most this many re-runs (a result resting on a few rows: a
+# lookup, an extreme, a small group's sum); past it they stay unknown, never half listed.
+ROW_BLOCK_RERUNS = 120
 # A longer table is traced on a random sample of this many of its rows (ids kept), so that
 # re-runs cost what they cost on a small table.
 SAMPLE_ROWS = 5_000
@@ -429,6 +433,11 @@ def _without(frame, position):
     return frame.take(np.flatnonzero(np.arange(len(frame)) != position))
 
 
+def _without_block(frame, lo, hi):
+    """A copy of a table without rows lo..hi-1; the others keep their index."""
+    return frame.take(np.r_[0:lo, hi : len(frame)])
+
+
 def perturb_all(frame, rng):
     """A perturbed copy of a table: every column perturbed (trial 0), one random row dropped
     when there are two or more; the remaining rows keep their index (their source row ids)."""
@@ -602,6 +611,8 @@ class Tracer:
         for position, (name, frame) in enumerate(self.tables):
             if len(frame) <= MAX_TRACED_ROWS:
                 self._trace_rows(position, name, frame)
+            elif not self.sampled:
+                self._trace_row_blocks(position, name, frame)
 
     def _derive(self):
         if self._differs(self._with()):
@@ -663,6 +674,29 @@ class Tracer:
                 if seen[0] != "error":
                     self._changed(f"row {row} of {name} was removed")
         self.rows[name] = found
+
+    def _trace_row_blocks(self, position, name, frame):
+        """The rows leave-one-out would find, by removing blocks: a block whose removal leaves
+        the result as it was holds none (rows that change it only together, as tied extremes,
+        are not found one by one either)."""
+        found = []
+        half = len(frame) // 2
+        blocks = [(half, len(frame)), (0, half)]
+        for _ in range(ROW_BLOCK_RERUNS):
+            if not blocks:
+                self.rows[name] = sorted(found)
+                return
+            lo, hi = blocks.pop()
+            seen = self._observe(self._with(position, _without_block(frame, lo, hi)))
+            if seen == self.base:
+                continue
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                blocks += [(mid, hi), (lo, mid)]
+                continue
+            found.append(lo)
+            if seen[0] != "error":
+                self._changed(f"row {lo} of {name} was removed")
 
     def _changed(self, what):
         # A result the perturbed copies left alone (or failed on) that one column or row
