@@ -427,7 +427,44 @@ function describeVerdict(verdict: Verdict, chart = false): string {
 
 /** The `--json` shape: the state's fields, and the figures the answer rests on. */
 export function jsonResult(state: TableQAStateValue): Record<string, unknown> {
-  return Object.fromEntries(
-    JSON_FIELDS.map((field) => [field, field === "figures" ? figureListing(state) : state[field]]),
-  );
+  const listing = (field: (typeof JSON_FIELDS)[number]) =>
+    field === "figures"
+      ? figureListing(state)
+      : field === "citations"
+        ? citationListing(state)
+        : state[field];
+  return Object.fromEntries(JSON_FIELDS.map((field) => [field, listing(field)]));
+}
+
+/** One piece of the answer's evidence and the source cells it names, in the file's own places. */
+export interface CitationListing {
+  evidence: string;
+  cells: string[];
+}
+
+/**
+ * The source cells each piece of evidence the answer cites names (a cell packet's cells, the
+ * cells a result rests on), as `Results!B5` or `sales.csv line 4, column Sales`.
+ */
+export function citationListing(
+  state: Pick<TableQAStateValue, "answer" | "evidence" | "attempts" | "tables">,
+): CitationListing[] {
+  const context: EvidenceContext = {
+    attempts: state.attempts,
+    tables: new Map(state.tables.map((t) => [t.name, t])),
+  };
+  const byId = new Map(state.evidence.map((e) => [e.id, e]));
+  const out: CitationListing[] = [];
+  for (const id of state.answer?.evidence ?? []) {
+    const e = byId.get(id);
+    if (!e) continue;
+    const cells = cellIdsAddress(e.provenance.parents, context);
+    if (e.anchor.kind === "cells") {
+      const table = sourceTable(context, e.anchor.table);
+      const { rows, columns } = e.anchor;
+      if (table && rows.length > 0) cells.push(...columns.map((c) => cellsAddress(table, rows, c)));
+    }
+    if (cells.length > 0) out.push({ evidence: e.id, cells });
+  }
+  return out;
 }

@@ -61,6 +61,21 @@ describe("a finance workbook as a new user gives it", () => {
     expect(prompt).toContain('Hidden sheet not loaded: "Lookup"');
   }, 90_000);
 
+  it("--json names the cited cells in the sheet's own places, not by internal ids", async () => {
+    const result = await runCli(
+      ["ask", file, "What was the Q1 revenue of all regions?", "--no-memory", "--json"],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const { citations } = JSON.parse(result.stdout) as {
+      citations: { evidence: string; cells: string[] }[];
+    };
+    expect(citations.length).toBeGreaterThan(0);
+    const cells = citations.flatMap((c) => c.cells).join("; ");
+    expect(cells).toMatch(/Results!B5/);
+    expect(cells).not.toMatch(/:r\d+:/);
+  }, 90_000);
+
   it("inspect prints the reading; --raw the literal one; --json the references", async () => {
     const shown = await runCli(["inspect", file], env);
     expect(shown.code, shown.stderr).toBe(0);
