@@ -440,7 +440,7 @@ const Score = z.number().int().min(0).max(2);
 /** The checker's judgement of one answer. */
 /** One thing the question asks held against the computation (grounding/alignment.ts). */
 export const AlignmentFindingSchema = z.object({
-  aspect: z.enum(["columns", "rows", "operation", "extreme", "cardinality", "scale"]),
+  aspect: z.enum(["columns", "rows", "operation", "extreme", "cardinality", "scale", "totals"]),
   conflict: z.boolean(),
   text: z.string(),
 });

@@ -674,6 +674,66 @@ function describe(facts: TableFacts | undefined, ops: CodeOperations): string {
   return `the result is ${what}${of}${over}`;
 }
 
+/** Words asking for total rows themselves ("the subtotals", "the total rows"). */
+const ASKS_FOR_TOTALS = /\b(?:sub-?totals?|totals|total rows?)\b/i;
+
+/**
+ * Whether one of `rows` is, in a column the result reads, the sum of the others (a nation's
+ * row among its states' rows): summed together, the parts count twice.
+ */
+function nested(facts: TableFacts, rows: readonly number[]): boolean {
+  if (rows.length < 3) return false;
+  for (const column of facts.lineage?.columns ?? []) {
+    const values = rows.map((r) => facts.numbers.get(column)?.get(r));
+    if (values.some((v) => v === undefined)) continue;
+    const all = (values as number[]).reduce((a, b) => a + b, 0);
+    if ((values as number[]).some((v) => Math.abs(2 * v - all) <= 1e-3 * Math.abs(v) + 1e-9))
+      return true;
+  }
+  return false;
+}
+
+/**
+ * A sum, count or mean over total rows (a table's `<name>_totals`) together with rows of the
+ * table they add up, or over total rows one of which adds up the others: rows count twice.
+ * Unless the question asks for totals or names each total row it takes.
+ */
+function totalsFinding(
+  input: AlignmentInput,
+  facts: readonly TableFacts[],
+  ops: CodeOperations,
+): AlignmentFinding | null {
+  if (!(["sum", "count", "mean"] as const).some((op) => ops.aggregates.has(op))) return null;
+  if (ASKS_FOR_TOTALS.test(input.question)) return null;
+  const asked = normalizeText(input.question);
+  for (const main of input.sources) {
+    const totals = main.ref.reading?.totals;
+    const aside = facts.find((f) => f.loaded.ref.name === totals?.table);
+    if (!totals?.table || !aside) continue;
+    const rows = aside.lineage?.rows ?? [];
+    const data = input.result.lineage.find((l) => l.table === main.ref.name)?.rows ?? [];
+    if (rows.length === 0 || (data.length === 0 && !nested(aside, rows))) continue;
+    const labels = rows.map((r) => totals.labels[r] ?? `row ${r + 1}`);
+    if (labels.every((label) => label !== "" && containsWords(asked, normalizeText(label))))
+      continue;
+    const listed = labels
+      .slice(0, 4)
+      .map((label) => JSON.stringify(label))
+      .join(", ");
+    const more = labels.length > 4 ? ` and ${labels.length - 4} more` : "";
+    const how =
+      data.length > 0
+        ? ` with ${data.length} rows of ${main.ref.name} they add up`
+        : ", one of which adds up the others";
+    return {
+      aspect: "totals",
+      conflict: true,
+      text: `the result adds up ${labels.length} total row${labels.length === 1 ? "" : "s"} of ${totals.table} (${listed}${more})${how}: rows count twice, and the question does not ask for totals`,
+    };
+  }
+  return null;
+}
+
 /** The alignment of a run's result with the question (see the comment at the top of this file). */
 export function alignmentOf(input: AlignmentInput): Alignment {
   const ops = codeOperations(input.code);
@@ -706,6 +766,8 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   }
   const operation = operationFinding(asked, askedOperations(input.question, []), ops);
   if (operation) findings.push(operation);
+  const totals = totalsFinding(input, facts, ops);
+  if (totals) findings.push(totals);
   // "The average of the top 5" asks for one value over five rows, not five items.
   const cardinality = cardinalityFinding(input.question, input.items.length, asked);
   if (cardinality) findings.push(cardinality);

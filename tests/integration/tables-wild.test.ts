@@ -3,7 +3,9 @@
  * own that reproduces it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { type Attempt, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
+import { evidenceFromExecution } from "../../grounding/evidence.js";
+import { ruleVerdict } from "../../grounding/verdict.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { loadTables } from "../../tools/tables/load.js";
 import { readTable } from "../../tools/tables/read.js";
@@ -269,5 +271,72 @@ describe("JSON an API returns", () => {
     expect(named(tables, "prizes_laureates").rows).toBe(2);
     const two = writeFixture(dir, "two.json", JSON.stringify({ a: [{ x: 1 }], b: [{ y: 2 }] }));
     await expect(load(two)).rejects.toThrow(/expected a list of records/);
+  });
+});
+
+describe("the checker and total rows", () => {
+  const column = "Beta-Union / Zweitstimmen / Endgültig";
+  let tables: TableRef[];
+
+  beforeAll(async () => {
+    const file = writeFixture(dir, "wahlkreise.csv", electionCsv().text);
+    tables = (await load(file)).tables;
+  });
+
+  async function judge(question: string, code: string) {
+    const sandbox = await getSandbox("local");
+    const result = await sandbox.execute({ code, tables });
+    expect(result.ok, result.error?.message).toBe(true);
+    const answer = result.stdout.trim();
+    const attempt: Attempt = { id: "a1", code, raw: code, result, parseError: null };
+    const evidence = evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z");
+    const { verdict } = await ruleVerdict({
+      question,
+      answer: { raw: `Final Answer: ${answer}`, final: answer, evidence: [] },
+      evidence,
+      attempts: [attempt],
+      tables,
+    });
+    return { answer, verdict, issues: verdict.issues.join("\n") };
+  }
+
+  const question = "How many second votes did the Beta-Union get nationwide?";
+  const national = String(electionCsv().betaSecondNational);
+
+  it("refuses a sum over the data and its total rows together", async () => {
+    const code = `print(int(pd.concat([wahlkreise, wahlkreise_totals])[${JSON.stringify(column)}].sum()))`;
+    const { answer, verdict, issues } = await judge(question, code);
+    expect(answer).toBe(String(3 * Number(national)));
+    expect(verdict.pass).toBe(false);
+    expect(issues).toMatch(
+      /adds up 3 total rows of wahlkreise_totals \("Küstenland", "Bergland", "Bundesgebiet"\) with 5 rows/,
+    );
+  });
+
+  it("refuses a sum over total rows one of which adds up the others", async () => {
+    const { verdict, issues } = await judge(
+      question,
+      `print(int(wahlkreise_totals[${JSON.stringify(column)}].sum()))`,
+    );
+    expect(verdict.pass).toBe(false);
+    expect(issues).toMatch(/one of which adds up the others/);
+  });
+
+  it("passes the sum over the seats, the national row read, and two states the question names", async () => {
+    const seats = await judge(question, `print(int(wahlkreise[${JSON.stringify(column)}].sum()))`);
+    expect(seats.answer).toBe(national);
+    expect(seats.verdict.pass, seats.issues).toBe(true);
+    const read = await judge(
+      question,
+      `t = wahlkreise_totals\nprint(int(t.loc[t['Gebiet'] == 'Bundesgebiet', ${JSON.stringify(column)}].iloc[0]))`,
+    );
+    expect(read.answer).toBe(national);
+    expect(read.verdict.pass, read.issues).toBe(true);
+    const both = await judge(
+      "How many second votes did the Beta-Union get in Küstenland and Bergland together?",
+      `t = wahlkreise_totals\nprint(int(t.loc[t['Gebiet'].isin(['Küstenland', 'Bergland']), ${JSON.stringify(column)}].sum()))`,
+    );
+    expect(both.answer).toBe(national);
+    expect(both.verdict.pass, both.issues).toBe(true);
   });
 });
