@@ -132,6 +132,18 @@ export const TableReadingSchema = z.object({
   groupColumn: z.string().optional(),
   /** The cells' literal text, same rows and columns as the table, for citations. */
   text: z.object({ uri: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** Sheets of the workbook holding words about the others, not data: not loaded. */
+  asideSheets: z
+    .array(
+      z.object({
+        sheet: z.string().max(200),
+        kind: z.enum(["contents", "notes"]),
+        /** Its first lines, clipped. */
+        lines: z.array(z.string().max(300)).max(3),
+      }),
+    )
+    .max(50)
+    .optional(),
   /** Tables made from this one's lists of records (JSON), by column. */
   children: z
     .array(z.object({ column: z.string(), table: z.string() }))

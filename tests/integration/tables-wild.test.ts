@@ -2,17 +2,19 @@
  * Structures of public statistics files that broke the reader (issue 34), each in a file of our
  * own that reproduces it.
  */
+import { utils, write } from "@e965/xlsx";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Attempt, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
 import { evidenceFromExecution } from "../../grounding/evidence.js";
 import { ruleVerdict } from "../../grounding/verdict.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { tableContexts } from "../../tools/tables/context.js";
 import { loadTables } from "../../tools/tables/load.js";
 import { readTable } from "../../tools/tables/read.js";
 import type { ReadingOptions } from "../../tools/tables/reading.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
-import { electionCsv, structuralCsv } from "../support/wild-files.js";
+import { electionCsv, manySheetRows, structuralCsv } from "../support/wild-files.js";
 
 let dir: string;
 
@@ -338,5 +340,60 @@ describe("the checker and total rows", () => {
     );
     expect(both.answer).toBe(national);
     expect(both.verdict.pass, both.issues).toBe(true);
+  });
+});
+
+describe("a workbook of many sheets from a statistics office", () => {
+  let tables: TableRef[];
+
+  beforeAll(async () => {
+    const { sheets } = manySheetRows();
+    const book = utils.book_new();
+    for (const sheet of sheets)
+      utils.book_append_sheet(book, utils.aoa_to_sheet(sheet.rows), sheet.name);
+    const file = writeFixture(
+      dir,
+      "trade.xlsx",
+      write(book, { type: "buffer", bookType: "xlsx" }) as Buffer,
+    );
+    tables = (await load(file)).tables;
+  });
+
+  it("sets the contents and notes sheets aside and says so", () => {
+    const data = tables.filter((t) => !t.name.endsWith("_totals"));
+    expect(data).toHaveLength(9);
+    expect(tables.some((t) => /contents|notes/i.test(t.name))).toBe(false);
+    expect(data[0]?.reading?.asideSheets?.map((s) => [s.sheet, s.kind])).toEqual([
+      ["Contents", "contents"],
+      ["Notes", "notes"],
+    ]);
+  });
+
+  it("fills each region down its block and keeps the whole country's block as totals", async () => {
+    const first = named(tables, "trade_table_1");
+    expect(first.rows).toBe(12);
+    const rows = (await readTable(first)).rows;
+    expect(rows.map((row) => row[0])).toEqual(
+      manySheetRows().regions.flatMap((region) => [region, region, region]),
+    );
+    expect(first.columns[0]?.reading).toContain("filled down: 10 empty cells");
+    expect(first.reading?.totals?.labels).toEqual([
+      "United Kingdom",
+      "United Kingdom",
+      "United Kingdom",
+    ]);
+  });
+
+  it("shows every data table's column names within the budget, before titles and notes", async () => {
+    const data = tables.filter((t) => !t.name.endsWith("_totals"));
+    const contexts = await tableContexts(data, "What were London's imports of fuel in Q2?", {
+      budgetTokens: 3000,
+    });
+    expect(contexts.reduce((sum, c) => sum + c.tokens, 0)).toBeLessThanOrEqual(3000);
+    for (const context of contexts) {
+      for (const name of ["Region", "Flow", "Q1", "Q4"])
+        expect(context.text).toContain(`\`${name}\``);
+    }
+    expect(contexts[0]?.text).toContain('"Contents" (contents), "Notes" (notes)');
   });
 });

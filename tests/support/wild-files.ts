@@ -183,3 +183,64 @@ export function structuralCsv(): { text: string; population: number; rows: numbe
   }
   return { text: `${lines.join("\n")}\n`, population: Math.round(population * 10) / 10, rows: 6 };
 }
+
+/**
+ * A statistics office's workbook of many sheets: a contents sheet naming the others, a notes
+ * sheet of long paragraphs, and nine data sheets, each with four title lines, a region label
+ * written only on the first row of its block, a block for the whole country adding up the
+ * regions, and long notes under the data.
+ */
+export function manySheetRows(): {
+  sheets: { name: string; rows: (string | number | null)[][] }[];
+  regions: string[];
+} {
+  const regions = ["North East", "North West", "London", "South West"];
+  const kinds = ["Exports", "Imports", "Balance"];
+  const topics = [
+    "Food",
+    "Fuel",
+    "Machinery",
+    "Chemicals",
+    "Textiles",
+    "Metals",
+    "Vehicles",
+    "Timber",
+    "Paper",
+  ];
+  const note = (i: number) =>
+    `Note ${i}: figures are provisional and may be revised in later releases when late returns from businesses are received and checked; totals may not add because of rounding.`;
+  const data = topics.map((topic, t) => {
+    const rows: (string | number | null)[][] = [
+      [`Table ${t + 1}: Trade in ${topic.toLowerCase()} by region, 2024`],
+      ["Pounds million, current prices"],
+      ["Source: Regional trade statistics"],
+      ["Released 1 March 2025"],
+      [],
+      ["Region", "Flow", "Q1", "Q2", "Q3", "Q4"],
+    ];
+    const totals = kinds.map(() => [0, 0, 0, 0]);
+    for (const [r, region] of regions.entries()) {
+      for (const [k, kind] of kinds.entries()) {
+        const values = [0, 1, 2, 3].map((q) => 100 + t * 10 + r * 7 + k * 3 + q * 2);
+        values.forEach((v, q) => {
+          (totals[k] as number[])[q] = ((totals[k] as number[])[q] ?? 0) + v;
+        });
+        rows.push([k === 0 ? region : null, kind, ...values]);
+      }
+    }
+    for (const [k, kind] of kinds.entries())
+      rows.push([k === 0 ? "United Kingdom" : null, kind, ...(totals[k] as number[])]);
+    rows.push([], [note(1)], [note(2)], [note(3)]);
+    return { name: `Table ${t + 1}`, rows };
+  });
+  const contents = {
+    name: "Contents",
+    rows: [
+      ["Contents"],
+      [],
+      ...data.map((d, i) => [d.name, `Trade in ${topics[i]?.toLowerCase()} by region, 2024`]),
+    ],
+  };
+  const notes = { name: "Notes", rows: [["Notes"], ...[1, 2, 3, 4, 5, 6].map((i) => [note(i)])] };
+  return { sheets: [contents, notes, ...data], regions };
+}

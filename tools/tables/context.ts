@@ -7,7 +7,7 @@ import { packSections, type Section } from "./context-budget.js";
 import { columnScore } from "./context-keywords.js";
 import { type CellHit, type IndexHit, type Retrieval, retrieve } from "./context-retrieval.js";
 import { formatProfile, isLargeTable, summarizeInNode } from "./profile.js";
-import { columnFacts, readingLines } from "./reading-notes.js";
+import { columnFacts, NOTES_HEAD, readingPieces } from "./reading-notes.js";
 import { renderTable } from "./render.js";
 import { loadTokenizer, type Tokenizer } from "./tokens.js";
 
@@ -189,11 +189,13 @@ const PRIORITY = {
   relevantName: 1,
   otherName: 2,
   relevantStats: 3,
+  titles: 3,
   topRows: 3,
   firstCellPerKeyword: 4,
   moreRows: 4,
   noMatch: 4,
   sampleRows: 5,
+  notes: 5.5,
   otherStats: 6,
   rest: 7,
 } as const;
@@ -226,12 +228,13 @@ async function retrievedView(
       : "";
 
   const facts = new Map(ref.columns.map((column) => [column.name, columnFacts(column)]));
+  const reading = readingPieces(ref);
   const sections: Section[] = [];
   sections.push({
     fixed: true,
     head: [
       tableHeader(ref, index.rowCount, names.length),
-      ...readingLines(ref),
+      ...reading.filter((line) => line.kind === "fact").map((line) => line.text),
       "Too large to show whole: its columns with statistics, then the rows and cells that " +
         "match the question's words. # is the 0-based row position, as pandas counts.",
     ],
@@ -256,6 +259,20 @@ async function retrievedView(
           : undefined,
       };
     }),
+  });
+
+  // The file's own words around the data come after the column names, and go first when the
+  // budget is tight: a long title or note never crowds out a column's name.
+  sections.push({
+    head: [],
+    pieces: reading
+      .filter((line) => line.kind === "title")
+      .map((line) => ({ text: line.text, priority: PRIORITY.titles })),
+  });
+  const notes = reading.filter((line) => line.kind === "note" && line.text !== NOTES_HEAD);
+  sections.push({
+    head: reading.some((line) => line.text === NOTES_HEAD) ? [NOTES_HEAD] : [],
+    pieces: notes.map((line) => ({ text: line.text, priority: PRIORITY.notes })),
   });
 
   const sample = index.firstRows

@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import type { TableOrigin, TableRef, TableSource } from "../../blackboard/schemas.js";
+import type { TableOrigin, TableReading, TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, hashFile, putArtifact, removingOnFailure } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
 import { DEFAULT_MAX_CELLS, keepIndex } from "./cell-index.js";
@@ -22,8 +22,9 @@ import {
 import { indexKey, readIndex, writeIndex } from "./load-index.js";
 import { tableName, uniqueColumnNames } from "./names.js";
 import { inlineOrigin, lineOrigin, type OriginOf, sheetOrigin, storeRead } from "./read-store.js";
-import { type ReadingOptions, readSheet, readValues } from "./reading.js";
+import { type ReadingOptions, type ReadTable, readSheet, readValues } from "./reading.js";
 import { rowPlaces } from "./row-places.js";
+import { sheetRole } from "./sheet-roles.js";
 import { allowedSource, localUpload } from "./sources.js";
 import { rawSheetFromRows } from "./structure.js";
 import { checkRagged, type TextSheet, textSheet } from "./text-sheet.js";
@@ -339,7 +340,8 @@ async function loadWorkbook(
   }
   const hidden = all.filter((s) => s.hidden && s.sheet !== wanted).map((s) => s.sheet);
   const sheets = all.filter((s) => (wanted ? s.sheet === wanted : !s.hidden));
-  const read = sheets.map(({ sheet, raw }) => ({ sheet, tables: readSheet(raw, reading) }));
+  const everySheet = sheets.map(({ sheet, raw }) => ({ sheet, tables: readSheet(raw, reading) }));
+  const { data: read, aside } = setAside(everySheet, wanted);
   const count = read.filter((s) => s.tables.length > 0).length;
   const loaded: Unprefixed[] = [];
   for (const { sheet, tables } of read) {
@@ -353,6 +355,7 @@ async function loadWorkbook(
           const reading = entry.table.reading ?? {};
           entry.table.reading = { ...reading, hidden: { ...reading.hidden, sheets: hidden } };
         }
+        if (aside.length > 0) entry.table.reading = { ...entry.table.reading, asideSheets: aside };
         entry.warnings = entry.warnings.map((w) => `sheet ${JSON.stringify(sheet)}: ${w}`);
       }
       loaded.push(...stored);
@@ -363,6 +366,39 @@ async function loadWorkbook(
     throw new TableLoadError(file, `the workbook has no data in any visible sheet (${names})`);
   }
   return loaded;
+}
+
+type SheetRead = { sheet: string; tables: ReadTable[] };
+
+/**
+ * The data sheets of a workbook, and its sheets of contents and notes set aside (unless asked
+ * for by name, or no sheet of data would be left).
+ */
+function setAside(
+  read: readonly SheetRead[],
+  wanted: string | undefined,
+): { data: SheetRead[]; aside: NonNullable<TableReading["asideSheets"]> } {
+  if (wanted || read.length < 2) return { data: [...read], aside: [] };
+  const names = read.map((s) => s.sheet);
+  const roles = read.map((s) =>
+    sheetRole(
+      s.tables,
+      names.filter((name) => name !== s.sheet),
+    ),
+  );
+  const data = read.filter((_, i) => roles[i] === null);
+  if (data.length === 0) return { data: [...read], aside: [] };
+  const aside = read.flatMap((s, i) => {
+    const kind = roles[i];
+    if (!kind) return [];
+    const lines = s.tables
+      .flatMap((t) => [...t.title, ...t.text.map((row) => row.filter(Boolean).join(" "))])
+      .filter((line) => line.trim() !== "")
+      .slice(0, 3)
+      .map((line) => line.slice(0, 300));
+    return [{ sheet: s.sheet, kind, lines }];
+  });
+  return { data, aside };
 }
 
 /** A workbook read literally: each sheet's first row (after title rows) its header. */

@@ -46,16 +46,40 @@ export function columnFacts(column: Column): string {
   return facts.join("; ");
 }
 
+/**
+ * One line on how a table was read: a `fact` the code must know (the header, rows left out and
+ * where), or words the file wrote around the data (its `title` and `note` lines), which a tight
+ * context gives up before the column names.
+ */
+export interface ReadingLine {
+  text: string;
+  kind: "fact" | "title" | "note";
+}
+
+/** The line over a table's notes. */
+export const NOTES_HEAD = "Notes around the table, left out of the data:";
+
 /** Lines on how the table was read; none for a table read literally with nothing to say. */
 export function readingLines(ref: TableRef): string[] {
+  return readingPieces(ref).map((line) => line.text);
+}
+
+/** readingLines, each with its kind. */
+export function readingPieces(ref: TableRef): ReadingLine[] {
   const reading = ref.reading;
   if (!reading) return [];
   const unit = rowUnit(ref);
-  const lines: string[] = [];
+  const out: ReadingLine[] = [];
+  const lines = {
+    push: (...texts: string[]) => {
+      for (const text of texts) out.push({ text, kind: "fact" });
+    },
+  };
   if (reading.title?.length) {
-    lines.push(
-      `Title above the table: ${reading.title.map((t) => JSON.stringify(clip(t))).join(" / ")}`,
-    );
+    out.push({
+      text: `Title above the table: ${reading.title.map((t) => JSON.stringify(clip(t))).join(" / ")}`,
+      kind: "title",
+    });
   }
   const paths = ref.columns.filter((column) => (column.path?.length ?? 0) > 1);
   if (paths[0]) {
@@ -89,9 +113,9 @@ export function readingLines(ref: TableRef): string[] {
     );
   }
   if (reading.notes?.length) {
-    lines.push(`Notes below or beside the table, left out of the data:`);
+    out.push({ text: NOTES_HEAD, kind: "note" });
     for (const note of reading.notes.slice(0, 5)) {
-      lines.push(`- ${unit} ${note.row}: ${JSON.stringify(clip(note.text))}`);
+      out.push({ text: `- ${unit} ${note.row}: ${JSON.stringify(clip(note.text))}`, kind: "note" });
     }
   }
   const hidden = reading.hidden;
@@ -106,6 +130,19 @@ export function readingLines(ref: TableRef): string[] {
       `Hidden sheet${hidden.sheets.length === 1 ? "" : "s"} not loaded: ${hidden.sheets.map((s) => JSON.stringify(s)).join(", ")}`,
     );
   }
+  const aside = reading.asideSheets ?? [];
+  if (aside.length > 0) {
+    const listed = aside.map((s) => `${JSON.stringify(s.sheet)} (${s.kind})`).join(", ");
+    lines.push(`Sheets of contents and notes, not data, not loaded (--sheet loads one): ${listed}`);
+    for (const s of aside.filter((s) => s.kind === "notes")) {
+      const first = s.lines.find((line) => line.length > 20) ?? s.lines[0];
+      if (first)
+        out.push({
+          text: `- sheet ${JSON.stringify(s.sheet)}: ${JSON.stringify(clip(first))}`,
+          kind: "note",
+        });
+    }
+  }
   if (reading.children?.length) {
     for (const child of reading.children) {
       lines.push(
@@ -113,5 +150,5 @@ export function readingLines(ref: TableRef): string[] {
       );
     }
   }
-  return lines;
+  return out;
 }

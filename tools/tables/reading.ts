@@ -143,26 +143,41 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
   const textAt = (r: number) => block.columns.map((c) => sheet.cells[r]?.[c]?.text ?? "");
   const place = (r: number) => sheet.rowNumbers[r] ?? r + 1;
   let header = block.headerPaths.map((path) => path.join(PATH_SEPARATOR));
+  // Labels filled down are values, not text: citations quote the empty cell as it is.
+  const filled = new Map((block.fills ?? []).map((f) => [`${f.row}:${f.column}`, f.text]));
+  const valueAt = (r: number) =>
+    block.columns.map((c) => filled.get(`${r}:${c}`) ?? sheet.cells[r]?.[c]?.text ?? "");
   let dataText = block.rows.map(textAt);
+  let dataValues = block.rows.map(valueAt);
   let totalsText = block.totals.map((total) => textAt(total.row));
+  let totalsValues = block.totals.map((total) => valueAt(total.row));
   let facts: ColumnFacts[] = block.headerPaths.map((path) => (path.length > 1 ? { path } : {}));
   const formulas = new Set(block.formulaColumns);
   block.columns.forEach((c, i) => {
     if (formulas.has(c) && facts[i]) facts[i] = { ...facts[i], formula: true };
+    const count = (block.fills ?? []).filter((f) => f.column === c).length;
+    if (count > 0 && facts[i]) {
+      facts[i] = {
+        ...facts[i],
+        reading: `filled down: ${count} empty cell${count === 1 ? "" : "s"} took the label above`,
+      };
+    }
   });
   let letters = sheet.letters ? block.columns.map((c) => sheet.letters?.[c] ?? "") : undefined;
   const groups = block.rowGroups;
   if (groups) {
     header = [groups.name, ...header];
     dataText = dataText.map((row, i) => [groups.values[i] ?? "", ...row]);
+    dataValues = dataValues.map((row, i) => [groups.values[i] ?? "", ...row]);
     totalsText = totalsText.map((row) => ["", ...row]);
+    totalsValues = totalsValues.map((row) => ["", ...row]);
     facts = [{}, ...facts];
     // The added column has no letter of its own: it cites the label column's.
     if (letters) letters = [letters[0] ?? "A", ...letters];
   }
   // A units row under the header ("'000", "$m") says more than the cells can.
   const offset = groups ? 1 : 0;
-  const read = readCells(header, [...dataText, ...totalsText], facts, opts, (c) =>
+  const read = readCells(header, [...dataValues, ...totalsValues], facts, opts, (c) =>
     block.units?.[c - offset] ? block.units[c - offset] : undefined,
   );
   const hiddenColumns = block.hiddenColumns.map((c) => sheet.letters?.[c] ?? String(c + 1));
@@ -177,6 +192,7 @@ function tableOf(sheet: RawSheet, block: TableBlock, opts: ReadingOptions): Read
     read.changed ||
     block.formulaColumns.length > 0 ||
     (block.repeatedHeaders?.length ?? 0) > 0 ||
+    (block.fills?.length ?? 0) > 0 ||
     (block.units?.some(Boolean) ?? false) ||
     (block.skipped?.length ?? 0) > 0;
   const table: ReadTable = {

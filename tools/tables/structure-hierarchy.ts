@@ -133,6 +133,50 @@ function blockParents(view: View, rows: readonly number[], label: number): Paren
 }
 
 /**
+ * Blocks of a group column (a region's rows of flows) with the same keys in another column,
+ * one block whose every row adds up the rows of its key in the other blocks (the whole
+ * country's block): its rows are totals, each the parent of its key's rows.
+ */
+function crossBlockParents(
+  view: View,
+  rows: readonly number[],
+  label: number,
+): Parent[] | undefined {
+  if (rows.length > 5000) return undefined;
+  for (const group of view.cols.slice(0, 3)) {
+    const blocks: number[][] = [];
+    for (const r of rows) {
+      const last = blocks.at(-1);
+      const code = codeOf(view, r, group);
+      if (code === "") return undefined;
+      if (last && code === codeOf(view, last[0] as number, group)) last.push(r);
+      else blocks.push([r]);
+    }
+    if (blocks.length < 3 || blocks.length * 2 > rows.length) continue;
+    for (const key of view.cols) {
+      if (key === group || !rows.every((r) => view.word(r, key))) continue;
+      const keyOf = (r: number) => codeOf(view, r, key);
+      const skip = new Set([group, key]);
+      const totals = blocks.filter((block) =>
+        block.every((r) => {
+          const parts = blocks
+            .filter((b) => b !== block)
+            .flatMap((b) => b.filter((p) => keyOf(p) === keyOf(r)));
+          return parts.length >= 2 && addsUp(view, r, parts, skip, label, false);
+        }),
+      );
+      if (totals.length !== 1) continue;
+      const [total] = totals as [number[]];
+      return total.map((row) => ({
+        row,
+        children: rows.filter((r) => !total.includes(r) && keyOf(r) === keyOf(row)),
+      }));
+    }
+  }
+  return undefined;
+}
+
+/**
  * The parents of a hierarchy the data writes (by codes, else by blocks), and a row adding up
  * all the parents (the nation over its states): all are totals. Under coded parents every other
  * row's group is its parent's label.
@@ -145,7 +189,7 @@ export function hierarchyGroups(
 ): Map<number, string> | undefined {
   if (rows.length < 6) return undefined;
   const coded = codedParents(view, rows, label);
-  const parents = coded ?? blockParents(view, rows, label);
+  const parents = coded ?? blockParents(view, rows, label) ?? crossBlockParents(view, rows, label);
   if (!parents) return undefined;
   const isParent = new Set(parents.map((p) => p.row));
   const children = new Set(parents.flatMap((p) => p.children));

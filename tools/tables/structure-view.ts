@@ -40,6 +40,8 @@ export class View {
   /** Each cell's number once read: 0 unread, 1 none, 2 in #values. */
   readonly #read: Uint8Array;
   readonly #values: Float64Array;
+  /** Label cells filled down from the label above them (fillDown). */
+  readonly #fills = new Map<number, RawCell>();
 
   /** `only`: the columns of one band of tables side by side. */
   constructor(
@@ -65,7 +67,18 @@ export class View {
   }
 
   cell(r: number, c: number): RawCell {
+    if (this.#fills.size > 0) {
+      const fill = this.#fills.get(r * this.#width + c);
+      if (fill) return fill;
+    }
     return this.sheet.cells[r]?.[c] ?? EMPTY_CELL;
+  }
+
+  /** Reads an empty cell as holding `text`: a label written only on the first row of its block. */
+  fillDown(r: number, c: number, text: string): void {
+    this.#fills.set(r * this.#width + c, { text, kind: "text" });
+    this.#filledCols[r] = undefined;
+    this.#single.delete(r);
   }
 
   text(r: number, c: number): string {

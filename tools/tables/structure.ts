@@ -103,6 +103,8 @@ export interface TableBlock {
   units?: string[];
   /** Rows repeating the header inside the data, left out of rows. */
   repeatedHeaders?: number[];
+  /** Empty label cells that take the label above them (a region written on its first row only). */
+  fills?: { row: number; column: number; text: string }[];
   /** Non-empty rows dropped by `skipRows` (on the first table). */
   skipped?: number[];
   /**
@@ -298,6 +300,42 @@ function numberingRow(view: View, r: number): boolean {
   return numbers.every((c, i) => value(c) === (i === 0 ? 1 : value(numbers[i - 1] as number) + 1));
 }
 
+/**
+ * A label column written only on the first row of each block (a region over its rows of
+ * flows): among the first two columns, words in an eighth to two thirds of the rows, the first
+ * row among them, each written once, and the column right of it words on nearly every row.
+ * Its empty cells take the label above them, in the view (so totals are found by block) and in
+ * the values; the text stays empty for citations.
+ */
+function fillLabels(
+  view: View,
+  rows: readonly number[],
+): { row: number; column: number; text: string }[] {
+  const data = rows.filter((r) => view.single(r) === null);
+  if (data.length < 4) return [];
+  const used = view.cols.filter((c) => data.some((r) => view.filled(r, c)));
+  for (const [i, c] of used.slice(0, 2).entries()) {
+    const next = used[i + 1];
+    if (next === undefined) continue;
+    const labelled = data.filter((r) => view.filled(r, c));
+    const texts = labelled.map((r) => view.text(r, c));
+    const sparse = labelled.length * 8 >= data.length && labelled.length * 3 <= 2 * data.length;
+    if (!sparse || labelled[0] !== data[0] || new Set(texts).size !== texts.length) continue;
+    if (!labelled.every((r) => view.word(r, c))) continue;
+    // The labels under it are words on nearly every row ("Exports", "Imports").
+    if (data.filter((r) => view.word(r, next)).length * 10 < data.length * 9) continue;
+    const fills: { row: number; column: number; text: string }[] = [];
+    let current = "";
+    for (const r of data) {
+      if (view.filled(r, c)) current = view.text(r, c);
+      else fills.push({ row: r, column: c, text: current });
+    }
+    for (const fill of fills) view.fillDown(fill.row, fill.column, fill.text);
+    return fills;
+  }
+  return [];
+}
+
 function tableOf(view: View, read: HeaderRead, repeated: number[], narrow: boolean): TableBlock {
   const { units } = read;
   // A row numbering the columns, in the header or right under it, names nothing: a note.
@@ -311,6 +349,7 @@ function tableOf(view: View, read: HeaderRead, repeated: number[], narrow: boole
   const noteRows = findNotes(view, data, narrow);
   for (const r of [...read.above, ...numbering]) noteRows.add(r);
   const seq = data.filter((r) => !noteRows.has(r));
+  const fills = fillLabels(view, seq);
   const label = labelColumn(
     view,
     seq.filter((r) => view.single(r) === null),
@@ -363,6 +402,7 @@ function tableOf(view: View, read: HeaderRead, repeated: number[], narrow: boole
     block.units = columns.map((c) => units.map((r) => view.text(r, c)).find((t) => t !== "") ?? "");
   }
   if (repeated.length > 0) block.repeatedHeaders = repeated;
+  if (fills.length > 0) block.fills = fills;
   const groups = roles.groups;
   if (groups && rows.some((r) => (groups.get(r) ?? "") !== "")) {
     block.rowGroups = { name: "group", values: rows.map((r) => groups.get(r) ?? "") };
