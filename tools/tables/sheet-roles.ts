@@ -9,8 +9,8 @@ const NOTE_CHARS = 40;
 const NUMBER = /^[-+(]?[\d\s.,'%$€£]+\)?$/;
 
 /**
- * A sheet that is no data but words about the workbook: its contents (most of its rows name
- * another sheet) or its notes (text only, in paragraphs). Null for a data sheet.
+ * A sheet that is no data but words about the workbook (hardly a number in it): its contents
+ * (most of its rows name another sheet) or its notes (paragraphs). Null for a data sheet.
  */
 export function sheetRole(
   tables: readonly ReadTable[],
@@ -22,10 +22,11 @@ export function sheetRole(
     .filter((row) => row.length > 0);
   const cells = rows.flat();
   if (cells.length === 0) return null;
+  // Words, not data: no more than one cell in ten a number.
+  if (cells.filter((cell) => NUMBER.test(cell)).length * 10 > cells.length) return null;
   const names = new Set(others.map((name) => name.trim().toLowerCase()));
   const naming = rows.filter((row) => row.some((cell) => names.has(cell.toLowerCase()))).length;
   if (names.size >= 2 && naming >= 2 && naming * 2 >= rows.length) return "contents";
-  const numbers = cells.filter((cell) => NUMBER.test(cell)).length;
   const chars = cells.reduce((sum, cell) => sum + cell.length, 0);
-  return numbers * 10 <= cells.length && chars >= NOTE_CHARS * cells.length ? "notes" : null;
+  return chars >= NOTE_CHARS * cells.length ? "notes" : null;
 }
