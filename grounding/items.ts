@@ -61,9 +61,44 @@ function wordCount(text: string): number {
 }
 
 /** Prose: a sentence or an explanation rather than values. */
+/** Little words inside a long proper name ("Office of the United Nations High Commissioner for Refugees"). */
+const NAME_JOINERS = new Set([
+  "of",
+  "for",
+  "the",
+  "and",
+  "on",
+  "in",
+  "de",
+  "du",
+  "des",
+  "la",
+  "le",
+  "von",
+  "van",
+  "der",
+  "den",
+  "y",
+  "e",
+  "et",
+  "di",
+  "da",
+  "&",
+  "-",
+  "–",
+]);
+
+/** A long segment that is a proper name: every word capitalised but the little joining words. */
+function isLongName(segment: string): boolean {
+  const words = segment.trim().split(/\s+/);
+  return words.every(
+    (word) => /^[\p{Lu}\p{N}("'“]/u.test(word) || NAME_JOINERS.has(word.toLowerCase()),
+  );
+}
+
 export function isProse(answer: string): boolean {
   return (
-    listSegments(answer).some((segment) => wordCount(segment) > 7) ||
+    listSegments(answer).some((segment) => wordCount(segment) > 7 && !isLongName(segment)) ||
     /[a-z][.!?]\s+[A-Z]/.test(answer) ||
     /\b(?:because|since|therefore|which means|due to|indicat\w+|suggest\w*)\b/i.test(answer)
   );

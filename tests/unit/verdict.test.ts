@@ -23,6 +23,18 @@ describe("formatScore", () => {
     expect(formatScore("  ").score).toBe(0);
   });
 
+  it("takes long proper names in a list for names, not an explanation", () => {
+    const laureates =
+      "Office of the United Nations High Commissioner for Refugees, Mohamed ElBaradei, " +
+      "International Physicians for the Prevention of Nuclear War, Jody Williams, " +
+      "Médecins Sans Frontières, Kofi Annan";
+    expect(formatScore(laureates, "list")).toEqual({ score: 2 });
+    // A long lower-case segment still reads as an explanation.
+    expect(
+      formatScore("Kofi Annan, who won it for the work of the united nations", "list").score,
+    ).toBe(1);
+  });
+
   it("lets a question that wants an explanation have one, within reason", () => {
     const prose =
       "The table lists the medals of ten nations. The United States leads with 39 gold.";
