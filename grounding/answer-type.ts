@@ -57,10 +57,12 @@ const NUMBER_NOUNS = [
   "temperature|speed|age|size|mass|volume|income|revenue|profit|gdp|density|frequency",
   "attendance|votes|turnover|index|quantity|tonnage|yield|output|expenditure|spending",
   "viewership|ratings?",
+  "imports|exports|sales|emissions|earnings|wages|receipts|visits|visitors|arrivals|departures",
+  "deaths|births|cases|consumption|production|investment|debt|deficit|surplus|taxes|spend",
   String.raw`(?:forecast(?:ed)?|predicted|projected|expected|estimated|likely|anticipated) [\w-]+`,
 ].join("|");
 const NUMBER_WHAT = new RegExp(
-  String.raw`^what(?:'s| is| was| are| were| will be| would be| might be| could be| should be)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:${NUMBER_NOUNS})\b`,
+  String.raw`^what(?:'s| is| was| are| were| will be| would be| might be| could be| should be)\s+(?:the\s+)?(?:[\w'’-]+\s+){0,3}?(?:${NUMBER_NOUNS})\b`,
   "i",
 );
 /** A second amount asked for in the same breath: "the mean and standard deviation". */

@@ -23,6 +23,8 @@ describe("expectedAnswerType", () => {
     ],
     ["What was the ranking of guangdong in 2008?", "number"],
     ["By how much did the population grow between 2001 and 2011?", "number"],
+    ["What were London's imports of machinery and transport equipment in 2024?", "number"],
+    ["What were the exports of the North East in Q2?", "number"],
     [
       "In 2001, how many Jamaicans were granted British citizenship through naturalization?",
       "number",
