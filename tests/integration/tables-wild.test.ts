@@ -397,3 +397,36 @@ describe("a workbook of many sheets from a statistics office", () => {
     expect(contexts[0]?.text).toContain('"Contents" (contents), "Notes" (notes)');
   });
 });
+
+describe("a budget file with province header rows", () => {
+  it("keeps the three header rows as paths, the province dimension off the label columns", async () => {
+    const provinces = ["Eastern Cape", "Free State", "Gauteng"];
+    const text = [
+      ["Province", "", ...provinces.flatMap((p) => [p, "", "", ""])],
+      ["", "", ...provinces.flatMap(() => ["Budget", "", "Actual", ""])],
+      [
+        "Programme",
+        "Code",
+        ...provinces.flatMap(() => ["2023/24", "2024/25", "2023/24", "2024/25"]),
+      ],
+      ["Administration", "P1", ...Array.from({ length: 12 }, (_, i) => String(1000 + i))],
+      ["Education", "P2", ...Array.from({ length: 12 }, (_, i) => String(2000 + i))],
+      ["Health", "P3", ...Array.from({ length: 12 }, (_, i) => String(3000 + i))],
+    ]
+      .map((row) => row.join(";"))
+      .join("\n");
+    const file = writeFixture(dir, "budget.csv", text);
+    const { tables, warnings } = await load(file);
+    const budget = named(tables, "budget");
+    const names = budget.columns.map((c) => c.name);
+    expect(names.slice(0, 4)).toEqual([
+      "Programme",
+      "Code",
+      "Eastern Cape / Budget / 2023/24",
+      "Eastern Cape / Budget / 2024/25",
+    ]);
+    expect(names.at(-1)).toBe("Gauteng / Actual / 2024/25");
+    expect(budget.reading?.notes ?? []).toEqual([]);
+    expect(warnings.join("\n")).not.toMatch(/has no name/);
+  });
+});

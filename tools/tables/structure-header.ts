@@ -389,7 +389,15 @@ export function headerPaths(
       const shift = shiftedRuns(view, header[i] as number, header[i + 1] as number);
       if (shift) moved.set(header[i] as number, shift);
     }
-    return shareParents(columns.map((c) => headerPath(view, header, c, fill, moved)));
+    const dimensions = dimensionRows(view, header, columns, rows);
+    return shareParents(
+      columns.map((c) => {
+        const own = dimensions.labels.includes(c)
+          ? header.filter((r) => !dimensions.rows.includes(r))
+          : header;
+        return headerPath(view, own, c, fill, moved);
+      }),
+    );
   }
   const name = view.text(upper as number, view.filledCols(upper as number)[0] as number);
   return columns.map((c) =>
@@ -397,6 +405,35 @@ export function headerPaths(
       ? headerPath(view, [lower as number], c, false)
       : [name, ...headerPath(view, [upper as number], c, false)],
   );
+}
+
+/**
+ * Upper header rows that name the dimension of the column groups at the left edge, over the
+ * label columns ("Province" over "Programme", "Code", beside "Eastern Cape", "Free State"):
+ * the label columns' names are the lower rows' alone. `labels`: the label columns (words in
+ * the data) that the last header row names.
+ */
+function dimensionRows(
+  view: View,
+  header: readonly number[],
+  columns: readonly number[],
+  rows: readonly number[],
+): { rows: number[]; labels: number[] } {
+  const last = header.at(-1);
+  const sample = rows.slice(0, LOOK_BELOW);
+  const labels: number[] = [];
+  for (const c of columns) {
+    const words = sample.filter((r) => view.word(r, c)).length;
+    if (words * 2 <= sample.length || last === undefined || !view.filled(last, c)) break;
+    labels.push(c);
+  }
+  if (labels.length < 2 || labels.length === columns.length) return { rows: [], labels: [] };
+  const dimension = header.slice(0, -1).filter((u) => {
+    const over = labels.filter((c) => view.filled(u, c));
+    const beyond = columns.some((c) => !labels.includes(c) && view.filled(u, c));
+    return over.length === 1 && over[0] === labels[0] && beyond;
+  });
+  return { rows: dimension, labels };
 }
 
 /** Header cells moved onto other columns: by header row, by column. */
