@@ -41,7 +41,7 @@ function sampleCsv(rows: number): string {
     const word = i % 30 === 4 ? "" : (words[i % words.length] ?? "");
     const number = (i % 9) * 1.25;
     const amount = i % 13 === 0 ? "NA" : Number.isInteger(number) ? number.toFixed(1) : `${number}`;
-    const mixed = i % 5 === 0 ? "x" : String(i % 4);
+    const mixed = i % 5 === 0 ? "y" : String(i % 4);
     lines.push(`${i % 17},${amount},${word},${i % 3 === 0 ? "True" : "False"},,${mixed}`);
   }
   return `${lines.join("\n")}\n`;
