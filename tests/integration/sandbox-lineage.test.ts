@@ -203,6 +203,15 @@ describe("the local sandbox's results and their lineage", () => {
     expect(top.lineage[0]?.rows).toEqual([99]);
   });
 
+  it("traces only the tables the result rests on, so a workbook of many sheets is traced too", async () => {
+    const code = "result = hundred.loc[hundred.label == 'row7', 'n'].iloc[0]";
+    const many = [medals, hundred, medals, medals, medals, medals, medals, medals];
+    const looked = resultOf(await run(code, { tables: many }));
+    const byTable = Object.fromEntries(looked.lineage.map((l) => [l.table, l]));
+    expect(byTable.hundred).toEqual({ table: "hundred", rows: [7], columns: ["n", "label"] });
+    expect(byTable.medals).toEqual({ table: "medals", rows: [], columns: [] });
+  });
+
   it("gives the tables the code left their lineage from their index", async () => {
     const answer = await run(
       "top = df[df.gold > 25]\nby_nation = df.groupby('nation').gold.sum()\nprint(len(top))",

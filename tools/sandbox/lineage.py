@@ -606,9 +606,13 @@ class Tracer:
         self._derive()
         if not self.deterministic:
             return
-        for position, (name, frame) in enumerate(self.tables):
+        tables = list(enumerate(self.tables))
+        if len(tables) > 1:
+            # A workbook's many sheets: the budget goes to the tables the result rests on.
+            tables = [(position, table) for position, table in tables if self._rests_on(position, *table)]
+        for position, (name, frame) in tables:
             self._trace_columns(position, name, frame)
-        for position, (name, frame) in enumerate(self.tables):
+        for position, (name, frame) in tables:
             if len(frame) <= MAX_TRACED_ROWS:
                 self._trace_rows(position, name, frame)
             elif not self.sampled:
@@ -648,6 +652,18 @@ class Tracer:
                 )
         if self.sampled:
             self.derivation += f" (traced on a sample of {SAMPLE_ROWS} rows of each longer table)"
+
+    def _rests_on(self, position, name, frame):
+        """Whether the result changes when this table alone is perturbed (or fails then); a
+        table it does not rest on gets no columns and no rows."""
+        if not len(frame) or not frame.shape[1]:
+            return False
+        rng = np.random.default_rng([SEED, 50 + position])
+        if self._observe(self._with(position, perturb_all(frame, rng))) != self.base:
+            return True
+        self.columns[name] = []
+        self.rows[name] = []
+        return False
 
     def _trace_columns(self, position, name, frame):
         found = []
