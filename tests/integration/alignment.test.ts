@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Attempt, TableRef, Verdict } from "../../blackboard/schemas.js";
-import { evidenceFromExecution } from "../../grounding/evidence.js";
-import { ruleVerdict } from "../../grounding/verdict.js";
+import type { TableRef, Verdict } from "../../blackboard/schemas.js";
 import { LocalSandbox } from "../../tools/sandbox/local.js";
 import { loadTables } from "../../tools/tables/load.js";
 import { useTempHome } from "../support/env.js";
+import { judgeRun } from "../support/verdicts.js";
 
 /*
  * Does the code answer the question? Each wrong case is a mistake a capable model makes: the
@@ -97,17 +96,8 @@ async function judge(
 ): Promise<Verdict> {
   const ref = tables[table];
   if (!ref) throw new Error(`no table ${table}`);
-  const result = await sandbox.execute({ code, tables: [ref] });
+  const { result, verdict } = await judgeRun(sandbox, question, code, [ref], answer);
   expect(result.ok, result.error?.message).toBe(true);
-  const attempt: Attempt = { id: "a1", code, raw: code, result, parseError: null };
-  const evidence = evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z");
-  const { verdict } = await ruleVerdict({
-    question,
-    answer: { raw: `Final Answer: ${answer}`, final: answer, evidence: [] },
-    evidence,
-    attempts: [attempt],
-    tables: [ref],
-  });
   return verdict;
 }
 

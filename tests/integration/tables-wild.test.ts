@@ -4,9 +4,7 @@
  */
 import { utils, write } from "@e965/xlsx";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Attempt, type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
-import { evidenceFromExecution } from "../../grounding/evidence.js";
-import { ruleVerdict } from "../../grounding/verdict.js";
+import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
 import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
 import { tableContexts } from "../../tools/tables/context.js";
 import { loadTables } from "../../tools/tables/load.js";
@@ -14,6 +12,7 @@ import { readTable } from "../../tools/tables/read.js";
 import type { ReadingOptions } from "../../tools/tables/reading.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
+import { judgeRun } from "../support/verdicts.js";
 import { electionCsv, manySheetRows, structuralCsv } from "../support/wild-files.js";
 
 let dir: string;
@@ -286,20 +285,14 @@ describe("the checker and total rows", () => {
   });
 
   async function judge(question: string, code: string) {
-    const sandbox = await getSandbox("local");
-    const result = await sandbox.execute({ code, tables });
-    expect(result.ok, result.error?.message).toBe(true);
-    const answer = result.stdout.trim();
-    const attempt: Attempt = { id: "a1", code, raw: code, result, parseError: null };
-    const evidence = evidenceFromExecution(attempt, result, "executor", "2026-01-01T00:00:00Z");
-    const { verdict } = await ruleVerdict({
+    const { result, final, verdict } = await judgeRun(
+      await getSandbox("local"),
       question,
-      answer: { raw: `Final Answer: ${answer}`, final: answer, evidence: [] },
-      evidence,
-      attempts: [attempt],
+      code,
       tables,
-    });
-    return { answer, verdict, issues: verdict.issues.join("\n") };
+    );
+    expect(result.ok, result.error?.message).toBe(true);
+    return { answer: final, verdict, issues: verdict.issues.join("\n") };
   }
 
   const question = "How many second votes did the Beta-Union get nationwide?";
