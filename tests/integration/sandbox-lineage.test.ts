@@ -17,6 +17,7 @@ const STABLE = /unchanged when the table's values were perturbed: a literal or m
 
 let medals: TableRef;
 let hundred: TableRef;
+let wide: TableRef;
 
 beforeAll(async () => {
   useTempHome();
@@ -27,6 +28,16 @@ beforeAll(async () => {
     { name: "n", dtype: "int64" },
     { name: "label", dtype: "object" },
   ]);
+  // An election file's width: a name and 40 columns of votes.
+  const columns = ["name", ...Array.from({ length: 40 }, (_, c) => `v${c}`)];
+  const rows = Array.from({ length: 30 }, (_, r) =>
+    [`seat${r}`, ...columns.slice(1).map((_, c) => String((r * 41 + c * 7) % 97))].join(","),
+  );
+  wide = await tableRef(
+    "wide",
+    [columns.join(","), ...rows].join("\n"),
+    columns.map((name, c) => ({ name, dtype: c === 0 ? "object" : "int64" })),
+  );
 });
 
 function resultOf(run: ExecResult): CodeResult {
@@ -201,6 +212,13 @@ describe("the local sandbox's results and their lineage", () => {
     expect(lookup.lineage[0]?.rows).toEqual([42]);
     const top = resultOf(await run("result = df.n.max()", { tables: [hundred] }));
     expect(top.lineage[0]?.rows).toEqual([99]);
+  });
+
+  it("traces a wide table's columns by perturbing blocks of them", async () => {
+    const looked = resultOf(
+      await run("result = int(wide.loc[wide.name == 'seat12', 'v33'].iloc[0])", { tables: [wide] }),
+    );
+    expect(looked.lineage).toEqual([{ table: "wide", rows: [12], columns: ["name", "v33"] }]);
   });
 
   it("traces only the tables the result rests on, so a workbook of many sheets is traced too", async () => {

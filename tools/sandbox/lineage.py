@@ -40,6 +40,9 @@ TEXT_COLUMNS = 10
 MAX_RERUNS = 200
 MAX_TRACE_S = 3.0
 PERTURBED_COPIES = 3
+# Columns are traced one by one in tables at most this wide; a wider one's by perturbing
+# blocks of them and halving the blocks that change the result (a wide election file).
+MAX_TRACED_COLUMNS = 16
 # Rows are traced one by one (leave one out) in tables at most this long.
 MAX_TRACED_ROWS = 64
 # A longer table's rows are traced by removing blocks of them and halving the blocks whose
@@ -462,8 +465,14 @@ def perturb_numbers(frame, rng):
 
 def perturb_column(frame, position, rng, trial):
     """A copy of a table with one column perturbed."""
+    return perturb_columns(frame, [position], rng, trial)
+
+
+def perturb_columns(frame, positions, rng, trial):
+    """A copy of a table with some columns perturbed."""
     out = frame.copy(deep=True)
-    _set_column(out, position, _column(frame.iloc[:, position], rng, trial))
+    for position in positions:
+        _set_column(out, position, _column(frame.iloc[:, position], rng, trial))
     return out
 
 
@@ -666,6 +675,9 @@ class Tracer:
         return False
 
     def _trace_columns(self, position, name, frame):
+        if frame.shape[1] > MAX_TRACED_COLUMNS:
+            self._trace_column_blocks(position, name, frame)
+            return
         found = []
         if len(frame):
             for column in range(frame.shape[1]):
@@ -690,6 +702,32 @@ class Tracer:
                 if seen[0] != "error":
                     self._changed(f"row {row} of {name} was removed")
         self.rows[name] = found
+
+    def _trace_column_blocks(self, position, name, frame):
+        """The columns one by one tracing would find, by perturbing blocks of them (each block
+        twice, as a column is), halving the blocks that change the result."""
+        found = []
+        if len(frame):
+            half = frame.shape[1] // 2
+            blocks = [(half, frame.shape[1]), (0, half)]
+            while blocks:
+                lo, hi = blocks.pop()
+                seen = None
+                for trial in (0, 1):
+                    rng = np.random.default_rng([SEED, 100 + position, lo, hi, trial])
+                    seen = self._observe(self._with(position, perturb_columns(frame, range(lo, hi), rng, trial)))
+                    if seen != self.base:
+                        break
+                if seen == self.base:
+                    continue
+                if hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    blocks += [(mid, hi), (lo, mid)]
+                    continue
+                found.append(str(frame.columns[lo]))
+                if seen[0] != "error":
+                    self._changed(f"column {frame.columns[lo]} of {name} was perturbed")
+        self.columns[name] = list(dict.fromkeys(found))
 
     def _trace_row_blocks(self, position, name, frame):
         """The rows leave-one-out would find, by removing blocks: a block whose removal leaves
