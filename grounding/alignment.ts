@@ -1,4 +1,5 @@
 import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackboard/schemas.js";
+import { rowAddress } from "../tools/tables/cell-address.js";
 import { type CodeOperations, codeOperations, columnsInCode } from "./code-operations.js";
 import { containsWords, normalizeText } from "./matching.js";
 import {
@@ -734,6 +735,78 @@ function totalsFinding(
   return null;
 }
 
+/** Words that leave part of a total out on purpose ("excluding the federal government"). */
+const EXCLUDES =
+  /\b(?:without|excluding|exclude[sd]?|except|not counting|other than|apart from|only)\b/i;
+
+/**
+ * The total row that states the total of the rows a sum takes: the one whose label or key cell
+ * holds a value the code filters by (a state's row for a sum over its constituencies, a year's
+ * row for a sum over that year), else, for a sum that filters nothing, the largest total of
+ * the column (the nation's). Null when none or several fit.
+ */
+function statedTotalRow(
+  totals: TableFacts,
+  column: string,
+  ops: CodeOperations,
+  names: ReadonlySet<string>,
+): number | null {
+  const values = totals.numbers.get(column);
+  if (!values || values.size === 0) return null;
+  const strings = new Set(ops.strings.filter((s) => s !== "" && !names.has(s)));
+  const literals = new Set(ops.literals);
+  const keyed = new Set<number>();
+  for (const cell of totals.loaded.table.cells) {
+    if (totals.measures.has(cell.column) || !values.has(cell.row)) continue;
+    const number = cell.number ? cell.number.value : null;
+    if (strings.has(cell.norm) || (number !== null && literals.has(number))) keyed.add(cell.row);
+  }
+  if (keyed.size > 0) return keyed.size === 1 ? ([...keyed][0] as number) : null;
+  if (/==|!=|\bisin\(|\.query\(|\.str\.contains|[<>]=?\s*\d/.test(ops.bare)) return null;
+  let best: number | null = null;
+  for (const [row, value] of values)
+    if (best === null || value > (values.get(best) ?? 0)) best = row;
+  return best;
+}
+
+/**
+ * A sum over data rows for which the table states its own total (a row of `<name>_totals` of
+ * the same scope) with another value: the total counts what the rows round away or leave out
+ * (an area outside every district, a federal share), so the table's figure answers a question
+ * about the total. Unless the question leaves something out on purpose.
+ */
+function statedTotalFinding(
+  input: AlignmentInput,
+  facts: readonly TableFacts[],
+  ops: CodeOperations,
+): AlignmentFinding | null {
+  const did = ops.aggregates;
+  const value = input.result.values.length === 1 ? input.result.values[0] : undefined;
+  if (!did.has("sum") || did.has("mean") || did.has("count") || ops.divides) return null;
+  if (typeof value !== "number" || EXCLUDES.test(input.question)) return null;
+  for (const main of facts) {
+    const table = main.loaded.ref.reading?.totals?.table;
+    const totals = facts.find((f) => f.loaded.ref.name === table);
+    if (!table || !totals || (totals.lineage?.rows?.length ?? 0) > 0) continue;
+    const used = (main.lineage?.columns ?? []).filter((c) => main.measures.has(c));
+    const column = measureOf(used, namedColumns(input.question, main.loaded.ref.columns));
+    if (!column) continue;
+    const names = new Set(main.loaded.ref.columns.map((c) => normalizeText(c.name)));
+    const row = statedTotalRow(totals, column, ops, names);
+    const stated = row === null ? undefined : totals.numbers.get(column)?.get(row);
+    if (stated === undefined || Math.abs(stated - value) <= 1e-9 * Math.max(1, Math.abs(stated)))
+      continue;
+    const label = totals.labels.get(row as number);
+    const where = `${rowAddress(totals.loaded.ref, row as number)}${label ? `, ${JSON.stringify(label)}` : ""}`;
+    return {
+      aspect: "totals",
+      conflict: true,
+      text: `the table states its own total of \`${column}\` for these rows, ${stated} (${where}); the rows add up to ${value}: the total counts what they round away or leave out`,
+    };
+  }
+  return null;
+}
+
 /** The alignment of a run's result with the question (see the comment at the top of this file). */
 export function alignmentOf(input: AlignmentInput): Alignment {
   const ops = codeOperations(input.code);
@@ -766,7 +839,7 @@ export function alignmentOf(input: AlignmentInput): Alignment {
   }
   const operation = operationFinding(asked, askedOperations(input.question, []), ops);
   if (operation) findings.push(operation);
-  const totals = totalsFinding(input, facts, ops);
+  const totals = totalsFinding(input, facts, ops) ?? statedTotalFinding(input, facts, ops);
   if (totals) findings.push(totals);
   // "The average of the top 5" asks for one value over five rows, not five items.
   const cardinality = cardinalityFinding(input.question, input.items.length, asked);

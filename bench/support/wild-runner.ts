@@ -132,6 +132,7 @@ async function answer(
   spec: ObviousSpec,
   q: WildQuestion,
   tables: readonly TableRef[],
+  all: readonly TableRef[],
 ): Promise<QuestionOutcome> {
   const base = { file: q.file, question: q.question, skipped: null };
   const table = chooseTable(spec, tables);
@@ -152,7 +153,9 @@ async function answer(
     table.columns.map((c) => c.name),
   );
   const sandbox = await getSandbox("local");
-  const result = await sandbox.execute({ code, tables: [table], timeoutMs: 30_000 });
+  // As a run gets them: every table of the file, the one written over first (it is `df`).
+  const given = [table, ...all.filter((t) => t !== table)];
+  const result = await sandbox.execute({ code, tables: given, timeoutMs: 30_000 });
   const printed = result.ok
     ? (result.stdout.trim().split("\n").at(-1)?.trim() ?? "")
     : `error: ${result.error?.type ?? "failed"}`;
@@ -164,7 +167,7 @@ async function answer(
     answer: { raw: `Final Answer: ${printed}`, final: printed, evidence: [] },
     evidence,
     attempts: [attempt],
-    tables: [table],
+    tables: given,
   });
   const loose = verdict as { confidence?: unknown };
   return {
@@ -224,8 +227,8 @@ export async function runWild(): Promise<WildOutput> {
       });
       continue;
     }
-    const tables = dataTables(loaded.get(q.file) ?? []);
-    outcomes.push(await answer(spec, q, tables));
+    const all = loaded.get(q.file) ?? [];
+    outcomes.push(await answer(spec, q, dataTables(all), all));
     process.stderr.write(`[wild-runner] ${outcomes.length}/${questions.length}\n`);
   }
   return { files, questions: outcomes };

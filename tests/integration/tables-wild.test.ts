@@ -423,3 +423,34 @@ describe("a budget file with province header rows", () => {
     expect(warnings.join("\n")).not.toMatch(/has no name/);
   });
 });
+
+describe("the checker and a total the table states", () => {
+  it("refuses a sum over the rows where the table's own total row says otherwise", async () => {
+    const text = ["Region,Sales", "North,100", "South,250", "East,75", "Total,480"].join("\n");
+    const tables = (await load(writeFixture(dir, "stated.csv", text))).tables;
+    const sandbox = await getSandbox("local");
+    const question = "What were the total sales?";
+    const summed = await judgeRun(sandbox, question, "print(int(stated['Sales'].sum()))", tables);
+    expect(summed.final).toBe("425");
+    expect(summed.verdict.pass).toBe(false);
+    expect(summed.verdict.issues.join("\n")).toMatch(
+      /states its own total of `Sales` for these rows, 480 \(stated\.csv line 5, "Total"\); the rows add up to 425/,
+    );
+    const read = await judgeRun(
+      sandbox,
+      question,
+      "t = stated_totals\nprint(int(t['Sales'].iloc[0]))",
+      tables,
+    );
+    expect(read.final).toBe("480");
+    expect(read.verdict.pass, read.verdict.issues.join("\n")).toBe(true);
+    // A question that leaves something out on purpose takes the rows' sum.
+    const listed = await judgeRun(
+      sandbox,
+      "What were the sales of the listed regions, without the others?",
+      "print(int(stated['Sales'].sum()))",
+      tables,
+    );
+    expect(listed.verdict.issues.join("\n")).not.toMatch(/states its own total/);
+  });
+});
