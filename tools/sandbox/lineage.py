@@ -703,54 +703,62 @@ class Tracer:
                     self._changed(f"row {row} of {name} was removed")
         self.rows[name] = found
 
-    def _trace_column_blocks(self, position, name, frame):
-        """The columns one by one tracing would find, by perturbing blocks of them (each block
-        twice, as a column is), halving the blocks that change the result."""
+    def _bisect(self, size, observe, limit=None):
+        """Positions 0..size-1 that change the result on their own, found by blocks: a block
+        whose change leaves the result as it was (`observe(lo, hi)` gives None) holds none, one
+        that changes it is halved. [(position, what was seen)], or None past `limit` blocks."""
         found = []
-        if len(frame):
-            half = frame.shape[1] // 2
-            blocks = [(half, frame.shape[1]), (0, half)]
-            while blocks:
-                lo, hi = blocks.pop()
-                seen = None
-                for trial in (0, 1):
-                    rng = np.random.default_rng([SEED, 100 + position, lo, hi, trial])
-                    seen = self._observe(self._with(position, perturb_columns(frame, range(lo, hi), rng, trial)))
-                    if seen != self.base:
-                        break
-                if seen == self.base:
-                    continue
-                if hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    blocks += [(mid, hi), (lo, mid)]
-                    continue
-                found.append(str(frame.columns[lo]))
-                if seen[0] != "error":
-                    self._changed(f"column {frame.columns[lo]} of {name} was perturbed")
-        self.columns[name] = list(dict.fromkeys(found))
-
-    def _trace_row_blocks(self, position, name, frame):
-        """The rows leave-one-out would find, by removing blocks: a block whose removal leaves
-        the result as it was holds none (rows that change it only together, as tied extremes,
-        are not found one by one either)."""
-        found = []
-        half = len(frame) // 2
-        blocks = [(half, len(frame)), (0, half)]
-        for _ in range(ROW_BLOCK_RERUNS):
-            if not blocks:
-                self.rows[name] = sorted(found)
-                return
+        blocks = [(size // 2, size), (0, size // 2)]
+        tried = 0
+        while blocks:
+            if limit is not None and tried >= limit:
+                return None
+            tried += 1
             lo, hi = blocks.pop()
-            seen = self._observe(self._with(position, _without_block(frame, lo, hi)))
-            if seen == self.base:
+            seen = observe(lo, hi)
+            if seen is None:
                 continue
             if hi - lo > 1:
                 mid = (lo + hi) // 2
                 blocks += [(mid, hi), (lo, mid)]
-                continue
-            found.append(lo)
+            else:
+                found.append((lo, seen))
+        return found
+
+    def _trace_column_blocks(self, position, name, frame):
+        """The columns one by one tracing would find, by perturbing blocks of them, each block
+        twice as a column is."""
+
+        def observe(lo, hi):
+            for trial in (0, 1):
+                rng = np.random.default_rng([SEED, 100 + position, lo, hi, trial])
+                seen = self._observe(self._with(position, perturb_columns(frame, range(lo, hi), rng, trial)))
+                if seen != self.base:
+                    return seen
+            return None
+
+        found = self._bisect(frame.shape[1], observe) if len(frame) else []
+        for column, seen in found:
             if seen[0] != "error":
-                self._changed(f"row {lo} of {name} was removed")
+                self._changed(f"column {frame.columns[column]} of {name} was perturbed")
+        self.columns[name] = list(dict.fromkeys(str(frame.columns[column]) for column, _ in found))
+
+    def _trace_row_blocks(self, position, name, frame):
+        """The rows leave-one-out would find, by removing blocks (rows that change the result
+        only together, as tied extremes, are not found one by one either); unknown past
+        ROW_BLOCK_RERUNS blocks."""
+
+        def observe(lo, hi):
+            seen = self._observe(self._with(position, _without_block(frame, lo, hi)))
+            return None if seen == self.base else seen
+
+        found = self._bisect(len(frame), observe, ROW_BLOCK_RERUNS)
+        if found is None:
+            return
+        for row, seen in found:
+            if seen[0] != "error":
+                self._changed(f"row {row} of {name} was removed")
+        self.rows[name] = sorted(row for row, _ in found)
 
     def _changed(self, what):
         # A result the perturbed copies left alone (or failed on) that one column or row
