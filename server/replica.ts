@@ -43,9 +43,19 @@ type Vars = { Variables: { user: string } };
 /** A compiled graph as LangGraph gives it: configurable with defaults for every run. */
 type Durable = { withConfig(config: { durability: "sync" }): RunnableGraph };
 
+/**
+ * The one spelling of an id the routes take: a UUID in lower case with its hyphens. PostgreSQL
+ * reads others (no hyphens, braces, upper case) as the same id, so any other spelling is
+ * refused at the edge, before a query could match another user's row.
+ */
+const CANONICAL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 const RunCreateSchema = z.looseObject({ assistant_id: z.string() });
 const ThreadCreateSchema = z.looseObject({
-  thread_id: z.string().uuid().optional(),
+  thread_id: z
+    .string()
+    .regex(CANONICAL_ID, "thread_id must be a UUID in lower case with its hyphens")
+    .optional(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
 });
 const ThreadSearchSchema = z.looseObject({
@@ -55,7 +65,12 @@ const ThreadSearchSchema = z.looseObject({
   sort_by: z.string().optional(),
   sort_order: z.enum(["asc", "desc"]).optional(),
 });
-const UUID = z.string().uuid();
+/** A body that fails its schema: its first problem, in one line. */
+function badBody(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+  return `${where}${issue?.message ?? "malformed body"}`.replace(/\s+/g, " ");
+}
 
 function refusal(error: unknown): { status: 403; message: string } | null {
   const status = (error as { status?: unknown }).status;
@@ -111,7 +126,12 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   app.onError((error, c) => {
     const refused = refusal(error);
     if (refused) return c.json({ detail: refused.message }, 403);
-    return c.json({ detail: (error as Error).message }, 500);
+    if (error instanceof z.ZodError) return c.json({ detail: badBody(error) }, 422);
+    // The operator reads what failed; a caller learns nothing of the database or the code.
+    process.stderr.write(
+      `serve: ${c.req.method} ${c.req.path}: ${(error as Error).stack ?? error}\n`,
+    );
+    return c.json({ detail: "internal error" }, 500);
   });
   app.get("/ok", (c) => c.json({ ok: true }));
   app.use("*", async (c, next) => {
@@ -165,12 +185,13 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     }
     return c.json(found);
   });
+  /** A thread id in its one spelling, of a thread that is this user's or no one's yet. */
   const owned = async (c: {
     req: { param(name: "thread_id"): string };
     var: { user: string };
   }): Promise<boolean> => {
     const id = c.req.param("thread_id");
-    if (!UUID.safeParse(id).success) return true;
+    if (!CANONICAL_ID.test(id)) return false;
     const thread = await ledger.thread(id);
     return !thread || thread.metadata.owner === c.var.user;
   };
@@ -181,8 +202,22 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     if (!(await owned(c as never))) return c.json({ detail: "Thread not found" }, 404);
     await next();
   };
+  const runIdOnly = async (
+    c: Parameters<Parameters<typeof app.use>[1]>[0],
+    next: () => Promise<void>,
+  ) => {
+    if (!CANONICAL_ID.test(c.req.param("run_id") ?? ""))
+      return c.json({ detail: "Run not found" }, 404);
+    await next();
+  };
   app.use("/threads/:thread_id/*", ownerOnly);
   app.on(["GET", "PATCH", "DELETE"], "/threads/:thread_id", ownerOnly);
+  // A run's own routes (not `runs/stream` or `runs/wait`, which a wildcard would take too).
+  app.on(["GET", "DELETE"], "/threads/:thread_id/runs/:run_id", runIdOnly);
+  for (const route of ["cancel", "join", "stream"]) {
+    app.use(`/threads/:thread_id/runs/:run_id/${route}`, runIdOnly);
+  }
+
   // A patch must not hand the thread to someone else.
   app.patch("/threads/:thread_id", async (c, next) => {
     const body = ThreadCreateSchema.parse(await c.req.json().catch(() => ({})));

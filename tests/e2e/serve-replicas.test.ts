@@ -191,6 +191,52 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     expect(stub.requests.length).toBe(before);
   }, 60_000);
 
+  it("takes an id in one spelling only: another user's thread is not reached by another", async () => {
+    const BOB = "bob-key-0123456789abcdefgh";
+    const thread = await as(a.url, ALICE).threads.create();
+    const id = thread.thread_id;
+    const bare = id.replaceAll("-", "");
+    // Every spelling PostgreSQL reads as the same uuid.
+    const spellings = [
+      bare,
+      `%7B${id}%7D`,
+      `%7B${bare}%7D`,
+      id.toUpperCase(),
+      `${bare.slice(0, 4)}-${bare.slice(4, 8)}-${bare.slice(8, 12)}-${bare.slice(12, 16)}-${bare.slice(16, 20)}-${bare.slice(20, 24)}-${bare.slice(24, 28)}-${bare.slice(28)}`,
+    ];
+    const run = "00000000-0000-4000-8000-000000000000";
+    const routes = (t: string) => [
+      `/threads/${t}`,
+      `/threads/${t}/state`,
+      `/threads/${t}/history`,
+      `/threads/${t}/runs`,
+      `/threads/${t}/runs/${run}`,
+      `/threads/${t}/runs/${run}/join`,
+    ];
+    for (const spelling of spellings) {
+      for (const route of routes(spelling)) {
+        for (const key of [BOB, ALICE]) {
+          const response = await call(`${b.url}${route}`, key);
+          expect([route, response.status]).toEqual([route, 404]);
+        }
+      }
+      const stream = await call(`${b.url}/threads/${spelling}/runs/stream`, BOB, {
+        assistant_id: "table_qa",
+        input: MEDALS_INPUT,
+      });
+      expect(stream.status).toBe(404);
+    }
+    // The one spelling still works for its owner.
+    expect((await call(`${a.url}/threads/${id}`, ALICE)).status).toBe(200);
+    // Malformed ids and bodies: a 4xx in one line, never a 500 or a database's words.
+    const badRun = await call(`${a.url}/threads/${id}/runs/not-a-run`, ALICE);
+    expect(badRun.status).toBe(404);
+    const badThread = await call(`${a.url}/threads`, ALICE, { thread_id: "nope" });
+    expect(badThread.status).toBe(422);
+    const detail = ((await badThread.json()) as { detail: string }).detail;
+    expect(detail).toBe("thread_id: thread_id must be a UUID in lower case with its hyphens");
+  }, 60_000);
+
   it("never runs one thread on two replicas at once", async () => {
     const thread = await as(a.url, ALICE).threads.create();
     let open: () => void = () => {};
