@@ -8,6 +8,7 @@ import {
   OPERATOR_SOURCE,
 } from "../blackboard/configuration.js";
 import { operatorSettings } from "../blackboard/operator.js";
+import { userMemoryPrefix } from "../tools/memory/episodes.js";
 import { namesLocalPath } from "../tools/models/local-spec.js";
 import { stricterPrivacy } from "../tools/tables/privacy.js";
 
@@ -53,7 +54,7 @@ function authUserOf(configurable: object | undefined): string | undefined {
  */
 function withOperator(caller: Configuration, user: string | undefined): Configuration {
   const operator = operatorSettings();
-  const own = user ? `${user}/` : "";
+  const own = user ? userMemoryPrefix(user) : "";
   const memoryNamespace = caller.memoryNamespace.startsWith(own)
     ? caller.memoryNamespace
     : own + caller.memoryNamespace;

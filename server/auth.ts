@@ -3,7 +3,7 @@ import { z } from "zod";
 import { enterServedMode, operatorSettings } from "../blackboard/operator.js";
 import { TableRefSchema, TableSourceSchema } from "../blackboard/schemas.js";
 import { callerProblems } from "../nodes/runtime.js";
-import { MEMORY_ROOT, memoryNamespace } from "../tools/memory/episodes.js";
+import { MEMORY_ROOT, memoryNamespace, userMemoryPrefix } from "../tools/memory/episodes.js";
 import { allowedSource, assertStoredTable } from "../tools/tables/sources.js";
 import { accessFromEnv, decide } from "./access.js";
 
@@ -57,7 +57,7 @@ export function checkRunSettings(kwargs: unknown): void {
 
 /** The memory namespaces a user may reach through the store API: their own. */
 function ownsNamespace(user: string, namespace: readonly string[] | null | undefined): boolean {
-  const own = memoryNamespace(`${user}/`).at(-1) ?? "";
+  const own = memoryNamespace(userMemoryPrefix(user)).at(-1) ?? "";
   return (
     !!namespace &&
     namespace.length > MEMORY_ROOT.length &&

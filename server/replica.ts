@@ -1,7 +1,7 @@
 import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
-import { Hono } from "hono";
+import { Hono, type HonoRequest } from "hono";
 import { z } from "zod";
 import { migrateDatabase } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
@@ -65,6 +65,30 @@ const ThreadSearchSchema = z.looseObject({
   sort_by: z.string().optional(),
   sort_order: z.enum(["asc", "desc"]).optional(),
 });
+/**
+ * A run's user is the one who authenticated, whatever the body says: written into the run's
+ * configuration (the field nodes/runtime.ts reads, so that memory is kept per user), and the
+ * request the embedded server reads replaced by the stamped one.
+ */
+function stampUser(request: HonoRequest, body: unknown, user: string): void {
+  const run = body && typeof body === "object" ? (body as Record<string, unknown>) : {};
+  const config =
+    run.config && typeof run.config === "object" ? (run.config as Record<string, unknown>) : {};
+  const configurable =
+    config.configurable && typeof config.configurable === "object" ? config.configurable : {};
+  const stamped = {
+    ...run,
+    config: { ...config, configurable: { ...configurable, langgraph_auth_user_id: user } },
+  };
+  request.raw = new Request(request.raw.url, {
+    method: request.raw.method,
+    headers: request.raw.headers,
+    body: JSON.stringify(stamped),
+    signal: request.raw.signal,
+  });
+  request.bodyCache = {};
+}
+
 /** A body that fails its schema: its first problem, in one line. */
 function badBody(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -277,6 +301,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
       );
     }
     checkRunSettings(body);
+    stampUser(c.req, body, c.var.user);
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
     const lock = await tryThreadLock(pool, threadId);
     if (!lock) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
@@ -389,7 +414,9 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   app.post("/threads/:thread_id/stream/events", unserved("protocol event streams"));
   // A run on a thread of its own (deleted after it): the input policy still applies.
   app.post("/runs/stream", async (c, next) => {
-    checkRunSettings(await c.req.json().catch(() => ({})));
+    const body = await c.req.json().catch(() => ({}));
+    checkRunSettings(body);
+    stampUser(c.req, body, c.var.user);
     await next();
   });
   app.route("/", embed);

@@ -237,6 +237,50 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     expect(detail).toBe("thread_id: thread_id must be a UUID in lower case with its hyphens");
   }, 60_000);
 
+  it("keeps each user's memory to that user, whatever the run's body says", async () => {
+    const BOB = "bob-key-0123456789abcdefgh";
+    const canary = "alice-canary-7741";
+    const aliceThread = await as(a.url, ALICE).threads.create();
+    const asked = { ...MEDALS_INPUT, question: `${MEDALS_INPUT.question} (${canary})` };
+    // One memory name for both users, used by no other test: what one archives, the other
+    // would recall if memory were not kept per user.
+    const context = { memoryNamespace: "canary-space" };
+    const alice = await call(`${a.url}/threads/${aliceThread.thread_id}/runs/wait`, ALICE, {
+      assistant_id: "table_qa",
+      input: asked,
+      context,
+    });
+    expect(alice.status).toBe(200);
+    // Bob asks the same question, as himself and then claiming to be Alice in the run's
+    // configuration: neither run recalls Alice's episode.
+    for (const config of [undefined, { configurable: { langgraph_auth_user_id: "alice" } }]) {
+      const before = stub.requests.length;
+      const bobThread = await as(b.url, BOB).threads.create();
+      const bob = await call(`${b.url}/threads/${bobThread.thread_id}/runs/wait`, BOB, {
+        assistant_id: "table_qa",
+        input: MEDALS_INPUT,
+        context,
+        ...(config ? { config } : {}),
+      });
+      expect(bob.status).toBe(200);
+      const prompts = stub.requests
+        .slice(before)
+        .map((r) => r.messages.map((m) => m.content).join("\n"));
+      expect(prompts.length).toBeGreaterThan(0);
+      expect(prompts.join("\n")).not.toContain(canary);
+    }
+    // Alice's own next run recalls her episode: memory works, per user.
+    const again = stub.requests.length;
+    const aliceNext = await as(a.url, ALICE).threads.create();
+    await call(`${a.url}/threads/${aliceNext.thread_id}/runs/wait`, ALICE, {
+      assistant_id: "table_qa",
+      input: MEDALS_INPUT,
+      context,
+    });
+    const hers = stub.requests.slice(again).map((r) => r.messages.map((m) => m.content).join("\n"));
+    expect(hers.join("\n")).toContain(canary);
+  }, 120_000);
+
   it("never runs one thread on two replicas at once", async () => {
     const thread = await as(a.url, ALICE).threads.create();
     let open: () => void = () => {};

@@ -15,6 +15,7 @@ import {
   questionPattern,
   summarizeEpisode,
   toMemory,
+  userMemoryPrefix,
   withNotes,
 } from "../../tools/memory/episodes.js";
 import {
@@ -326,7 +327,18 @@ describe("recalled memories", () => {
   });
 
   it("come from a namespace store labels can hold, and vectors read back in both forms", () => {
-    expect(memoryNamespace("team.data:2024")).toEqual(["tableminds", "memories", "team_data_2024"]);
+    expect(memoryNamespace("team.data:2024")).toEqual([
+      "tableminds",
+      "memories",
+      "team~ddata~c2024",
+    ]);
+    // No two names share a namespace: "ann.lee" is not "ann_lee", "ann/x" is not under "ann".
+    const names = ["ann.lee", "ann_lee", "ann:lee", "ann~dlee", "ann~lee"];
+    const spaces = names.map((n) => memoryNamespace(n).join("\u0000"));
+    expect(new Set(spaces).size).toBe(names.length);
+    expect(userMemoryPrefix("ann/x")).toBe("ann~sx/");
+    expect(`${userMemoryPrefix("ann/x")}medals`.startsWith(userMemoryPrefix("ann"))).toBe(false);
+    expect(userMemoryPrefix("ann.lee")).not.toBe(userMemoryPrefix("ann_lee"));
     expect(Array.from(episodeVector(stored({ embedding: encodeVector([0.5, -0.25]) })))).toEqual([
       0.5, -0.25,
     ]);

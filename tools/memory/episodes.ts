@@ -260,7 +260,21 @@ export function toMemory(
 /** Where every memory namespace lives in the store. */
 export const MEMORY_ROOT = ["tableminds", "memories"];
 
-/** The store namespace of one memory (a user's or a dataset's). */
+/**
+ * The store namespace of one memory (a user's or a dataset's). The store keeps no "." or ":" in
+ * a label: they are written `~d` and `~c`, and `~` itself `~~`, so that no two names share one
+ * ("ann.lee" and "ann_lee" stay apart).
+ */
 export function memoryNamespace(name: string): string[] {
-  return [...MEMORY_ROOT, name.replace(/[.:]/g, "_")];
+  const escaped = name.replace(/[~.:]/g, (c) => (c === "~" ? "~~" : c === "." ? "~d" : "~c"));
+  return [...MEMORY_ROOT, escaped];
+}
+
+/**
+ * The start of an authenticated user's memory names on a server: the user id, its "/" written
+ * `~s` (and `~` as `~~`), then "/": one user's names never start another's ("ann/x" is not
+ * under "ann").
+ */
+export function userMemoryPrefix(user: string): string {
+  return `${user.replace(/[~/]/g, (c) => (c === "~" ? "~~" : "~s"))}/`;
 }
