@@ -211,3 +211,60 @@ describe("the audit log", () => {
     expect(summary).toMatchObject({ requests: 1, localCalls: 1, bytes: Buffer.byteLength(body) });
   });
 });
+
+describe("the values scrub over what pandas says", () => {
+  afterAll(async () => {
+    const { closeSandboxes } = await import("../../tools/sandbox/index.js");
+    await closeSandboxes();
+  });
+
+  it("leaves no canary cell in the errors of code run over the table", async () => {
+    const { getSandbox } = await import("../../tools/sandbox/index.js");
+    const canaries = ["ZQX-canary-7741", "İSTANBUL-GİZLİ-5512", "qqq-secret-0042", "ÆØÅ-hush-9931"];
+    const csv = [
+      "name,city,amount",
+      `${canaries[0]},foo bar,12`,
+      `${canaries[2]},plain,7`,
+      `Ann,${canaries[1]},3`,
+      `Bob,${canaries[3]},5`,
+    ].join("\n");
+    const table = await tableRef("canaries", csv, [
+      { name: "name", dtype: "object" },
+      { name: "city", dtype: "object" },
+      { name: "amount", dtype: "int64" },
+    ]);
+    const privacy = await privacyOf(
+      { tables: [table], question: "What is the total amount?" },
+      "values",
+    );
+    const codes = [
+      // pandas 1.5 glues a column's cells into one word here: "Could not convert ZQX…AnnBob".
+      "df['name'].mean()",
+      "df['city'].mean()",
+      "pd.to_numeric(df['name'])",
+      "df['name'].astype(float)",
+      "df['city'].astype(int)",
+      "df['name'].sum() + 1",
+      "df.pivot(index='amount', columns='city', values='name').loc[99]",
+      "df.set_index('name').loc['nobody']",
+      "int(df['city'].iloc[0])",
+      "df[df['name'] == df['city'].iloc[1]]['amount'].iloc[0]",
+      "df['name'].str.cat(sep='') + 5",
+      "pd.DataFrame({'x': df['name']}).astype('int64')",
+    ];
+    const sandbox = await getSandbox("local");
+    let errors = 0;
+    for (const code of codes) {
+      const result = await sandbox.execute({ code, tables: [table] });
+      const said = `${result.error?.message ?? ""}\n${result.stderr}`;
+      if (result.error) errors++;
+      const scrubbed = privacy.scrub(said).toLowerCase();
+      for (const canary of canaries) {
+        expect([code, scrubbed.includes(canary.toLowerCase())]).toEqual([code, false]);
+        expect([code, scrubbed.includes(canary.slice(4).toLowerCase())]).toEqual([code, false]);
+      }
+    }
+    // The codes do fail, and their messages do quote cells: the scrub had work to do.
+    expect(errors).toBeGreaterThanOrEqual(10);
+  });
+});

@@ -63,13 +63,33 @@ describe("privacy modes in order", () => {
 });
 
 describe("the cell scrub", () => {
-  it("hides text cells in any case on word boundaries, and numbers of three digits or more", () => {
+  it("hides text cells in any case, and numbers of three digits or more", () => {
     const text = "bad row zqx-CANARY-7741 in United States costs 987654.321 (1,500,000.75)";
     expect(scrubber().scrub(text)).toBe(
       `bad row ${HIDDEN} in ${HIDDEN} costs ${HIDDEN} (${HIDDEN})`,
     );
-    // Inside another word it is not the cell; nor is a number in an id.
-    expect(scrubber().scrub("Widgets a987654 x12.5")).toBe("Widgets a987654 x12.5");
+    // A cell of six characters or more is hidden inside other words too; a number in an id stays.
+    expect(scrubber().scrub("Widgets a987654 x12.5")).toBe(`${HIDDEN}s a987654 x12.5`);
+  });
+
+  it("hides cells an error glues together, and cells whose lower case is longer", () => {
+    const cells = ["ZQX-canary-7741", "foo bar", "plain", "İSTANBUL-GİZLİ-5512", "Straße"];
+    const s = new CellScrubber(cells, [], ["Stadt"]);
+    // pandas 1.5 joins a column's cells with nothing between them in this message.
+    const glued = "TypeError: Could not convert ZQX-canary-7741foo barplain to numeric";
+    expect(s.scrub(glued)).toBe(
+      `TypeError: Could not convert ${HIDDEN}${HIDDEN}${HIDDEN} to numeric`,
+    );
+    const turkish = "columns: ['İSTANBUL-GİZLİ-5512', 'x']; ValueError: İstanbul-gizli-5512 bad";
+    expect(s.scrub(turkish)).toBe(`columns: ['${HIDDEN}', 'x']; ValueError: ${HIDDEN} bad`);
+    expect(s.scrub("STRASSE and straße")).toBe(`STRASSE and ${HIDDEN}`);
+  });
+
+  it("leaves column names as written, a cell's text inside one too", () => {
+    const s = new CellScrubber(["Insgesamt", "Bayern"], [], ["Bevölkerung - Insgesamt (in 1000)"]);
+    expect(
+      s.scrub("df['Bevölkerung - Insgesamt (in 1000)'] where Land == 'Bayern' or Insgesamt"),
+    ).toBe(`df['Bevölkerung - Insgesamt (in 1000)'] where Land == '${HIDDEN}' or ${HIDDEN}`);
   });
 
   it("keeps cells the user's question names, numbers the mode shows, short cells unless strict", () => {

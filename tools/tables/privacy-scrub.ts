@@ -40,6 +40,23 @@ const EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
 const NUMBER =
   /(?<![\p{L}\p{N}_.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\p{L}\p{N}_])/gu;
 const isWordChar = (ch: string | undefined) => ch !== undefined && /[\p{L}\p{N}]/u.test(ch);
+/**
+ * Text cells this long are found anywhere in a text, inside other words too (an error message
+ * glues cells together: "ZQX-canary-7741foo barplain"); shorter ones only as whole words.
+ */
+const ANYWHERE_CHARS = 6;
+/** Characters a cell is found by, at its start. */
+const KEY_CHARS = 3;
+
+/**
+ * Lower case that keeps every offset: a character whose lower case is longer ("İ" is "i" and a
+ * combining dot) takes its first part ("i"), in the cells and in the text alike.
+ */
+export function foldCase(text: string): string {
+  let out = "";
+  for (const ch of text) out += ch.toLowerCase().slice(0, ch.length);
+  return out;
+}
 
 interface Entry {
   lower: string;
@@ -80,52 +97,74 @@ const digits = (text: string) => text.replace(/\D/g, "").length;
 
 /** Scrubs prompts of the cells of some tables. */
 export class CellScrubber {
-  /** Text cells by their first word (lower case), longest first. */
-  private readonly byFirstWord = new Map<string, Entry[]>();
+  /** Text cells (folded) by their first KEY_CHARS characters, longest first. */
+  private readonly byKey = new Map<string, Entry[]>();
   private readonly numbers: ReadonlySet<number>;
+  /** Column names (folded): they go as written, even when a cell's text is inside one. */
+  private readonly names: string[];
 
   constructor(texts: Iterable<string>, numbers: Iterable<number>, names: Iterable<string> = []) {
-    const named = new Set([...names].map((n) => n.trim().toLowerCase()));
+    this.names = [...names].map((n) => foldCase(n.trim())).filter((n) => n !== "");
+    const named = new Set(this.names);
     for (const text of texts) {
       const core = text.replace(EDGES, "");
-      const lower = core.toLowerCase();
+      const lower = foldCase(core);
       if (core.length === 0 || GENERIC.has(lower) || named.has(lower)) continue;
-      // Case folding that changes a text's length would break the position arithmetic below.
-      if (lower.length !== core.length) continue;
-      const first = lower.match(WORD)?.[0];
-      if (!first) continue;
-      const list = this.byFirstWord.get(first) ?? [];
+      const key = lower.slice(0, KEY_CHARS);
+      const list = this.byKey.get(key) ?? [];
       if (!list.some((e) => e.lower === lower)) list.push({ lower, length: core.length });
-      this.byFirstWord.set(first, list);
+      this.byKey.set(key, list);
     }
-    for (const list of this.byFirstWord.values()) list.sort((a, b) => b.length - a.length);
+    for (const list of this.byKey.values()) list.sort((a, b) => b.length - a.length);
     this.numbers = new Set(numbers);
   }
 
+  /** Where column names stand in a text (folded): no cell is cut out of them. */
+  private nameSpans(folded: string): [number, number][] {
+    const spans: [number, number][] = [];
+    for (const name of this.names) {
+      for (let at = folded.indexOf(name); at >= 0; at = folded.indexOf(name, at + 1)) {
+        spans.push([at, at + name.length]);
+      }
+    }
+    return spans;
+  }
+
   /**
-   * `text` with each cell it quotes replaced by HIDDEN: a text cell (three characters or more)
-   * on word boundaries, any case; a number of at least three digits that a cell holds. `strict`
-   * takes shorter ones too. See ScrubOptions for what stays.
+   * `text` with each cell it quotes replaced by HIDDEN, in any case (case folded so that
+   * offsets hold): a text cell of six characters or more wherever it stands, inside other words
+   * too; a shorter one (three characters or more) on word boundaries; a number of at least
+   * three digits that a cell holds. Column names go as written. `strict` takes shorter cells
+   * and numbers too. See ScrubOptions for what stays.
    */
   scrub(text: string, options: ScrubOptions = {}): string {
     const { question = "", released = new Set<number>(), strict = false } = options;
-    const asked = question.toLowerCase();
-    const allowed = (options.allowed ?? "").toLowerCase();
+    const asked = foldCase(question);
+    const allowed = foldCase(options.allowed ?? "");
+    const folded = foldCase(text);
+    const names = this.nameSpans(folded);
+    const inName = (a: number, b: number) => names.some(([x, y]) => a >= x && b <= y);
     const cuts: [number, number][] = [];
-    for (const match of text.matchAll(WORD)) {
-      const start = match.index;
+    for (let start = 0; start < folded.length; start++) {
       if (cuts.length > 0 && start < (cuts.at(-1)?.[1] ?? 0)) continue;
-      const entries = this.byFirstWord.get(match[0].toLowerCase());
-      const hit = entries?.find(
+      const entries = this.byKey.get(folded.slice(start, start + KEY_CHARS));
+      if (!entries && !strict) continue;
+      const candidates = entries ?? [];
+      const bounded = (e: Entry) =>
+        !isWordChar(text[start - 1]) && !isWordChar(text[start + e.length]);
+      const hit = candidates.find(
         (e) =>
           (strict || e.length >= MIN_TEXT_CHARS) &&
-          text.slice(start, start + e.length).toLowerCase() === e.lower &&
-          !isWordChar(text[start + e.length]) &&
+          folded.startsWith(e.lower, start) &&
+          (e.length >= ANYWHERE_CHARS || bounded(e)) &&
+          !inName(start, start + e.length) &&
           !mentions(asked, e.lower) &&
           !mentions(allowed, e.lower),
       );
       if (hit) cuts.push([start, start + hit.length]);
     }
+    this.gluedCells(folded, cuts, (e) => !mentions(asked, e.lower) && !mentions(allowed, e.lower));
+    if (strict) this.shortCells(text, folded, asked, allowed, cuts);
     const kept = new Set([...numbersIn(question), ...numbersIn(options.allowed ?? "")]);
     for (const match of text.matchAll(NUMBER)) {
       const value = Number(match[0].replaceAll(",", ""));
@@ -143,10 +182,58 @@ export class CellScrubber {
     let out = "";
     let at = 0;
     for (const [start, end] of cuts) {
+      if (start < at) continue;
       out += text.slice(at, start) + HIDDEN;
       at = end;
     }
     return out + text.slice(at);
+  }
+
+  /**
+   * Shorter cells glued to a cell already cut (an error's "…7741foo barplain"): a cut's edge is
+   * a word boundary for them, on either side.
+   */
+  private gluedCells(folded: string, cuts: [number, number][], keep: (e: Entry) => boolean): void {
+    const edges = new Set(cuts.flat());
+    if (edges.size === 0) return;
+    const taken = (a: number, b: number) => cuts.some(([x, y]) => a < y && b > x);
+    for (const list of this.byKey.values()) {
+      for (const e of list) {
+        if (e.length >= ANYWHERE_CHARS || e.length < MIN_TEXT_CHARS || !keep(e)) continue;
+        for (let at = folded.indexOf(e.lower); at >= 0; at = folded.indexOf(e.lower, at + 1)) {
+          const end = at + e.length;
+          const left = edges.has(at) || !isWordChar(folded[at - 1]);
+          const right = edges.has(end) || !isWordChar(folded[end]);
+          if ((edges.has(at) || edges.has(end)) && left && right && !taken(at, end)) {
+            cuts.push([at, end]);
+          }
+        }
+      }
+    }
+  }
+
+  /** Under `strict`, cells shorter than KEY_CHARS, as whole words. */
+  private shortCells(
+    text: string,
+    folded: string,
+    asked: string,
+    allowed: string,
+    cuts: [number, number][],
+  ): void {
+    const short = [...this.byKey.values()].flat().filter((e) => e.length < KEY_CHARS);
+    if (short.length === 0) return;
+    for (const match of folded.matchAll(WORD)) {
+      const start = match.index;
+      if (cuts.some(([a, b]) => start < b && start + match[0].length > a)) continue;
+      const hit = short.find(
+        (e) =>
+          e.lower === match[0] &&
+          !isWordChar(text[start + e.length]) &&
+          !mentions(asked, e.lower) &&
+          !mentions(allowed, e.lower),
+      );
+      if (hit) cuts.push([start, start + hit.length]);
+    }
   }
 
   /** Whether `value` is a number some cell holds, of at least three digits. */
