@@ -103,3 +103,8 @@ export function resetOperatorSettings(): void {
 export function enterServedMode(): void {
   served = true;
 }
+
+/** Whether this process serves other people's runs (enterServedMode was called). */
+export function isServed(): boolean {
+  return served;
+}

@@ -1,6 +1,7 @@
 import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { operatorSettings } from "../../blackboard/operator.js";
 import type { TableOrigin, TableReading, TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, hashFile, putArtifact, removingOnFailure } from "../artifacts.js";
 import { BoundedCache } from "../bounded-cache.js";
@@ -25,7 +26,7 @@ import { inlineOrigin, lineOrigin, type OriginOf, sheetOrigin, storeRead } from 
 import { type ReadingOptions, type ReadTable, readSheet, readValues } from "./reading.js";
 import { rowPlaces } from "./row-places.js";
 import { sheetRole } from "./sheet-roles.js";
-import { allowedSource, localUpload } from "./sources.js";
+import { allowedSource, localUpload, pinnedFile } from "./sources.js";
 import { rawSheetFromRows } from "./structure.js";
 import { checkRagged, type TextSheet, textSheet } from "./text-sheet.js";
 
@@ -518,8 +519,31 @@ export async function loadTables(
     const tables = await loadInline(source.columns, source.data, name, opts.reading ?? {});
     return withFile("<inline>", tables);
   }
+  await localUpload(source.path);
+  const pinned = await pinnedFile(source.path, operatorSettings());
+  try {
+    const tables = await loadPath({ ...source, path: pinned.path }, opts);
+    if (pinned.path === source.path) return tables;
+    return tables.map((t) => ({
+      ...t,
+      warnings: t.warnings.map((w) => w.replaceAll(pinned.path, source.path)),
+    }));
+  } catch (error) {
+    // The file as the caller named it, not the private copy read on a server.
+    if (error instanceof TableLoadError && error.file === pinned.path) {
+      throw new TableLoadError(source.path, error.problem, { cause: error });
+    }
+    throw error;
+  } finally {
+    await pinned.done();
+  }
+}
+
+async function loadPath(
+  source: Extract<TableSource, { path: string }>,
+  opts: LoadOptions,
+): Promise<LoadedTable[]> {
   const file = source.path;
-  await localUpload(file);
   const info = await fileInfo(file);
   formatOf(file);
   if (info.size === 0) throw new TableLoadError(file, "the file is empty (0 bytes)");

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { createWriteStream, realpathSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { constants, createWriteStream, realpathSync } from "node:fs";
+import { mkdir, open, readlink, rm } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { isServed } from "../../blackboard/operator.js";
 import type { TableRef, TableSource } from "../../blackboard/schemas.js";
 import { artifactDir, cachedArtifact, hashFile, settleArtifact } from "../artifacts.js";
 import { TableLoadError } from "./errors.js";
@@ -145,16 +146,55 @@ export function allowedSource(source: TableSource, policy: SourcePolicy): TableS
     return { ...rest, path: uploadPath(upload), name: source.name ?? path.parse(upload).name };
   }
   if (!("path" in source)) return source;
-  const file = real(source.path);
+  assertAllowedFile(source.path, real(source.path), policy);
+  return source;
+}
+
+/** Refuses `file` (shown as `given`) unless it is a named file or lies under a table root. */
+function assertAllowedFile(given: string, file: string, policy: SourcePolicy): void {
   const named = policy.tableFiles.some((f) => real(f) === file);
-  if (named || policy.tableRoots.some((root) => inside(file, root))) return source;
+  if (named || policy.tableRoots.some((root) => inside(file, root))) return;
   const roots = policy.tableRoots.length
     ? `outside the table roots (${policy.tableRoots.join(", ")})`
     : "refused: this server reads no table paths";
   throw new TableLoadError(
-    source.path,
+    given,
     `${roots}; send the rows inline or upload the file (POST /tables), or have the operator add its folder to TABLEMINDS_TABLE_ROOTS`,
   );
+}
+
+/** A path source's file as the loader reads it, and what to do once it is read. */
+export interface PinnedFile {
+  path: string;
+  done(): Promise<void>;
+}
+
+/**
+ * On a server, a path source's file opened once: the opened descriptor's real path checked
+ * against the table roots, and its bytes copied from that descriptor into a private folder
+ * that the loader reads, so that a symbolic link swapped after the check (or between two
+ * reads) reads nothing outside the roots. Files of the artifact store (uploads) and a CLI's
+ * files are read where they are.
+ */
+export async function pinnedFile(file: string, policy: SourcePolicy): Promise<PinnedFile> {
+  const unpinned = { path: file, done: async () => {} };
+  if (!isServed() || inside(real(file), artifactDir())) return unpinned;
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOCTTY);
+  try {
+    const opened = await readlink(`/proc/self/fd/${handle.fd}`);
+    assertAllowedFile(file, opened, policy);
+    if (!(await handle.stat()).isFile()) throw new TableLoadError(file, "not a regular file");
+    const dir = path.join(artifactDir(), "pinned", randomUUID());
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const copy = path.join(dir, path.basename(file));
+    await pipeline(
+      handle.createReadStream({ autoClose: false, start: 0 }),
+      createWriteStream(copy, { flags: "wx", mode: 0o600 }),
+    );
+    return { path: copy, done: () => rm(dir, { recursive: true, force: true }) };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Whether `uri` is named `<sha256>.<ext>` by its own sha256, as the store names a table. */
