@@ -304,6 +304,18 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "cells a workbook's sheets may hold, or be read over, else it is refused (default 5000000)",
   },
   {
+    name: "TABLEMINDS_PARQUET_MAX_CELLS",
+    readBy: "the Parquet reader (`tools/tables/parquet.ts`)",
+    meaning:
+      "cells (rows times columns, from the file's metadata) a Parquet file may hold, else it is refused (default 50000000)",
+  },
+  {
+    name: "TABLEMINDS_PARQUET_MAX_BYTES",
+    readBy: "the Parquet reader",
+    meaning:
+      "bytes of text a Parquet file's values may decode to, else it is refused as a bomb (default 536870912: 512 MB)",
+  },
+  {
     name: "TABLEMINDS_MODEL_HUB",
     readBy: "the embedded model's download (`tools/models/hub.ts`, `npm run setup`)",
     meaning:

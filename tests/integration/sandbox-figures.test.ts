@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setOperatorSettings } from "../../blackboard/operator.js";
 import type { Figure, TableRef } from "../../blackboard/schemas.js";
 import { chartScript, judgeChart, sandboxChartRunner } from "../../evals/metrics/chart.js";
 import type { ChartRunner, EvalExample } from "../../evals/types.js";
@@ -27,6 +28,8 @@ beforeAll(async () => {
   useTempHome();
   scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-figures-"));
   sandbox = await LocalSandbox.start({ workers: 1, scratchRoot });
+  // This process imports the server, so it is served: its operator allows the examples.
+  setOperatorSettings({ tableRoots: [EXAMPLES] });
   medals = (await loadTable({ path: `${EXAMPLES}/olympics_2020_medals.csv` })).table;
 });
 
