@@ -56,16 +56,25 @@ function byText(view: View, rows: readonly number[], c: number): Map<string, num
  */
 function codedParents(view: View, rows: readonly number[], label: number): Parent[] | undefined {
   const candidates = view.cols.filter((c) => c !== label);
+  const texts = new Map<number, Map<string, number[]>>();
+  const textsOf = (c: number) => {
+    let known = texts.get(c);
+    if (!known) {
+      known = byText(view, rows, c);
+      texts.set(c, known);
+    }
+    return known;
+  };
   let best: Parent[] | undefined;
   for (const parent of candidates) {
-    const groups = byText(view, rows, parent);
+    const groups = textsOf(parent);
     const named = [...groups.values()].reduce((n, list) => n + list.length, 0);
     if (named < rows.length * 0.8 || groups.size < 2 || groups.size * 2 > named) continue;
     const wanted = [...groups].filter(([, children]) => children.length >= 2);
     for (const key of candidates) {
       if (key === parent) continue;
       const codes = new Set([key, parent]);
-      const holders = byText(view, rows, key);
+      const holders = textsOf(key);
       const parents: Parent[] = [];
       for (const [code, children] of wanted) {
         const own = (holders.get(code) ?? []).find(
