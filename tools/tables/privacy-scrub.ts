@@ -95,6 +95,10 @@ export function numbersIn(text: string): number[] {
 
 const digits = (text: string) => text.replace(/\D/g, "").length;
 
+/** Whether the span `start`..`end` overlaps a cut already made. */
+const overlaps = (cuts: readonly [number, number][], start: number, end: number) =>
+  cuts.some(([a, b]) => start < b && end > a);
+
 /** Scrubs prompts of the cells of some tables. */
 export class CellScrubber {
   /** Text cells (folded) by their first KEY_CHARS characters, longest first. */
@@ -144,27 +148,27 @@ export class CellScrubber {
     const folded = foldCase(text);
     const names = this.nameSpans(folded);
     const inName = (a: number, b: number) => names.some(([x, y]) => a >= x && b <= y);
+    // Cells the question or the model's own code names stay.
+    const keep = (e: Entry) => !mentions(asked, e.lower) && !mentions(allowed, e.lower);
     const cuts: [number, number][] = [];
     for (let start = 0; start < folded.length; start++) {
       if (cuts.length > 0 && start < (cuts.at(-1)?.[1] ?? 0)) continue;
       const entries = this.byKey.get(folded.slice(start, start + KEY_CHARS));
-      if (!entries && !strict) continue;
-      const candidates = entries ?? [];
+      if (!entries) continue;
       const bounded = (e: Entry) =>
         !isWordChar(text[start - 1]) && !isWordChar(text[start + e.length]);
-      const hit = candidates.find(
+      const hit = entries.find(
         (e) =>
           (strict || e.length >= MIN_TEXT_CHARS) &&
           folded.startsWith(e.lower, start) &&
           (e.length >= ANYWHERE_CHARS || bounded(e)) &&
           !inName(start, start + e.length) &&
-          !mentions(asked, e.lower) &&
-          !mentions(allowed, e.lower),
+          keep(e),
       );
       if (hit) cuts.push([start, start + hit.length]);
     }
-    this.gluedCells(folded, cuts, (e) => !mentions(asked, e.lower) && !mentions(allowed, e.lower));
-    if (strict) this.shortCells(text, folded, asked, allowed, cuts);
+    this.gluedCells(folded, cuts, keep);
+    if (strict) this.shortCells(text, folded, cuts, keep);
     const kept = new Set([...numbersIn(question), ...numbersIn(options.allowed ?? "")]);
     for (const match of text.matchAll(NUMBER)) {
       const value = Number(match[0].replaceAll(",", ""));
@@ -174,7 +178,7 @@ export class CellScrubber {
       // A note that ties an aggregate to its cell says more than the aggregate.
       if (short || (!strict && released.has(value)) || kept.has(value)) continue;
       if (!this.numbers.has(value) && !this.numbers.has(-value)) continue;
-      if (cuts.some(([a, b]) => start < b && end > a)) continue;
+      if (overlaps(cuts, start, end)) continue;
       cuts.push([start, end]);
     }
     if (cuts.length === 0) return text;
@@ -196,7 +200,6 @@ export class CellScrubber {
   private gluedCells(folded: string, cuts: [number, number][], keep: (e: Entry) => boolean): void {
     const edges = new Set(cuts.flat());
     if (edges.size === 0) return;
-    const taken = (a: number, b: number) => cuts.some(([x, y]) => a < y && b > x);
     for (const list of this.byKey.values()) {
       for (const e of list) {
         if (e.length >= ANYWHERE_CHARS || e.length < MIN_TEXT_CHARS || !keep(e)) continue;
@@ -204,7 +207,7 @@ export class CellScrubber {
           const end = at + e.length;
           const left = edges.has(at) || !isWordChar(folded[at - 1]);
           const right = edges.has(end) || !isWordChar(folded[end]);
-          if ((edges.has(at) || edges.has(end)) && left && right && !taken(at, end)) {
+          if ((edges.has(at) || edges.has(end)) && left && right && !overlaps(cuts, at, end)) {
             cuts.push([at, end]);
           }
         }
@@ -216,21 +219,16 @@ export class CellScrubber {
   private shortCells(
     text: string,
     folded: string,
-    asked: string,
-    allowed: string,
     cuts: [number, number][],
+    keep: (e: Entry) => boolean,
   ): void {
     const short = [...this.byKey.values()].flat().filter((e) => e.length < KEY_CHARS);
     if (short.length === 0) return;
     for (const match of folded.matchAll(WORD)) {
       const start = match.index;
-      if (cuts.some(([a, b]) => start < b && start + match[0].length > a)) continue;
+      if (overlaps(cuts, start, start + match[0].length)) continue;
       const hit = short.find(
-        (e) =>
-          e.lower === match[0] &&
-          !isWordChar(text[start + e.length]) &&
-          !mentions(asked, e.lower) &&
-          !mentions(allowed, e.lower),
+        (e) => e.lower === match[0] && !isWordChar(text[start + e.length]) && keep(e),
       );
       if (hit) cuts.push([start, start + hit.length]);
     }
