@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import cliProgress from "cli-progress";
 import { z } from "zod";
@@ -137,20 +136,15 @@ export async function downloadFile(request: DownloadRequest): Promise<DownloadRe
       : undefined;
   bar?.start(total ?? 0, start);
   let received = start;
-  const count = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      received += chunk.length;
-      alive();
-      bar?.update(received);
-      done(null, chunk);
-    },
-  });
+  // Each chunk is on disk before the next is read, so a broken download keeps every byte it got.
+  const file = await open(part, start > 0 ? "a" : "w");
   try {
-    await pipeline(
-      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>),
-      count,
-      createWriteStream(part, { flags: start > 0 ? "a" : "w" }),
-    );
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      alive();
+      await file.write(chunk);
+      received += chunk.length;
+      bar?.update(received);
+    }
   } catch (error) {
     throw new DownloadError(
       `download of ${url} broke after ${received} bytes (${causeOf(error)}); run it again to resume`,
@@ -159,6 +153,7 @@ export async function downloadFile(request: DownloadRequest): Promise<DownloadRe
   } finally {
     clearTimeout(timer);
     bar?.stop();
+    await file.close();
   }
   if (total !== undefined && received !== total) {
     throw new DownloadError(
