@@ -96,6 +96,7 @@ process.env.TABLEMINDS_MODEL = "stub-model";
 
 const redis = startService("redis");
 const url = redis.env.TABLEMINDS_QUEUE_URL ?? "";
+process.env.TABLEMINDS_QUEUE_KEY = redis.env.TABLEMINDS_QUEUE_KEY;
 const stub = await spawnStub(LATENCY_MS, "tablebench");
 process.env.OPENAI_BASE_URL = stub.url;
 

@@ -342,6 +342,9 @@ export const OPERATOR_FIELDS = [
 
 export type OperatorField = (typeof OPERATOR_FIELDS)[number];
 
+/** A field that names a model (`model`, `coderModel`, `embeddingModel`, ...). */
+export const isModelField = (key: string): boolean => key === "model" || key.endsWith("Model");
+
 const isOperatorField = (key: string): key is OperatorField =>
   (OPERATOR_FIELDS as readonly string[]).includes(key);
 

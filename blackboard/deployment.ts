@@ -28,6 +28,17 @@ export const DeploymentEnvSchema = z.object({
   TABLEMINDS_ARTIFACT_STORE: z.preprocess(blank, ArtifactStore.optional()),
   /** A Redis that `eval --queue` and `mine --queue` share with `tableminds worker`s. */
   TABLEMINDS_QUEUE_URL: z.preprocess(blank, RedisUrl.optional()),
+  /**
+   * The secret that signs the queue's jobs and results: the same where jobs are submitted and
+   * where workers run, so a job or result written to Redis by anyone else is refused.
+   */
+  TABLEMINDS_QUEUE_KEY: z.preprocess(
+    blank,
+    z
+      .string()
+      .min(32, "TABLEMINDS_QUEUE_KEY: at least 32 characters (`openssl rand -hex 24` makes one)")
+      .optional(),
+  ),
 });
 export type DeploymentSettings = z.infer<typeof DeploymentEnvSchema>;
 

@@ -46,8 +46,10 @@ files as a run here. The same command again queues only what is neither done nor
 collects what finished while it was away. Ctrl-C stops waiting (the queued questions go on).
 --concurrency does not apply: each worker's own --concurrency sets how many run at once.
 When the endpoint stop comes, questions not started yet are taken off the queue, to be
-queued again by the next run. The run's graph, settings, endpoint and model names travel with
-the questions; the API key, the sandbox and the replay cache are each worker's own.
+queued again by the next run. The run's graph and settings travel with the questions, sealed
+with TABLEMINDS_QUEUE_KEY (the same secret on every worker), and tables given as paths go
+into the artifact store first; the endpoint, API key, models, sandbox and replay cache are
+each worker's own.
   tableminds eval --dataset tablebench --limit 500 --queue redis://10.0.0.5:6379 --out runs/tb-500
 `;
 

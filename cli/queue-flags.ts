@@ -20,8 +20,12 @@ export async function queueOfFlag(flag: string | true, command: Command): Promis
       );
     }
   }
-  const { checkQueue, queueUrl } = await import("../tools/queue/connection.js");
+  const [{ checkQueue, queueUrl }, { queueKey }] = await Promise.all([
+    import("../tools/queue/connection.js"),
+    import("../tools/queue/seal.js"),
+  ]);
   const url = queueUrl(flag);
+  queueKey();
   await checkQueue(url);
   return url;
 }

@@ -3,12 +3,25 @@
  * worker's own event loop only holds the jobs' locks, and the graphs, tables and scoring run
  * here, one job at a time. Both kinds of job: an evaluation's question and a mined one.
  */
-import { type SandboxedJob, WaitingError } from "bullmq";
+import { type SandboxedJob, UnrecoverableError, WaitingError } from "bullmq";
 import type { z } from "zod";
+import { setOperatorSettings } from "../blackboard/operator.js";
 import { failureReason, type JobWarning, QuestionJobSchema } from "../evals/queue/payload.js";
 import { type GraphSource, runEvalJob } from "../evals/queue/run-job.js";
 import { Cancelled } from "../evals/runner.js";
+import {
+  jobLabel,
+  QueueSealError,
+  queueKey,
+  resultLabel,
+  seal,
+  unseal,
+} from "../tools/queue/seal.js";
 import { MineJobSchema, runMineJob } from "../training/mining/queue.js";
+
+// A job names no file here: its tables are inline or in the artifact store, and a local
+// model only by its name in the models folder.
+setOperatorSettings({ tableRoots: [], tableFiles: [], localModelPaths: false });
 
 let collected: JobWarning[] | undefined;
 
@@ -30,25 +43,34 @@ function parsed<T>(schema: z.ZodType<T>, data: unknown, kind: string): T {
   throw new Error(`the job's data is not ${kind} question: ${issues.join("; ")}`);
 }
 
+/** The job's data, when its seal is the queue key's for a job of its kind and id. */
+function opened(job: SandboxedJob, key: string): unknown {
+  try {
+    return unseal(key, jobLabel(job.name, job.id ?? ""), job.data);
+  } catch (error) {
+    if (!(error instanceof QueueSealError)) throw error;
+    // Never retried: no attempt makes a forged job genuine.
+    throw new UnrecoverableError(`refused: ${error.message}`);
+  }
+}
+
 /** The processor: runs the job, or gives it back to the queue when its worker is told to. */
 export function jobProcessor(graphs?: GraphSource) {
   return async (job: SandboxedJob, token?: string, signal?: AbortSignal) => {
     const stop = signal ?? new AbortController().signal;
+    const key = queueKey();
+    const data = opened(job, key);
     collected = [];
     try {
       let result: object;
       if (job.name === "eval") {
-        result = await runEvalJob(
-          parsed(QuestionJobSchema, job.data, "an evaluation's"),
-          stop,
-          graphs,
-        );
+        result = await runEvalJob(parsed(QuestionJobSchema, data, "an evaluation's"), stop, graphs);
       } else if (job.name === "mine") {
-        result = await runMineJob(parsed(MineJobSchema, job.data, "a mining"), stop, graphs);
+        result = await runMineJob(parsed(MineJobSchema, data, "a mining"), stop, graphs);
       } else {
         throw new Error(`unknown kind of job "${job.name}" (this worker runs eval and mine jobs)`);
       }
-      return { ...result, warnings: collected };
+      return seal(key, resultLabel(job.id ?? ""), { ...result, warnings: collected });
     } catch (error) {
       if (error instanceof Cancelled && stop.aborted) {
         // The worker is stopping and gives its jobs back: another worker takes this one.

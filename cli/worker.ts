@@ -5,10 +5,13 @@ import { positiveInt } from "./args.js";
 const WORKER_HELP = `
 Runs the questions that \`eval run --queue\` and \`mine --queue\` put on the queue, from any
 number of machines at once; each job runs in a child process of its own (--concurrency of
-them). The run's configuration travels with each job (graph, settings, model endpoint and
-model names); the API key does not: each worker reads OPENAI_API_KEY from its own
-environment, and so TABLEMINDS_SANDBOX, TABLEMINDS_REPLAY_CACHE and TABLEMINDS_TABLE_ROOTS.
-Tables given as paths must be readable at the same path where the workers run.
+them). Each job carries a question, its tables (inline, or uploads in the artifact store by
+digest) and the run's settings; it is sealed with TABLEMINDS_QUEUE_KEY, which submitters
+and workers must share, and a job without that seal is refused. The model endpoint, key
+and models are the worker's own (OPENAI_BASE_URL, OPENAI_API_KEY, TABLEMINDS_MODEL), and
+so TABLEMINDS_SANDBOX and TABLEMINDS_REPLAY_CACHE. Workers on other machines than the
+submitter need the shared artifact store (TABLEMINDS_ARTIFACT_STORE) for tables given as
+paths.
 
 Ctrl-C or SIGTERM: the jobs in hand finish, no new one starts; a second Ctrl-C gives them
 back to the queue at once. A worker killed outright loses nothing: after --lock-duration
@@ -16,7 +19,7 @@ back to the queue at once. A worker killed outright loses nothing: after --lock-
 
 Examples:
   tableminds worker --queue redis://10.0.0.5:6379 --concurrency 4
-  TABLEMINDS_QUEUE_URL=redis://10.0.0.5:6379 OPENAI_API_KEY=sk-... tableminds worker
+  TABLEMINDS_QUEUE_URL=redis://10.0.0.5:6379 TABLEMINDS_QUEUE_KEY=... OPENAI_API_KEY=sk-... tableminds worker
 `;
 
 const WorkerFlagsSchema = z.object({
@@ -43,18 +46,21 @@ export function registerWorkerCommand(program: Command): void {
     .addHelpText("after", WORKER_HELP)
     .action(async (flags: unknown) => {
       const opts = WorkerFlagsSchema.parse(flags);
-      const [{ queueUrl }, { runQueueWorker }] = await Promise.all([
+      const [{ queueUrl }, { runQueueWorker }, { peek, queueKey }] = await Promise.all([
         import("../tools/queue/connection.js"),
         import("../tools/queue/worker.js"),
+        import("../tools/queue/seal.js"),
       ]);
       const JobNameSchema = z.object({ example: z.object({ id: z.string() }) });
+      const url = queueUrl(opts.queue);
+      queueKey();
       process.exitCode = await runQueueWorker({
-        url: queueUrl(opts.queue),
+        url,
         processor: PROCESSOR,
         concurrency: opts.concurrency,
         lockMs: opts.lockDuration,
         describe: (job) => {
-          const data = JobNameSchema.safeParse(job.data);
+          const data = JobNameSchema.safeParse(peek(job.data));
           return `${job.name} ${data.success ? data.data.example.id : `job ${job.id}`}`;
         },
         log: (line) => process.stderr.write(`${line}\n`),

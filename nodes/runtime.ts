@@ -4,6 +4,7 @@ import {
   type Configuration,
   ConfigurationSchema,
   ensureConfiguration,
+  isModelField,
   OPERATOR_FIELDS,
   OPERATOR_SOURCE,
 } from "../blackboard/configuration.js";
@@ -92,11 +93,7 @@ export function callerProblems(context: object): string[] {
   );
   if (!operatorSettings().localModelPaths) {
     for (const [key, value] of Object.entries(given)) {
-      if (
-        (key === "model" || key.endsWith("Model")) &&
-        typeof value === "string" &&
-        namesLocalPath(value)
-      ) {
+      if (isModelField(key) && typeof value === "string" && namesLocalPath(value)) {
         problems.push(
           `${key}: a local model is named here by its name in the models folder, not by a path`,
         );

@@ -353,6 +353,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "`redis://host:port`: the queue that submitting processes and `tableminds worker`s share (the `--queue` flag overrides it)",
   },
   {
+    name: "TABLEMINDS_QUEUE_KEY",
+    readBy: "`eval run --queue`, `mine --queue`, `worker` (`tools/queue/seal.ts`)",
+    meaning:
+      "a secret of 32+ characters, the same where jobs are submitted and where workers run: it seals each job and result, and a worker refuses a job (a submitter a result) without its seal. Needed with a queue",
+  },
+  {
     name: "TABLEMINDS_API_KEYS",
     readBy: "the API server's authentication (`server/access.ts`)",
     meaning:

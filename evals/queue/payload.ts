@@ -1,63 +1,22 @@
 import { z } from "zod";
 import {
   ConfigurationSchema,
+  isModelField,
   OPERATOR_FIELDS,
   type OperatorField,
 } from "../../blackboard/configuration.js";
-import { ROLES } from "../../tools/models/config.js";
 import { DATASETS } from "../datasets/names.js";
 import { ResultRecordSchema } from "../results-file.js";
 import { EndpointFailed, NotRun, ScoringFailed } from "../runner.js";
 import { EvalExampleSchema } from "../types.js";
 
 /*
- * What travels on the queue for one question: the job's data (the question and the run's
- * configuration: graph, context, model route, bounds), what a worker returns (the record),
- * and how a worker says it did not answer (the failure reason the submitter reads back).
- * No secret travels: API keys come from each worker's own environment.
+ * What travels on the queue for one question: the job's data (the question, its tables inline
+ * or in the artifact store by digest, and the run's settings: graph, context, bounds), what a
+ * worker returns (the record), and how a worker says it did not answer (the failure reason the
+ * submitter reads back). No route travels: each worker's endpoint, key and models are its own
+ * environment's, and a job never names a file on the worker.
  */
-
-/**
- * The variables that choose the model endpoint and the models: the submitter's travel with
- * the job, so every worker asks what a local run would have asked. OPENAI_API_KEY is not
- * among them.
- */
-export const MODEL_ROUTE_VARS = [
-  "OPENAI_BASE_URL",
-  "TABLEMINDS_MODEL",
-  ...ROLES.map((role) => `TABLEMINDS_${role.toUpperCase()}_MODEL`),
-] as const;
-
-export const ModelRouteSchema = z
-  .record(z.string(), z.string())
-  .refine(
-    (route) =>
-      Object.keys(route).every((key) => (MODEL_ROUTE_VARS as readonly string[]).includes(key)),
-    { message: `a model route names only ${MODEL_ROUTE_VARS.join(", ")}` },
-  );
-export type ModelRoute = z.infer<typeof ModelRouteSchema>;
-
-/** The route variables set (and not blank) in `env`. */
-export function modelRouteOf(env: Readonly<Record<string, string | undefined>>): ModelRoute {
-  return Object.fromEntries(
-    MODEL_ROUTE_VARS.flatMap((key) => {
-      const value = env[key]?.trim();
-      return value ? [[key, value]] : [];
-    }),
-  );
-}
-
-/**
- * Sets the route for the work that follows in this process: its variables as given, the
- * others unset (a worker's own OPENAI_BASE_URL must not stand in for the run's OpenAI).
- */
-export function applyModelRoute(route: ModelRoute, env: NodeJS.ProcessEnv = process.env): void {
-  for (const key of MODEL_ROUTE_VARS) {
-    const value = route[key];
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-}
 
 const OPERATOR_MASK = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, true])) as Record<
   OperatorField,
@@ -67,17 +26,34 @@ const CallerConfigurationSchema = ConfigurationSchema.omit(OPERATOR_MASK).partia
 
 /**
  * A run's context as given (not filled with defaults), checked against the configuration:
- * the operator's fields (sandbox, replay cache, workers folder) are each worker's own.
+ * the operator's fields (sandbox, replay cache, workers folder) and the models are each
+ * worker's own.
  */
 export const JobContextSchema = z.record(z.string(), z.unknown()).superRefine((context, ctx) => {
   const checked = CallerConfigurationSchema.safeParse(context);
   for (const issue of checked.error?.issues ?? []) {
     ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
   }
+  for (const key of Object.keys(context).filter(isModelField)) {
+    ctx.addIssue({ code: "custom", message: "a worker's models are its own", path: [key] });
+  }
 });
 
-/** One question of a run, as a worker runs it. */
-export const QuestionJobSchema = z.object({
+/** A question whose tables a worker reads from the job itself or its artifact store, never a path. */
+const JobExampleSchema = EvalExampleSchema.superRefine((example, ctx) => {
+  example.tables.forEach((table, index) => {
+    if ("path" in table) {
+      ctx.addIssue({
+        code: "custom",
+        message: "a job's tables are inline or uploads, never paths",
+        path: ["tables", index],
+      });
+    }
+  });
+});
+
+/** One question of a run, as a worker runs it; a key it does not know is refused, not dropped. */
+export const QuestionJobSchema = z.strictObject({
   /** The run's id on the queue (tools/queue/connection.ts: runIdOf). */
   run: z.string().min(1),
   /** The invocation of the run that queued it; its record carries it. */
@@ -85,9 +61,8 @@ export const QuestionJobSchema = z.object({
   /** A graph of langgraph.json. */
   graph: z.string().min(1),
   dataset: z.enum(DATASETS),
-  example: EvalExampleSchema,
+  example: JobExampleSchema,
   context: JobContextSchema,
-  route: ModelRouteSchema,
   timeoutMs: z.number().int().positive(),
   retries: z.number().int().nonnegative(),
 });

@@ -7,10 +7,10 @@ import { getScorer } from "../metrics/index.js";
 import { inQuestion } from "../question-scope.js";
 import { answerQuestion, type EvalGraph, type QuestionSetup } from "../runner.js";
 import type { ChartRunner } from "../types.js";
-import { applyModelRoute, type QuestionJob, type QuestionResult } from "./payload.js";
+import type { QuestionJob, QuestionResult } from "./payload.js";
 
 /*
- * A worker's side of one question: the run's route and configuration from the job, the graph
+ * A worker's side of one question: the run's configuration from the job, the graph
  * (loaded once per process), the same answering and scoring a local run does.
  */
 
@@ -41,10 +41,8 @@ const runChart: ChartRunner = async (code, timeoutMs) => {
   return (await charts)(code, timeoutMs);
 };
 
-/** What answering the job's question needs, with the job's model route set for this process. */
+/** What answering the job's question needs; the models are the worker's own. */
 export async function questionSetup(job: QuestionJob, graphs: GraphSource): Promise<QuestionSetup> {
-  // One job at a time runs in a worker's process: the route holds until the next job's.
-  applyModelRoute(job.route);
   const context = job.context as Partial<Configuration>;
   const { graph, limits } = await graphs(job.graph, ensureConfiguration(context));
   return {

@@ -1,7 +1,22 @@
+import { createReadStream } from "node:fs";
 import type { z } from "zod";
-import { OPERATOR_SOURCE, splitOperatorFields } from "../../blackboard/configuration.js";
+import {
+  isModelField,
+  OPERATOR_SOURCE,
+  splitOperatorFields,
+} from "../../blackboard/configuration.js";
+import type { TableSource } from "../../blackboard/schemas.js";
 import { JobBatch } from "../../tools/queue/batch.js";
 import { jobIdOf, runIdOf, shownUrl } from "../../tools/queue/connection.js";
+import {
+  jobLabel,
+  QueueSealError,
+  queueKey,
+  resultLabel,
+  seal,
+  unseal,
+} from "../../tools/queue/seal.js";
+import { storeUpload } from "../../tools/tables/sources.js";
 import {
   type Answerer,
   type AnswererFactory,
@@ -10,13 +25,7 @@ import {
   type RunStart,
 } from "../runner.js";
 import type { EvalExample } from "../types.js";
-import {
-  failureOf,
-  modelRouteOf,
-  type QuestionJob,
-  QuestionJobSchema,
-  type QuestionResult,
-} from "./payload.js";
+import { failureOf, type QuestionJob, QuestionJobSchema, type QuestionResult } from "./payload.js";
 
 /*
  * `eval --queue` (and `mine --queue`): the run's questions go to the queue as jobs instead of
@@ -52,14 +61,16 @@ export function questionJob(example: EvalExample, run: RunStart, runId: string):
     dataset: QuestionJobSchema.shape.dataset.parse(options.scorer.dataset),
     example,
     context: options.context,
-    route: modelRouteOf(options.env ?? process.env),
     timeoutMs: options.timeoutMs,
     retries: options.retries,
   };
 }
 
-/** The operator's fields are each worker's own: a run that sets one is refused, not ignored. */
-function refuseOperatorFields(run: RunStart): void {
+/**
+ * The operator's fields and the models are each worker's own: a run that sets one is refused,
+ * not ignored.
+ */
+function refuseWorkersFields(run: RunStart): void {
   const [field] = Object.keys(splitOperatorFields(run.options.context).operator);
   if (field) {
     const source = OPERATOR_SOURCE[field as keyof typeof OPERATOR_SOURCE];
@@ -67,6 +78,39 @@ function refuseOperatorFields(run: RunStart): void {
       `with --queue, ${field} is each worker's own setting: set ${source.split(" or ")[0]} where the workers run`,
     );
   }
+  const model = Object.keys(run.options.context).find(isModelField);
+  if (model) {
+    throw new Error(
+      `with --queue, ${model} is each worker's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the workers run`,
+    );
+  }
+}
+
+/**
+ * The question with its path tables put into the artifact store, so a worker reads them by
+ * digest (from the shared store on another machine) and never opens a path a job names.
+ */
+export function uploadedTables(): (example: EvalExample) => Promise<EvalExample> {
+  const stored = new Map<string, Promise<{ upload: string; name: string }>>();
+  const upload = async (table: Extract<TableSource, { path: string }>) => {
+    let file = stored.get(table.path);
+    if (!file) {
+      file = storeUpload(createReadStream(table.path), table.path, Number.POSITIVE_INFINITY);
+      stored.set(table.path, file);
+    }
+    const { upload, name } = await file;
+    return {
+      upload,
+      name: table.name ?? name,
+      ...(table.encoding ? { encoding: table.encoding } : {}),
+    };
+  };
+  return async (example) => ({
+    ...example,
+    tables: await Promise.all(
+      example.tables.map((table) => ("path" in table ? upload(table) : table)),
+    ),
+  });
 }
 
 const stops = new WeakMap<AbortSignal, Promise<never>>();
@@ -96,7 +140,8 @@ export function queuedAnswerer<R extends QuestionResult>(
   const note = options.note ?? (() => {});
   const schema = options.schema ?? QuestionJobSchema;
   return async (run): Promise<Answerer> => {
-    refuseOperatorFields(run);
+    refuseWorkersFields(run);
+    const key = queueKey();
     const runId = runIdOf(run.outDir, run.started);
     const ids = new Map(run.todo.map((e) => [e.id, jobIdOf(options.kind, runId, e.id)]));
     const jobOf = (example: EvalExample) => {
@@ -104,11 +149,18 @@ export function queuedAnswerer<R extends QuestionResult>(
       if (id === undefined) throw new Error(`${example.id} is not a question of this run`);
       return id;
     };
-    const specs = run.todo.map((example) => ({
-      id: jobOf(example),
-      name: options.kind,
-      data: schema.parse({ ...questionJob(example, run, runId), ...options.extra }),
-    }));
+    const withTables = uploadedTables();
+    const specs = await Promise.all(
+      run.todo.map(async (example) => {
+        const id = jobOf(example);
+        const job = { ...questionJob(await withTables(example), run, runId), ...options.extra };
+        return {
+          id,
+          name: options.kind,
+          data: seal(key, jobLabel(options.kind, id), schema.parse(job)),
+        };
+      }),
+    );
     let lastError = "";
     const batch = await JobBatch.open(options.url, {
       onError: (error) => {
@@ -150,7 +202,15 @@ export function queuedAnswerer<R extends QuestionResult>(
           await batch.release(id);
           throw failureOf(outcome.reason);
         }
-        const parsed = options.result.safeParse(outcome.value);
+        let value: unknown;
+        try {
+          value = unseal(key, resultLabel(id), outcome.value);
+        } catch (error) {
+          if (!(error instanceof QueueSealError)) throw error;
+          await batch.release(id);
+          throw new NotRun(`on a worker: its result was refused: ${error.message}`);
+        }
+        const parsed = options.result.safeParse(value);
         if (!parsed.success) {
           await batch.release(id);
           const [issue] = parsed.error.issues;

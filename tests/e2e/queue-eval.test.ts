@@ -1,10 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Queue } from "bullmq";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadDataset } from "../../evals/datasets/index.js";
 import type { EvalExample } from "../../evals/types.js";
+import { QUEUE_NAME, redisOptions } from "../../tools/queue/connection.js";
+import { jobLabel, seal } from "../../tools/queue/seal.js";
 import { runCli, startCli } from "../support/cli.js";
 import { freePort } from "../support/dev-server.js";
 import { stubEnv } from "../support/env.js";
@@ -25,7 +28,7 @@ import { tablebenchTeam } from "../support/tablebench-team.js";
 /*
  * `eval run --queue` against a real Redis and real `tableminds worker` processes, with the
  * stub model: the same results as a run here, a submitter killed and started again, a worker
- * killed in the middle of a job, and an endpoint that is down.
+ * killed in the middle of a job, an endpoint that is down, and jobs someone else wrote.
  */
 
 /** How many times the stub was asked to plan each question, from `from` on. */
@@ -63,15 +66,14 @@ afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop("SIGKILL")));
 });
 
-/**
- * A worker's environment: its own home (as on another machine) and a model endpoint of its
- * own that leads nowhere, so only the run's endpoint, which travels with each job, can answer.
- */
-async function workerEnv(): Promise<Record<string, string | undefined>> {
-  return {
-    ...stubEnv(`http://127.0.0.1:${await freePort()}/v1`),
-    TABLEMINDS_QUEUE_URL: url,
-  };
+/** A worker's environment: its own home (as on another machine), endpoint and the queue's key. */
+function workerEnv(endpoint: string): Record<string, string | undefined> {
+  return { ...stubEnv(endpoint), ...redis.env };
+}
+
+/** A submitter's environment whose own endpoint leads nowhere: only the workers' can answer. */
+async function submitterEnv(): Promise<Record<string, string | undefined>> {
+  return { ...stubEnv(`http://127.0.0.1:${await freePort()}/v1`), ...redis.env };
 }
 
 describe("eval --queue with two workers", () => {
@@ -85,7 +87,7 @@ describe("eval --queue with two workers", () => {
       latencyMs: 30,
       idleTimeoutMs: 600_000,
     });
-    env = { ...stubEnv(stub.url), TABLEMINDS_QUEUE_URL: url };
+    env = await submitterEnv();
   });
   afterAll(async () => {
     await stub?.close();
@@ -93,10 +95,10 @@ describe("eval --queue with two workers", () => {
 
   it("writes the same results, report and warnings as a run here, and leaves the queue empty", async () => {
     const here = path.join(runs, "here");
-    const local = await runCli(evalArgs(here, 12, ["--concurrency", "2"]), env);
+    const local = await runCli(evalArgs(here, 12, ["--concurrency", "2"]), stubEnv(stub.url));
     expect(local.code, local.stderr).toBe(0);
 
-    const wenv = await workerEnv();
+    const wenv = workerEnv(stub.url);
     workers.push(
       ...(await Promise.all([
         startWorker(wenv, ["--concurrency", "1"]),
@@ -142,7 +144,7 @@ describe("eval --queue with two workers", () => {
   }, 400_000);
 
   it("killed mid-run and submitted again, runs no finished question twice", async () => {
-    const wenv = await workerEnv();
+    const wenv = workerEnv(stub.url);
     workers.push(...(await Promise.all([startWorker(wenv), startWorker(wenv)])));
     const out = path.join(runs, "resumed");
     const from = stub.requests.length;
@@ -203,7 +205,7 @@ describe("eval --queue with two workers", () => {
     expect((await queueCounts(url)).wait).toBe(4);
 
     const again = startCli(evalArgs(out, 4, ["--queue"]), env, 240_000);
-    workers.push(await startWorker(await workerEnv()));
+    workers.push(await startWorker(workerEnv(stub.url)));
     const result = await again.done;
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/eval: 0 questions queued on \S+ \(4 queued already\)/);
@@ -224,8 +226,8 @@ describe("eval --queue when a worker is killed in the middle of a job", () => {
       idleTimeoutMs: 600_000,
     });
     try {
-      const env = { ...stubEnv(stub.url), TABLEMINDS_QUEUE_URL: url };
-      const wenv = await workerEnv();
+      const env = await submitterEnv();
+      const wenv = workerEnv(stub.url);
       const flags = ["--concurrency", "1", "--lock-duration", "2000"];
       const doomed = await startWorker(wenv, flags);
       workers.push(doomed);
@@ -281,23 +283,16 @@ describe("eval --queue with the model endpoint down", () => {
     const port = await freePort();
     const stub = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
     try {
-      // The workers could reach the stub: only the run's endpoint, on the jobs, is down.
-      workers.push(
-        await startWorker({ ...stubEnv(stub.url), TABLEMINDS_QUEUE_URL: url }, [
-          "--concurrency",
-          "1",
-        ]),
-      );
+      // The workers' endpoint is down; the submitter's own could answer, and is not asked.
+      const downWorker = await startWorker(workerEnv(`http://127.0.0.1:${port}/v1`), [
+        "--concurrency",
+        "1",
+      ]);
+      workers.push(downWorker);
       const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-down-"));
       const args = evalArgs(out, 4, ["--llm-retries", "0", "--queue", url]);
-      const downEnv = {
-        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        OPENAI_API_KEY: "test-key",
-        TABLEMINDS_MODEL: "stub-model",
-        TABLEMINDS_HOME: stubEnv("http://unused").TABLEMINDS_HOME,
-        TABLEMINDS_QUEUE_URL: undefined,
-      };
-      const down = await runCli(args, downEnv, 240_000);
+      const submitter = { ...stubEnv(stub.url), ...redis.env, TABLEMINDS_QUEUE_URL: undefined };
+      const down = await runCli(args, submitter, 240_000);
       expect(down.code).toBe(1);
       // The message a run here prints.
       expect(down.stderr).toMatch(
@@ -307,6 +302,7 @@ describe("eval --queue with the model endpoint down", () => {
         ),
       );
       expect(readFileSync(path.join(out, "results.jsonl"), "utf8")).toBe("");
+      expect(stub.requests).toHaveLength(0);
       expect(runInfo(out)).toMatchObject({
         finished: null,
         stopped: { reason: expect.any(String) },
@@ -314,7 +310,9 @@ describe("eval --queue with the model endpoint down", () => {
       // What had not started is off the queue.
       expect((await queueCounts(url)).wait).toBe(0);
 
-      const up = await runCli(args, { ...downEnv, OPENAI_BASE_URL: stub.url }, 240_000);
+      await downWorker.stop();
+      workers.push(await startWorker(workerEnv(stub.url), ["--concurrency", "1"]));
+      const up = await runCli(args, submitter, 240_000);
       expect(up.code, up.stderr).toBe(0);
       expect(up.stderr).toContain("4 to run, 0 already done");
       expect(idsOf(path.join(out, "results.jsonl"))).toHaveLength(4);
@@ -325,11 +323,94 @@ describe("eval --queue with the model endpoint down", () => {
   }, 400_000);
 });
 
+describe("a job that no holder of the queue's key sealed as it stands", () => {
+  it("is refused by the worker: no request to the endpoint it names, no file it names opened", async () => {
+    const theirs = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
+    const own = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
+    const queue = new Queue(QUEUE_NAME, { connection: redisOptions(url) });
+    try {
+      workers.push(await startWorker(workerEnv(own.url), ["--concurrency", "1"]));
+      const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-forged-"));
+      const secret = path.join(dir, "secret.csv");
+      writeFileSync(secret, "canary,value\nZQX-worker-file-5531,1\n");
+      const [example] = examples;
+      if (!example) throw new Error("no example");
+      const job = {
+        run: "forged",
+        invocation: 1,
+        graph: "table_qa",
+        dataset: "tablebench",
+        example,
+        context: { maxReflections: 0 },
+        timeoutMs: 60_000,
+        retries: 0,
+      };
+      // A job of the shape a route once travelled in, unsealed.
+      const routed = {
+        ...job,
+        example: { ...example, tables: [{ path: secret }] },
+        context: { model: `local:${secret}` },
+        route: { OPENAI_BASE_URL: theirs.url },
+      };
+      const key = redis.env.TABLEMINDS_QUEUE_KEY ?? "";
+      const forged: [string, unknown][] = [
+        ["eval.forged.plain", routed],
+        [
+          "eval.forged.otherkey",
+          seal("k".repeat(48), jobLabel("eval", "eval.forged.otherkey"), job),
+        ],
+        // A genuine seal, copied onto another job id.
+        ["eval.forged.moved", seal(key, jobLabel("eval", "eval.forged.elsewhere"), job)],
+        // Sealed with the key, yet naming a file and a model of the worker's.
+        [
+          "eval.forged.paths",
+          seal(key, jobLabel("eval", "eval.forged.paths"), { ...routed, route: undefined }),
+        ],
+      ];
+      for (const [jobId, data] of forged) await queue.add("eval", data, { jobId });
+      const reasons = new Map<string, string>();
+      for (let i = 0; i < 600 && reasons.size < forged.length; i++) {
+        for (const [jobId] of forged) {
+          const stored = await queue.getJob(jobId);
+          if (stored && (await stored.getState()) === "failed") {
+            reasons.set(jobId, stored.failedReason);
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(reasons.get("eval.forged.plain")).toBe("refused: not sealed with the queue's key");
+      expect(reasons.get("eval.forged.otherkey")).toBe(
+        "refused: its seal does not match the queue's key (TABLEMINDS_QUEUE_KEY)",
+      );
+      expect(reasons.get("eval.forged.moved")).toBe(reasons.get("eval.forged.otherkey"));
+      const paths = reasons.get("eval.forged.paths") ?? "";
+      expect(paths).toContain("a job's tables are inline or uploads, never paths");
+      expect(paths).toContain("model: a worker's models are its own");
+      expect(paths).not.toContain("ZQX-worker-file-5531");
+      expect(theirs.requests).toHaveLength(0);
+      expect(own.requests).toHaveLength(0);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await theirs.close();
+      await own.close();
+    }
+  }, 400_000);
+});
+
 describe("eval --queue arguments", () => {
   it("says in one line when the queue cannot be reached, and refuses a worker's own setting", async () => {
     const port = await freePort();
     const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-args-"));
-    const env = stubEnv("http://127.0.0.1:1/v1");
+    const keyless = await runCli(
+      evalArgs(out, 1, ["--queue", url]),
+      stubEnv("http://127.0.0.1:1/v1"),
+    );
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr.trim()).toBe(
+      "tableminds: no queue key: set TABLEMINDS_QUEUE_KEY to the same secret where jobs are submitted and where workers run (`openssl rand -hex 24` makes one)",
+    );
+    const env = { ...stubEnv("http://127.0.0.1:1/v1"), ...redis.env };
     const unreachable = await runCli(
       evalArgs(out, 1, ["--queue", `redis://127.0.0.1:${port}`]),
       env,
@@ -343,8 +424,13 @@ describe("eval --queue arguments", () => {
     expect(sandbox.stderr).toContain(
       "with --queue, --sandbox is each worker's own setting: set TABLEMINDS_SANDBOX where the workers run",
     );
+    const model = await runCli(evalArgs(out, 1, ["--queue", url, "--model", "gpt-4o"]), env);
+    expect(model.code).toBe(1);
+    expect(model.stderr).toContain(
+      "with --queue, model is each worker's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the workers run",
+    );
     const help = await runCli(["worker", "--help"], {});
-    expect(help.stdout).toContain("each worker reads OPENAI_API_KEY from its own");
+    expect(help.stdout).toContain("The model endpoint, key");
     expect(help.stdout).toContain("tableminds worker --queue redis://");
   });
 });

@@ -69,12 +69,13 @@ describe("mine --queue", () => {
     const local = await runCli(mineArgs(here, ["--concurrency", "1"]), env, 300_000);
     expect(local.code, local.stderr).toBe(0);
 
-    worker = await startWorker({ ...stubEnv(stub.url), TABLEMINDS_QUEUE_URL: url }, [
-      "--concurrency",
-      "2",
-    ]);
+    worker = await startWorker({ ...stubEnv(stub.url), ...redis.env }, ["--concurrency", "2"]);
     const queued = path.join(runs, "queued");
-    const result = await runCli(mineArgs(queued, ["--queue", url]), env, 300_000);
+    const result = await runCli(
+      mineArgs(queued, ["--queue", url]),
+      { ...env, TABLEMINDS_QUEUE_KEY: redis.env.TABLEMINDS_QUEUE_KEY },
+      300_000,
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`mine: 3 questions queued on ${url}`);
     expect(result.stdout).toBe(local.stdout);

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,7 +16,10 @@ const script = fileURLToPath(new URL("../../scripts/services.sh", import.meta.ur
 export type ServiceName = "postgres" | "redis" | "s3";
 
 export interface Service {
-  /** The settings that reach it: TABLEMINDS_DATABASE_URL, TABLEMINDS_QUEUE_URL, or the S3 ones. */
+  /**
+   * The settings that reach it: TABLEMINDS_DATABASE_URL, TABLEMINDS_QUEUE_URL with a fresh
+   * TABLEMINDS_QUEUE_KEY, or the S3 ones.
+   */
   env: Record<string, string>;
   dir: string;
   stop(): void;
@@ -46,6 +50,8 @@ export function startService(name: ServiceName): Service {
       .split("\n")
       .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
   );
+  // Submitters and workers of a queue share its key.
+  if (name === "redis") env.TABLEMINDS_QUEUE_KEY = randomBytes(24).toString("hex");
   const service: Service = {
     env,
     dir,

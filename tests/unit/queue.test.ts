@@ -1,18 +1,25 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  applyModelRoute,
-  failureOf,
-  failureReason,
-  modelRouteOf,
-  QuestionJobSchema,
-} from "../../evals/queue/payload.js";
+import { failureOf, failureReason, QuestionJobSchema } from "../../evals/queue/payload.js";
+import { uploadedTables } from "../../evals/queue/submit.js";
 import { EndpointFailed, NotRun, ScoringFailed } from "../../evals/runner.js";
 import { jobIdOf, queueUrl, redisOptions, runIdOf } from "../../tools/queue/connection.js";
+import {
+  jobLabel,
+  QueueSealError,
+  queueKey,
+  resultLabel,
+  seal,
+  unseal,
+} from "../../tools/queue/seal.js";
 import { processorFile } from "../../tools/queue/worker.js";
+import { uploadPath } from "../../tools/tables/sources.js";
+import { MineJobSchema } from "../../training/mining/queue.js";
+import { EXAMPLES, useTempHome } from "../support/env.js";
 
 describe("the queue's settings", () => {
   it("takes --queue's URL over TABLEMINDS_QUEUE_URL and says what is missing or wrong", () => {
@@ -54,31 +61,7 @@ describe("the queue's settings", () => {
 });
 
 describe("what travels with a job", () => {
-  it("carries the model route but never the API key, and sets it whole on the worker", () => {
-    const route = modelRouteOf({
-      OPENAI_API_KEY: "sk-secret",
-      OPENAI_BASE_URL: "http://10.0.0.9:8000/v1",
-      TABLEMINDS_CODER_MODEL: "coder-7b",
-      TABLEMINDS_MODEL: " ",
-    });
-    expect(route).toEqual({
-      OPENAI_BASE_URL: "http://10.0.0.9:8000/v1",
-      TABLEMINDS_CODER_MODEL: "coder-7b",
-    });
-    const worker: NodeJS.ProcessEnv = {
-      OPENAI_API_KEY: "worker-key",
-      OPENAI_BASE_URL: "http://elsewhere/v1",
-      TABLEMINDS_MODEL: "worker-model",
-    };
-    applyModelRoute(route, worker);
-    expect(worker).toEqual({
-      OPENAI_API_KEY: "worker-key",
-      OPENAI_BASE_URL: "http://10.0.0.9:8000/v1",
-      TABLEMINDS_CODER_MODEL: "coder-7b",
-    });
-  });
-
-  it("refuses a job whose context sets an operator's field or a route that names a key", () => {
+  it("refuses a job that sets a worker's own field, names a model or a path, or carries a route", () => {
     const job = {
       run: "r",
       invocation: 1,
@@ -88,23 +71,35 @@ describe("what travels with a job", () => {
         id: "q",
         dataset: "tablebench",
         question: "?",
-        tables: [{ path: "t.csv" }],
+        tables: [{ columns: ["a"], data: [[1]] }, { upload: `${"a".repeat(64)}.csv` }],
         gold: "1",
       },
       context: { maxReflections: 0 },
-      route: {},
       timeoutMs: 1000,
       retries: 0,
     };
-    expect(QuestionJobSchema.safeParse(job).success).toBe(true);
-    expect(QuestionJobSchema.safeParse({ ...job, context: { sandbox: "e2b" } }).success).toBe(
-      false,
-    );
-    expect(QuestionJobSchema.safeParse({ ...job, context: { maxReflections: -1 } }).success).toBe(
-      false,
-    );
+    const refused = (changed: object) => {
+      const parsed = QuestionJobSchema.safeParse({ ...job, ...changed });
+      return parsed.success
+        ? []
+        : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    };
+    expect(refused({})).toEqual([]);
+    expect(MineJobSchema.safeParse({ ...job, stage: "coder" }).success).toBe(true);
+    expect(refused({ context: { sandbox: "e2b" } })).toHaveLength(1);
+    expect(refused({ context: { maxReflections: -1 } })).toHaveLength(1);
+    expect(refused({ context: { model: "local:/etc/passwd" } })).toEqual([
+      "context.model: a worker's models are its own",
+    ]);
+    expect(refused({ context: { coderModel: "gpt-4o" } })).toEqual([
+      "context.coderModel: a worker's models are its own",
+    ]);
+    expect(refused({ example: { ...job.example, tables: [{ path: "/etc/passwd" }] } })).toEqual([
+      "example.tables.0: a job's tables are inline or uploads, never paths",
+    ]);
+    expect(refused({ route: { OPENAI_BASE_URL: "http://10.0.0.9/v1" } })).toHaveLength(1);
     expect(
-      QuestionJobSchema.safeParse({ ...job, route: { OPENAI_API_KEY: "sk-secret" } }).success,
+      MineJobSchema.safeParse({ ...job, stage: "coder", route: { OPENAI_BASE_URL: "x" } }).success,
     ).toBe(false);
   });
 
@@ -130,5 +125,71 @@ describe("the worker's child module", () => {
     expect(processorFile(source)).toBe(path.join(dir, "jobs.js"));
     writeFileSync(path.join(dir, "jobs.ts"), "export default () => null;\n");
     expect(processorFile(source)).toBe(path.join(dir, "jobs.ts"));
+  });
+});
+
+describe("the queue's seal", () => {
+  const key = "0123456789abcdef".repeat(3);
+  const label = jobLabel("eval", "eval.r.q");
+
+  it("opens what was sealed with the key for the same job, and nothing else", () => {
+    const value = { question: "How many?", n: [1, 2.5, -3], text: "ü\u2028" };
+    const sealed = seal(key, label, value);
+    expect(unseal(key, label, JSON.parse(JSON.stringify(sealed)))).toEqual(value);
+    const refusedBy = (k: string, l: string, s: unknown) => {
+      try {
+        unseal(k, l, s);
+        return "opened";
+      } catch (error) {
+        return error instanceof QueueSealError ? error.message : `other: ${String(error)}`;
+      }
+    };
+    const mismatch = "its seal does not match the queue's key (TABLEMINDS_QUEUE_KEY)";
+    expect(refusedBy(`${key}x`, label, sealed)).toBe(mismatch);
+    expect(refusedBy(key, jobLabel("mine", "eval.r.q"), sealed)).toBe(mismatch);
+    expect(refusedBy(key, jobLabel("eval", "eval.r.other"), sealed)).toBe(mismatch);
+    // A result is not a job, and the result of one job is not another's.
+    expect(refusedBy(key, resultLabel("eval.r.q"), sealed)).toBe(mismatch);
+    const result = seal(key, resultLabel("eval.r.q"), { record: { score: 1 } });
+    expect(refusedBy(key, resultLabel("eval.r.p"), result)).toBe(mismatch);
+    expect(refusedBy(key, label, { ...sealed, body: sealed.body.replace("How", "Who") })).toBe(
+      mismatch,
+    );
+    expect(refusedBy(key, label, value)).toBe("not sealed with the queue's key");
+    expect(refusedBy(key, label, { body: sealed.body, mac: "00" })).toBe(
+      "not sealed with the queue's key",
+    );
+  });
+
+  it("needs a key of 32 characters or more, and says how to make one", () => {
+    expect(() => queueKey({})).toThrow(/^no queue key: set TABLEMINDS_QUEUE_KEY/);
+    expect(() => queueKey({ TABLEMINDS_QUEUE_KEY: "short" })).toThrow(
+      "TABLEMINDS_QUEUE_KEY: at least 32 characters (`openssl rand -hex 24` makes one)",
+    );
+    expect(queueKey({ TABLEMINDS_QUEUE_KEY: key })).toBe(key);
+  });
+});
+
+describe("a queued question's tables", () => {
+  it("go into the artifact store by digest, once per path, and inline ones stay as they are", async () => {
+    useTempHome();
+    const csv = path.join(EXAMPLES, "olympics_2020_medals.csv");
+    const inline = { columns: ["a"], data: [[1]] };
+    const jobTables = uploadedTables();
+    const example = {
+      id: "q",
+      dataset: "tablebench",
+      question: "?",
+      gold: "1",
+      tables: [{ path: csv, encoding: "utf-8" }, inline, { path: csv, name: "medals" }],
+    };
+    const { tables } = await jobTables(example);
+    const digest = createHash("sha256").update(readFileSync(csv)).digest("hex");
+    expect(tables).toEqual([
+      { upload: `${digest}.csv`, name: "olympics_2020_medals", encoding: "utf-8" },
+      inline,
+      { upload: `${digest}.csv`, name: "medals" },
+    ]);
+    expect(readFileSync(uploadPath(`${digest}.csv`)).equals(readFileSync(csv))).toBe(true);
   });
 });
