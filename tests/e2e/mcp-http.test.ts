@@ -111,6 +111,43 @@ describe("tableminds mcp --http", () => {
     expect(progress).toContain("answerer: 203");
   }, 55_000);
 
+  it("keeps each user's memory to that user", async () => {
+    const canary = "mcp-canary-5521";
+    // One memory name for both users, used by no other test.
+    const configuration = { memoryNamespace: "mcp-canary-space" };
+    const ask = (as: Client, question: string) =>
+      as.callTool(
+        { name: "ask", arguments: { question, tables: [TABLE], configuration } },
+        undefined,
+        { timeout: 50_000 },
+      );
+    const promptsOf = async (as: Client, question: string) => {
+      const before = stub.requests.length;
+      const result = await ask(as, question);
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      return stub.requests
+        .slice(before)
+        .map((r) => r.messages.map((m) => m.content).join("\n"))
+        .join("\n");
+    };
+    await promptsOf(client, `${MEDALS_QUESTION} (${canary})`);
+    const bob = new Client({ name: "tableminds-test-bob", version: "0.0.0" });
+    await bob.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${BOB}` } },
+      }),
+    );
+    try {
+      const bobs = await promptsOf(bob, MEDALS_QUESTION);
+      expect(bobs.length).toBeGreaterThan(0);
+      expect(bobs).not.toContain(canary);
+    } finally {
+      await bob.close();
+    }
+    // Alice's own next run recalls her episode: memory works, per user.
+    expect(await promptsOf(client, MEDALS_QUESTION)).toContain(canary);
+  }, 150_000);
+
   it("answers 203 for the same table sent as CSV text", async () => {
     const csv = readFileSync(TABLE, "utf8");
     const result = await client.callTool(

@@ -168,6 +168,44 @@ describe("the API server against callers it does not trust", () => {
     expect((await alice().threads.get(thread.thread_id)).thread_id).toBe(thread.thread_id);
   });
 
+  it("keeps each user's memory to that user, whatever the run's configuration says", async () => {
+    const canary = "dev-canary-3317";
+    const bytes = readFileSync(path.join(EXAMPLES, "olympics_2020_medals.csv"));
+    const sourceFor = async (key: string) => {
+      const upload = await fetch(`${server.url}/tables?name=olympics_2020_medals.csv`, {
+        method: "POST",
+        body: bytes,
+        headers: { "x-api-key": key },
+      });
+      return ((await upload.json()) as { source: { upload: string; name: string } }).source;
+    };
+    // One memory name for both users, used by no other test.
+    const context = { memoryNamespace: "dev-canary-space", maxCodeAttempts: 2 };
+    const promptsOf = async (client: Client, key: string, question: string, extra = {}) => {
+      const before = stub.requests.length;
+      await client.runs.wait(null, "table_qa", {
+        input: { question, sources: [await sourceFor(key)] },
+        context,
+        ...extra,
+      });
+      return stub.requests
+        .slice(before)
+        .map((r) => r.messages.map((m) => m.content).join("\n"))
+        .join("\n");
+    };
+    await promptsOf(alice(), ALICE, `${MEDALS_QUESTION} (${canary})`);
+    const bobs = await promptsOf(bob(), BOB, MEDALS_QUESTION);
+    expect(bobs.length).toBeGreaterThan(0);
+    expect(bobs).not.toContain(canary);
+    // Claiming to be Alice in the run's configuration is refused or ignored.
+    const claimed = await promptsOf(bob(), BOB, MEDALS_QUESTION, {
+      config: { configurable: { langgraph_auth_user_id: "alice" } },
+    }).catch((error: unknown) => String(error));
+    expect(claimed).not.toContain(canary);
+    // Alice's own next run recalls her episode: memory works, per user.
+    expect(await promptsOf(alice(), ALICE, MEDALS_QUESTION)).toContain(canary);
+  }, 180_000);
+
   it("lets the store API reach a user's own memory only", async () => {
     await expect(
       bob().store.searchItems(["tableminds", "memories", "alice/default"]),
