@@ -214,19 +214,21 @@ print(len(leaks), sorted(own), own["mine"]["v"][0])
       expect(result.stdout).not.toMatch(/clear a (closure )?container.*: done/);
     });
 
-    it("fails closed when the hook's defaults are deleted (not audited in Python 3.11)", async () => {
+    it("leaves the hook in no frame the code can walk to (its defaults could be deleted unaudited in Python 3.11)", async () => {
       const result = await execute(`
 import sys
 frame = sys._getframe(0)
-while "hook" not in frame.f_locals:
+while frame is not None and "hook" not in frame.f_locals:
     frame = frame.f_back
-frame.f_locals["hook"].__defaults__ = None
+if frame is None:
+    print("no hook in any frame")
+else:
+    frame.f_locals["hook"].__defaults__ = None
 print(open("/etc/hostname").read())
 `);
-      // Every audited action fails from then on, the read included, and so does the report.
       expect(result.ok).toBe(false);
-      expect(result.error?.message).toMatch(/TypeError: .*hook\(\) missing/);
-      expect(result.stdout).toBe("");
+      expect(result.stdout).toBe("no hook in any frame\n");
+      expect(result.error?.message).toMatch(/reading outside the scratch directory/);
       expect(JSON.stringify(result)).not.toContain(readFileSync("/etc/hostname", "utf8").trim());
     });
 

@@ -160,6 +160,20 @@ describe("the local sandbox's results and their lineage", () => {
     expect(result.text.length).toBeLessThanOrEqual(500);
   });
 
+  it("re-runs the code in fresh processes: state its first run leaves behind cannot fake a derivation", async () => {
+    // The first run stores a fingerprint of its table; in one interpreter, every re-run saw
+    // it and answered otherwise on perturbed copies, which looked like a derived result.
+    const code = `import builtins
+seen = int(df.gold.sum())
+if not hasattr(builtins, "first_seen"):
+    builtins.first_seen = seen
+result = 42 if seen == builtins.first_seen else 43`;
+    const result = resultOf(await run(code));
+    expect(result.values).toEqual([42]);
+    expect(result.derived).toBe("no");
+    expect(result.derivation).toMatch(/^unchanged when the table's values were perturbed/);
+  });
+
   it("calls code that is not deterministic not derived", async () => {
     const result = resultOf(await run("print(np.random.rand())"));
     expect(result.derived).toBe("no");

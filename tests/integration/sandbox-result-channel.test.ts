@@ -31,12 +31,19 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
   }
 }
 
-/** Python that makes the runner's own (sealed) line carry `forged`, a Python dict literal. */
+/**
+ * Python that makes the report of the code's own process (which the child that forked it
+ * passes on as the run's) carry `forged`, a Python dict literal.
+ */
 function patchRunner(setup: string, forged: string): string {
   return `import json, os, sys
 ${setup}
 forged = ${forged}
-sys.modules["runner"].dumps = lambda result: json.dumps(forged)
+frame = sys._getframe()
+while "write_fd" not in frame.f_locals:
+    frame = frame.f_back
+os.write(frame.f_locals["write_fd"], json.dumps({"value": {**forged, "from_index": None, "figures": []}}).encode())
+os._exit(0)
 `;
 }
 
@@ -67,13 +74,13 @@ describe.runIf(process.platform === "linux")("the local pool's result channel", 
     return within(BOUND_MS, "the run", sandbox.execute({ code, tables: [], timeoutMs }));
   }
 
-  it("refuses a result forged through the frame-found descriptor, four at once, and file reads go on", async () => {
+  it("never gets a result written on the frame-found descriptor, four at once, and file reads go on", async () => {
     const code = readFileSync(path.join(CORPUS, "forged-result-fifo.py"), "utf8");
     const results = await Promise.all([run(code), run(code), run(code), run(code)]);
     for (const result of results) {
       expect(result.ok).toBe(false);
-      expect(result.error?.type).toBe("ProtocolError");
-      expect(result.error?.message).toMatch(/not sealed by the runner/);
+      expect(result.error?.type).toBe("Crashed");
+      expect(result.error?.message).toMatch(/exited with code 0 before returning a result/);
       expect(result.stdout).toBe("");
       expect(result.tables).toEqual([]);
     }
@@ -84,7 +91,7 @@ describe.runIf(process.platform === "linux")("the local pool's result channel", 
     expect((await run("print('next')")).stdout).toBe("next\n");
   });
 
-  it("checks every file a sealed result names: FIFO, symlink, directory, hard link, too big", async () => {
+  it("checks every file a forged report names: FIFO, symlink, directory, hard link, too big", async () => {
     const setup = `os.mkfifo("_tableminds_table_0.csv")
 os.symlink("/etc/passwd", "_tableminds_table_1.csv")
 os.mkdir("_tableminds_table_2.csv")
@@ -116,7 +123,7 @@ with open("_tableminds_table_5.csv", "w") as handle:
     expect(JSON.stringify(result)).not.toContain("root:");
   });
 
-  it("refuses a sealed result whose table file is not a name the runner gives", async () => {
+  it("refuses a forged report whose table file is not a name the runner gives", async () => {
     const forged = forgedResult([
       `{"variable": "up", "line": 1, "file": "../x.csv", "rows": 1, "columns": [], "lineage": []}`,
     ]);
@@ -126,9 +133,9 @@ with open("_tableminds_table_5.csv", "w") as handle:
     expect(result.tables).toEqual([]);
   });
 
-  it("refuses a sealed result of the wrong form for that run alone: the worker goes on", async () => {
+  it("refuses a forged report of the wrong form for that run alone: the worker goes on", async () => {
     const pids = sandbox.workerPids;
-    const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [{"line": "one", "start": 0, "end": 1}], "result": {"from": "declared", "kind": "weird"}}`;
+    const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [{"line": "one", "start": 0, "end": 1}], "result": None}`;
     const result = await run(patchRunner("", forged));
     expect(result.ok).toBe(false);
     expect(result.error?.type).toBe("ProtocolError");
@@ -138,7 +145,7 @@ with open("_tableminds_table_5.csv", "w") as handle:
     expect((await run("print('next')")).stdout).toBe("next\n");
   });
 
-  it("keeps the worker's envelope: a sealed result cannot pose as another message", async () => {
+  it("keeps the worker's envelope: a forged report cannot pose as another message", async () => {
     const victim = mkdtempSync(path.join(os.tmpdir(), "tableminds-channel-victim-"));
     writeFileSync(path.join(victim, "keep.txt"), "mine\n");
     const ownRoot = path.join(scratchRoot, "own");
@@ -169,40 +176,36 @@ with open("_tableminds_table_5.csv", "w") as handle:
     rmSync(victim, { recursive: true, force: true });
   });
 
-  it("keeps the seal's key out of what the code can reach from Python", async () => {
-    // Every frame's locals and every module's globals, searched a few levels deep for
-    // anything like the key: its field name, 32 bytes, or 64 hex digits.
-    const code = `import re, sys
-seen = set()
-found = []
-def look(value, where, depth):
-    if id(value) in seen or depth > 4:
-        return
-    seen.add(id(value))
-    if isinstance(value, (bytes, bytearray)) and len(value) == 32:
-        found.append(where)
-    elif isinstance(value, str) and (value == "seal_key" or re.fullmatch(r"[0-9a-f]{64}", value)):
-        found.append(where)
-    elif isinstance(value, dict):
-        for key, item in list(value.items()):
-            look(key, where, depth + 1)
-            look(item, f"{where}[{key!r}]", depth + 1)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in list(value):
-            look(item, where, depth + 1)
+  it("a report of the wrong form from the code's process fails that run alone", async () => {
+    const pids = sandbox.workerPids;
+    const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [], "result": {"from": "declared", "kind": "weird"}}`;
+    const result = await run(patchRunner("", forged));
+    expect(result.ok).toBe(false);
+    expect(result.error?.type).toBe("Crashed");
+    expect(result.error?.message).toBe("the code's process sent a report that is not one");
+    expect(result.stdout).toBe("");
+    expect(sandbox.workerPids).toEqual(pids);
+  });
+
+  it("gives the code's process no result pipe, no handle on libc and no ctypes", async () => {
+    const code = `import os, sys
 frame = sys._getframe()
-while frame is not None:
-    look(frame.f_locals, f"frame {frame.f_code.co_name}", 0)
+while frame is not None and "result_fd" not in frame.f_locals:
     frame = frame.f_back
-for name in ("worker", "__main__", "worker_child", "worker_protocol", "runner"):
-    module = sys.modules.get(name)
-    if module is not None:
-        look(vars(module), f"module {name}", 0)
-# SEAL_KEY, the constant naming the field, is a name, not a key.
-print(sorted(set(where for where in found if not where.endswith("['SEAL_KEY']"))))
+fd = frame.f_locals["result_fd"]
+print("result fd:", os.readlink(f"/proc/self/fd/{fd}"))
+print("libc:", sys.modules["hardening"]._libc)
+print("ctypes loaded:", sorted(name for name in sys.modules if name.partition(".")[0] in ("ctypes", "_ctypes")))
+try:
+    import ctypes
+    print("ctypes: imported")
+except ImportError as error:
+    print("ctypes:", type(error).__name__)
 `;
     const result = await run(code);
     expect(result.error).toBeNull();
-    expect(result.stdout).toBe("[]\n");
+    expect(result.stdout).toBe(
+      "result fd: /dev/null\nlibc: None\nctypes loaded: []\nctypes: ModuleNotFoundError\n",
+    );
   });
 });

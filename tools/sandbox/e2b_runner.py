@@ -6,7 +6,9 @@ scratch; read_rules.py's allow-list, with this workspace left out).
     python3 e2b_runner.py REQUEST.json RESULT.partial WORKSPACE
 
 RESULT.partial is opened before the code runs (the hook refuses writes outside scratch
-afterwards) and filled once the code has finished; the shell renames it. The result is
+afterwards) and filled once the code has finished; the shell renames it. The code runs, once
+and for each re-run, in a process forked for it that closes RESULT.partial first (runner.py's
+`fork`): this process writes what they report. The result is
 runner.py's, with `file_bytes` added: the size of each exported table and figure file.
 """
 
@@ -36,16 +38,22 @@ def main(request_path, result_path, workspace):
         return 0
     try:
         rules = read_rules.ReadRules(excluded=[os.path.realpath(workspace)])
-        hook = hardening.audit_hook(scratch, rules)
+
+        def confine():
+            # Each run in a process of its own, with the result file out of its reach.
+            os.close(out)
+            hardening.forget_raw_modules()
+            sys.addaudithook(hardening.audit_hook(scratch, rules))
+
         result = runner.execute(
             request["code"],
             named_tables,
             request["timeout_ms"],
             request["output_bytes"],
             scratch,
-            before_code=lambda: sys.addaudithook(hook),
             lineage=request["lineage"],
             table_files={t["name"]: t["path"] for t in request["tables"]},
+            fork=confine,
         )
         sizes = {}
         files = [table["file"] for table in result["tables"]]

@@ -37,6 +37,7 @@ TITLE_CHARS = 300
 STABLE = "unchanged when the tables' values were perturbed: not computed from the table"
 NOT_DETERMINISTIC = "not deterministic: a re-run on the unchanged tables drew other values"
 DERIVED = "changed when the tables' values were perturbed: computed from the table"
+UNCONFIRMED = "not known: only re-runs that shared one process changed it, not one on its own"
 
 _WRITE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
@@ -262,14 +263,14 @@ class _Point:
 
 
 class FigureTracer:
-    """Re-runs the code through `rerun(tables) -> (namespace, stdout, truncated, error)` and
-    compares what the figures plot with `base` (`_observe_figures` of the first run)."""
+    """Re-runs the code through `observe(tables) -> what its figures plot` (None when it
+    failed; lists as tuples) and compares that with `base` (the first run's, the same way)."""
 
-    def __init__(self, base, kinds, tables, rerun, deadline, sampled):
+    def __init__(self, base, kinds, tables, observe, deadline, sampled):
         self.base = base
         self.kinds = kinds
         self.tables = tables
-        self.rerun = rerun
+        self.observe = observe
         self.deadline = deadline
         self.sampled = sampled
         self.runs_left = result_lineage.MAX_RERUNS
@@ -298,12 +299,7 @@ class FigureTracer:
             raise result_lineage.OutOfBudget("out of time")
         self.runs_left -= 1
         close_all()
-        namespace, _, _, error = self.rerun(tables)
-        try:
-            return None if error is not None else _observe_figures(self.kinds)
-        finally:
-            namespace.clear()
-            close_all()
+        return self.observe(tables)
 
     def _with(self, position=None, replacement=None):
         return [
@@ -375,15 +371,21 @@ class FigureTracer:
     # -- the phases
 
     def run(self):
+        if self.derive():
+            self.trace_lineage()
+
+    def derive(self):
+        """Whether each figure is drawn from the tables; True when the columns and rows are
+        worth tracing next (the code is deterministic)."""
         if not any(len(frame) and frame.shape[1] for _, frame in self.tables):
             self.derivation = ["the tables have no values to perturb"] * len(self.base)
-            return
+            return False
         if self.sampled:
             sample = self._observe(self._with())
             if sample is None:
                 rows = result_lineage.SAMPLE_ROWS
                 self.derivation = [f"not traced: the code fails on a sample of {rows} rows"] * len(self.base)
-                return
+                return False
             # What is compared is what the code draws from the sample, not from the table.
             self.base = sample[: len(self.base)]
             self.points = self._fresh_points()
@@ -391,7 +393,7 @@ class FigureTracer:
         if again is None or again[: len(self.base)] != self.base:
             self.derived = ["no"] * len(self.base)
             self.derivation = [NOT_DETERMINISTIC] * len(self.base)
-            return
+            return False
         self.deterministic = True
         self.derivation = ["not known: the re-runs on perturbed copies of the tables did not finish"] * len(self.base)
         for copy in range(result_lineage.PERTURBED_COPIES):
@@ -402,6 +404,10 @@ class FigureTracer:
         for f in range(len(self.base)):
             if self.derived[f] == "unknown":
                 self.derived[f], self.derivation[f] = "no", STABLE + self._sample_note()
+        return True
+
+    def trace_lineage(self):
+        """The columns and rows each figure and point rests on (after `derive`)."""
         for position, (name, frame) in enumerate(self.tables):
             self._trace_columns(position, name, frame)
         for position, (name, frame) in enumerate(self.tables):
@@ -503,11 +509,11 @@ def _untraced(figure, why, lineage):
             point["lineage"] = lineage
 
 
-def trace(figures, copies, sources, options, make_rerun, timeout_exc, started, timeout_ms):
+def trace(figures, copies, sources, options, observer, timeout_exc, started, timeout_ms):
     """Traces `figures` (collect's, in place) by re-running the code on `copies`
-    (lineage.snapshot's); `make_rerun()` gives runner.py's re-run, which lets `timeout_exc`
-    through (raised here when the time is up). Within min(lineage.MAX_TRACE_S, half the time
-    the run left)."""
+    (lineage.snapshot's); `observer(key, deadline)` gives runner.py's way of re-running (here
+    or in forked processes), which lets `timeout_exc` through (raised here when the time is
+    up). Within min(lineage.MAX_TRACE_S, half the time the run left)."""
     if not figures:
         return
     unknown = [{"table": source.name, "rows": None, "columns": None} for source in sources]
@@ -521,25 +527,36 @@ def trace(figures, copies, sources, options, make_rerun, timeout_exc, started, t
     budget = min(result_lineage.MAX_TRACE_S, max(0.0, left) / 2)
     tables, sampled = copies
     kinds = [[axes["kind"] for axes in figure["axes"]] for figure in figures]
-    base = [
-        [[(_label_key(p["series"], p["label"]), _key(p["value"])) for p in axes["points"]] for axes in figure["axes"]]
-        for figure in figures
-    ]
+    base = result_lineage.frozen(
+        [
+            [[(_label_key(p["series"], p["label"]), _key(p["value"])) for p in axes["points"]] for axes in figure["axes"]]
+            for figure in figures
+        ]
+    )
     close_all()
-    tracer = FigureTracer(base, kinds, tables, None, time.monotonic() + budget, sampled)
-    rerun = alarm = None
+    deadline = time.monotonic() + budget
+    key = lambda namespace, stdout, truncated, error: None if error is not None else _observe_figures(kinds)  # noqa: E731
+    tracer = FigureTracer(base, kinds, tables, None, deadline, sampled)
+    alarm = None
     stopped = None
+    applied = False
     try:
         try:
-            rerun = make_rerun()
-            tracer.rerun = rerun
+            tracer.observe = observer(key, deadline)
             alarm = _Alarm(max(budget, 0.05), timeout_exc)
-            tracer.run()
+            if not observer.forked:
+                tracer.run()
+            elif tracer.derive():
+                confirmed = list(tracer.derived)
+                report = observer.together(
+                    lambda here: _lineage_run(tracer, figures, here, key, deadline, timeout_exc), deadline
+                )
+                _adopt(figures, report, confirmed)
+                applied = True
         finally:
             if alarm is not None:
                 alarm.disarm(timeout_exc)
-            if rerun is not None:
-                rerun.restore()
+            observer.restore()
             close_all()
     except timeout_exc:
         stopped = "out of time"
@@ -549,7 +566,44 @@ def trace(figures, copies, sources, options, make_rerun, timeout_exc, started, t
         stopped = f"tracing failed: {type(exc).__name__}: {exc}"[:300]
     if stopped:
         tracer.stopped(stopped)
+    if not applied:
+        tracer.apply(figures)
+
+
+def _lineage_run(tracer, figures, here, key, deadline, timeout_exc):
+    """In the process forked for the figures' columns and rows: `tracer` (as it stood after
+    `derive`, forked with this process) traces them here and writes them into `figures`."""
+    tracer.observe = here(key, deadline)
+    stopped = None
+    try:
+        tracer.trace_lineage()
+    except timeout_exc:
+        stopped = "out of time"
+    except result_lineage.OutOfBudget as exc:
+        stopped = str(exc)
+    finally:
+        close_all()
+    if stopped:
+        tracer.stopped(stopped)
     tracer.apply(figures)
+    return {"figures": figures}
+
+
+def _adopt(figures, report, confirmed):
+    """The figures a lineage run wrote (the code's word, as it ran there), with a derivation
+    that only its re-runs showed, which shared one interpreter, not taken as shown."""
+    reported = report.get("figures")
+    if type(reported) is not list or len(reported) != len(figures) or not all(type(f) is dict for f in reported):
+        raise ValueError("the lineage run reported figures of another form")
+    for f, figure in enumerate(reported):
+        if f < len(confirmed) and figure.get("derived") == "yes" and confirmed[f] != "yes":
+            figure["derived"] = "unknown"
+            figure["derivation"] = UNCONFIRMED
+            for axes in figure.get("axes") or []:
+                for point in axes.get("points") or []:
+                    if point.get("derived") == "yes":
+                        point["derived"] = "unknown"
+    figures[:] = reported
 
 
 def _each_untraced(figures, why, lineage):

@@ -26,6 +26,7 @@ import pathlib
 import platform
 import posix
 import resource
+import signal
 import socket
 import struct
 import sys
@@ -38,6 +39,7 @@ CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 CLONE_THREAD = 0x00010000
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
@@ -367,13 +369,23 @@ _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
 
 
-def _seccomp_program(machine):
+_PROCESS_SYSCALLS = ("fork", "vfork")
+
+
+def _seccomp_program(machine, processes=False, others=True):
+    """The filter's program. The child that holds a request (`processes`) may still fork the
+    processes its code runs in; each of those stacks `others=False`: no new process."""
     arch, column = _AUDIT_ARCH[machine]
     deny = _RET_ERRNO | errno.EPERM
     # clone3 passes its flags in memory the filter cannot read: callers (glibc's
     # pthread_create) fall back to clone() on ENOSYS, where the flags are checked.
     missing = _RET_ERRNO | errno.ENOSYS
-    refused = [_SYSCALLS[name][column] for name in _REFUSED_SYSCALLS if _SYSCALLS[name][column] is not None]
+    names = [
+        name
+        for name in _REFUSED_SYSCALLS
+        if (name in _PROCESS_SYSCALLS and not processes) or (name not in _PROCESS_SYSCALLS and others)
+    ]
+    refused = [_SYSCALLS[name][column] for name in names if _SYSCALLS[name][column] is not None]
     program = [
         (_BPF_LD_W_ABS, 0, 0, 4),  # arch
         (_BPF_JEQ_K, 1, 0, arch),
@@ -386,6 +398,8 @@ def _seccomp_program(machine):
         program += [(_BPF_JEQ_K, 0, 1, number), (_BPF_RET_K, 0, 0, deny)]
     for name in ("clone3", "io_uring_setup"):
         program += [(_BPF_JEQ_K, 0, 1, _SYSCALLS[name][column]), (_BPF_RET_K, 0, 0, missing)]
+    if not others:
+        return program + _clone_checked(column, processes, deny)
     # prlimit64 on a pid other than 0 (this process) would set another process's limits:
     # the worker's, to kill it. glibc's getrlimit and setrlimit always pass 0.
     program += [
@@ -400,37 +414,45 @@ def _seccomp_program(machine):
     program += [(_BPF_JEQ_K, 0, count + 3, _SYSCALLS["ioctl"][column]), (_BPF_LD_W_ABS, 0, 0, 24)]
     program += [(_BPF_JEQ_K, count - index, 0, request) for index, request in enumerate(_REFUSED_IOCTLS)]
     program += [(_BPF_RET_K, 0, 0, _RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
-    program += [
+    return program + _clone_checked(column, processes, deny)
+
+
+def _clone_checked(column, processes, deny):
+    """The end of a program: clone allowed for threads, and for processes if `processes`."""
+    if processes:
+        return [(_BPF_RET_K, 0, 0, _RET_ALLOW)]
+    return [
         (_BPF_JEQ_K, 0, 3, _SYSCALLS["clone"][column]),
         (_BPF_LD_W_ABS, 0, 0, 16),  # low half of the first argument: the flags
         (_BPF_JSET_K, 1, 0, CLONE_THREAD),
         (_BPF_RET_K, 0, 0, deny),  # a new process
         (_BPF_RET_K, 0, 0, _RET_ALLOW),
     ]
-    return program
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _compiled_seccomp_filter():
+def _compiled_seccomp_filter(**kinds):
     machine = platform.machine()
     if machine not in _AUDIT_ARCH:
         return None
-    program = _seccomp_program(machine)
+    program = _seccomp_program(machine, **kinds)
     buffer = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *op) for op in program))
     return buffer, _SockFprog(len(program), ctypes.addressof(buffer))
 
 
-# Built once, when the worker imports this module; every child only installs it.
-_SECCOMP_FILTER = _compiled_seccomp_filter()
+# Built once, when the worker imports this module; every child only installs them: the
+# child's own, then in each process that runs code the one that starts no process.
+_SECCOMP_FILTER = _compiled_seccomp_filter(processes=True)
+_NO_PROCESSES_FILTER = _compiled_seccomp_filter(processes=False, others=False)
 
 
-def _apply_seccomp():
-    if _SECCOMP_FILTER is None:
+def _apply_seccomp(compiled=_SECCOMP_FILTER):
+    if compiled is None:
         return False
-    fprog = _SECCOMP_FILTER[1]
+    fprog = compiled[1]
     return _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
 
 
@@ -463,9 +485,61 @@ def confine_child(scratch, landlock):
     landlock.close()
     applied["capabilitiesDropped"] = _drop_capabilities()
     applied["seccomp"] = applied["noNewPrivs"] and _apply_seccomp()
+    return applied
+
+
+def die_with_parent():
+    """Asks Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
+    try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except BaseException:
+        pass
+
+
+# Modules that read or write raw memory or call C functions by address: the code cannot
+# import them (the audit hook refuses it), and they are taken out of sys.modules.
+RAW_MODULES = frozenset(
+    (
+        "ctypes",
+        "_ctypes",
+        "_ctypes_test",
+        "cffi",
+        "_cffi_backend",
+        "_testcapi",
+        "_testinternalcapi",
+        "_testbuffer",
+        "_testmultiphase",
+        "_testsinglephase",
+        "_xxsubinterpreters",
+        "_xxinterpchannels",
+        "_xxtestfuzz",
+    )
+)
+
+
+def forget_raw_modules():
+    """RAW_MODULES out of sys.modules: importing one again raises the hook's event."""
+    for name in [name for name in sys.modules if name.partition(".")[0] in RAW_MODULES]:
+        del sys.modules[name]
+
+
+def confine_run(applied, keep_libc=False):
+    """In each process forked to run the code (after confine_child in the child it was forked
+    from), before anything of the code's: it dies with that child, starts no process (a
+    seccomp filter stacked on the child's, or without seccomp an rlimit), and finds no module
+    that reaches raw memory in sys.modules, nor this module's handle on libc (`keep_libc`:
+    the probe, which needs it). Updates `applied` with what held."""
+    global _libc
+    die_with_parent()
+    if not sys.platform.startswith("linux"):
+        return applied
+    applied["noNewProcessesFilter"] = bool(applied.get("seccomp")) and _apply_seccomp(_NO_PROCESSES_FILTER)
     # Without seccomp, an rlimit is the only kernel-side stop on new processes (and on
     # threads too; it does not bind root).
-    applied["rlimitNproc"] = not applied["seccomp"] and _set_limit(resource.RLIMIT_NPROC, 0)
+    applied["rlimitNproc"] = not applied["noNewProcessesFilter"] and _set_limit(resource.RLIMIT_NPROC, 0)
+    forget_raw_modules()
+    if not keep_libc:
+        _libc = None
     return applied
 
 
@@ -744,6 +818,8 @@ def audit_hook(scratch, rules=None, plan=None):
         args,
         refused=_REFUSED_EVENT_NAMES,
         reasons=_REFUSED_REASONS,
+        raw_modules=RAW_MODULES,
+        ModuleNotFoundError=ModuleNotFoundError,
         write_event_names=_WRITE_EVENT_NAMES,
         write_events=_WRITE_EVENT_PLACES,
         read_events=read_events,
@@ -771,6 +847,13 @@ def audit_hook(scratch, rules=None, plan=None):
             for name, reason in reasons:
                 if name == event:
                     raise PermissionError(f"sandbox: {reason} ({event})")
+        if event == "import":
+            # As if not installed: libraries that try such a module optionally go on without it.
+            if type(args[0]) is str and args[0].partition(".")[0] in raw_modules:
+                raise ModuleNotFoundError(
+                    f"sandbox: ctypes and other modules that reach raw memory are not allowed ({args[0]})"
+                )
+            return
         if event[:7] == "socket.":
             raise PermissionError(f"sandbox: network access is not allowed ({event})")
         if event == "object.__setattr__":

@@ -11,9 +11,9 @@ runner.py calls this after a successful run:
 * `index_rows()` and `produced_lineage()` read lineage off a pandas index, where pandas
   kept the source row ids (tables enter with their row ids 0..n-1 as their index).
 
-The re-running itself (a fresh namespace, a throwaway output capture, the timer) belongs to
-runner.py, which hands a Tracer its `rerun` function; this module decides what to run and
-what the answers mean. Where lineage was not traced it is null, never guessed.
+The re-running itself (each re-run in a process forked for it in the local sandbox, a fresh
+namespace, a throwaway output capture, the timer) belongs to runner.py, which hands a Tracer
+its `observe` function; this module decides what to run and what the answers mean. Where lineage was not traced it is null, never guessed.
 """
 
 import ast
@@ -39,6 +39,9 @@ TEXT_COLUMNS = 10
 # The budget of derivation and lineage together.
 MAX_RERUNS = 200
 MAX_TRACE_S = 3.0
+# A lineage run in another process reports changes that upgrade the derivation: at most
+# this many are checked again in fresh processes.
+MAX_CONFIRMED_CHANGES = 3
 PERTURBED_COPIES = 3
 # Columns are traced one by one in tables at most this wide; a wider one's by perturbing
 # blocks of them and halving the blocks that change the result (a wide election file).
@@ -306,6 +309,14 @@ def canonical(result):
     )
 
 
+def frozen(value):
+    """Lists as tuples, all the way down: what a re-run reports compares equal however it
+    travelled (JSON from a forked process has no tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(item) for item in value)
+    return value
+
+
 def observation(origin, namespace, stdout, truncated, error):
     """The canonical result of a re-run, taken as the original was taken (`origin`)."""
     if error is not None:
@@ -559,16 +570,17 @@ def produced_lineage(value, columns, sources):
 
 class Tracer:
     """Re-runs the code on copies of `tables` ([(name, DataFrame)], copies of the tables as
-    they entered) through `rerun(tables) -> (namespace, stdout, truncated, error type or
-    None)` and compares each result with the original's canonical form `base`. When the
-    budget runs out (OutOfBudget, or the caller's timer), what is not done stays unknown."""
+    they entered) through `observe(tables) -> what the re-run's result was` (`observation`
+    of it, lists as tuples) and compares each with the original's canonical form `base`.
+    When the budget runs out (OutOfBudget, or the caller's timer), what is not done stays
+    unknown."""
 
-    def __init__(self, origin, base, tables, rerun, deadline, max_runs=MAX_RERUNS, sampled=False):
+    def __init__(self, origin, base, tables, observe, deadline, max_runs=MAX_RERUNS, sampled=False):
         self.origin = origin
         self.base = base
         self.tables = tables
         self.sampled = sampled
-        self.rerun = rerun
+        self.observe = observe
         self.deadline = deadline
         self.runs_left = max_runs
         self.runs = 0
@@ -577,6 +589,8 @@ class Tracer:
         self.deterministic = False
         self.columns = {}
         self.rows = {}
+        # Changes that showed derivation while tracing columns and rows: (what, spec).
+        self.changes = []
 
     def _differs(self, tables):
         return self._observe(tables) != self.base
@@ -588,12 +602,7 @@ class Tracer:
             raise OutOfBudget("out of time")
         self.runs_left -= 1
         self.runs += 1
-        namespace, stdout, truncated, error = self.rerun(tables)
-        try:
-            return observation(self.origin, namespace, stdout, truncated, error)
-        finally:
-            # Functions the code defined hold the namespace (and its tables) in a cycle.
-            namespace.clear()
+        return self.observe(tables)
 
     def _with(self, position=None, replacement=None):
         return [
@@ -603,18 +612,26 @@ class Tracer:
 
     def run(self):
         """Derivation, then columns, then rows."""
+        if self.derive():
+            self.trace_lineage()
+
+    def derive(self):
+        """Whether the result is computed from the tables; True when its columns and rows
+        are worth tracing next (the code is deterministic)."""
         if not any(len(frame) and frame.shape[1] for _, frame in self.tables):
             self.derivation = "the tables have no values to perturb"
-            return
+            return False
         if self.sampled:
             # What is compared is what the code computes on the sample, not the original.
             self.base = self._observe(self._with())
             if self.base[0] == "error":
                 self.derivation = f"not traced: the code fails on a sample of {SAMPLE_ROWS} rows ({self.base[1]})"
-                return
+                return False
         self._derive()
-        if not self.deterministic:
-            return
+        return self.deterministic
+
+    def trace_lineage(self):
+        """The columns and rows the result rests on (after `derive`)."""
         tables = list(enumerate(self.tables))
         if len(tables) > 1:
             # A workbook's many sheets: the budget goes to the tables the result rests on.
@@ -682,25 +699,26 @@ class Tracer:
         if len(frame):
             for column in range(frame.shape[1]):
                 for trial in (0, 1):
-                    rng = np.random.default_rng([SEED, 100 + position, column, trial])
-                    seen = self._observe(self._with(position, perturb_column(frame, column, rng, trial)))
+                    spec = ("column", position, column, trial)
+                    seen = self._observe(self.perturbed(spec))
                     if seen != self.base:
                         # The result rests on the column even where the run fails without it
                         # (a filter on its values); only a result that changes shows derivation.
                         found.append(str(frame.columns[column]))
                         if seen[0] != "error":
-                            self._changed(f"column {frame.columns[column]} of {name} was perturbed")
+                            self._changed(f"column {frame.columns[column]} of {name} was perturbed", spec)
                         break
         self.columns[name] = list(dict.fromkeys(found))
 
     def _trace_rows(self, position, name, frame):
         found = []
         for row in range(len(frame)):
-            seen = self._observe(self._with(position, without_row(frame, row)))
+            spec = ("rows", position, row, row + 1)
+            seen = self._observe(self.perturbed(spec))
             if seen != self.base:
                 found.append(row)
                 if seen[0] != "error":
-                    self._changed(f"row {row} of {name} was removed")
+                    self._changed(f"row {row} of {name} was removed", spec)
         self.rows[name] = found
 
     def _bisect(self, size, observe, limit=None):
@@ -731,16 +749,16 @@ class Tracer:
 
         def observe(lo, hi):
             for trial in (0, 1):
-                rng = np.random.default_rng([SEED, 100 + position, lo, hi, trial])
-                seen = self._observe(self._with(position, perturb_columns(frame, range(lo, hi), rng, trial)))
+                spec = ("columns", position, lo, hi, trial)
+                seen = self._observe(self.perturbed(spec))
                 if seen != self.base:
-                    return seen
+                    return seen, spec
             return None
 
         found = self._bisect(frame.shape[1], observe) if len(frame) else []
-        for column, seen in found:
+        for column, (seen, spec) in found:
             if seen[0] != "error":
-                self._changed(f"column {frame.columns[column]} of {name} was perturbed")
+                self._changed(f"column {frame.columns[column]} of {name} was perturbed", spec)
         self.columns[name] = list(dict.fromkeys(str(frame.columns[column]) for column, _ in found))
 
     def _trace_row_blocks(self, position, name, frame):
@@ -749,7 +767,7 @@ class Tracer:
         ROW_BLOCK_RERUNS blocks."""
 
         def observe(lo, hi):
-            seen = self._observe(self._with(position, _without_block(frame, lo, hi)))
+            seen = self._observe(self.perturbed(("rows", position, lo, hi)))
             return None if seen == self.base else seen
 
         found = self._bisect(len(frame), observe, ROW_BLOCK_RERUNS)
@@ -757,12 +775,54 @@ class Tracer:
             return
         for row, seen in found:
             if seen[0] != "error":
-                self._changed(f"row {row} of {name} was removed")
+                self._changed(f"row {row} of {name} was removed", ("rows", position, row, row + 1))
         self.rows[name] = sorted(row for row, _ in found)
 
-    def _changed(self, what):
+    def perturbed(self, spec):
+        """The tables with one change, as `spec` names it: ("column", table, column, trial),
+        ("columns", table, first, end, trial) or ("rows", table, first, end) removed. The
+        same spec makes the same tables, in whichever process."""
+        kind, position, *rest = spec
+        _, frame = self.tables[position]
+        if kind == "column":
+            column, trial = rest
+            rng = np.random.default_rng([SEED, 100 + position, column, trial])
+            return self._with(position, perturb_column(frame, column, rng, trial))
+        if kind == "columns":
+            lo, hi, trial = rest
+            rng = np.random.default_rng([SEED, 100 + position, lo, hi, trial])
+            return self._with(position, perturb_columns(frame, range(lo, hi), rng, trial))
+        if kind == "rows":
+            lo, hi = rest
+            return self._with(position, without_row(frame, lo) if hi == lo + 1 else _without_block(frame, lo, hi))
+        raise ValueError(f"not a change of a table: {kind!r}")
+
+    def lineage_report(self):
+        """What `trace_lineage` found, as JSON data for the process that forked this one."""
+        return {"columns": self.columns, "rows": self.rows, "changes": self.changes}
+
+    def adopt(self, report, confirm):
+        """The columns and rows a lineage run in another process found (`report`, its
+        lineage_report: the code's word, as it ran there), and the first change it saw that
+        upgrades the derivation, once `confirm(tables)` (a run in a fresh process) shows it."""
+        self.columns = {str(name): [str(c) for c in found] for name, found in dict(report["columns"]).items()}
+        self.rows = {str(name): [int(r) for r in found] for name, found in dict(report["rows"]).items()}
+        for what, spec in list(report["changes"])[:MAX_CONFIRMED_CHANGES]:
+            if self.derived == "yes" or not self.deterministic:
+                return
+            kind, position, *rest = spec
+            spec = (str(kind), int(position), *(int(n) for n in rest))
+            seen = confirm(self.perturbed(spec))
+            if seen != self.base and seen[0] != "error":
+                self._upgrade(str(what))
+
+    def _changed(self, what, spec):
         # A result the perturbed copies left alone (or failed on) that one column or row
         # changes after all.
+        self.changes.append((what, spec))
+        self._upgrade(what)
+
+    def _upgrade(self, what):
         if self.derived in ("no", "unknown") and self.deterministic:
             self.derived = "yes"
             self.derivation = f"changed when {what}: computed from the table"
@@ -774,10 +834,10 @@ class Tracer:
         if self.derived == "unknown":
             self.derivation = f"{self.derivation} ({reason})"
 
-    def lineage(self, original, sources):
-        """Per source table: the rows and columns traced; rows off the result's index where
-        they were not traced and the index holds them; null where neither."""
-        from_index = index_rows(original, sources)
+    def lineage(self, from_index, sources):
+        """Per source table: the rows and columns traced; rows off the result's index
+        (`from_index`: index_rows of the object it came from) where they were not traced and
+        the index holds them; null where neither."""
         entries = []
         for source in sources:
             rows = self.rows.get(source.name)
@@ -787,9 +847,9 @@ class Tracer:
         return entries
 
 
-def untraced_lineage(original, sources):
-    """Lineage without re-runs: rows off the index where it holds them, the rest null."""
-    from_index = index_rows(original, sources)
+def untraced_lineage(from_index, sources):
+    """Lineage without re-runs: rows off the index (`from_index`: index_rows of the object the
+    result came from) where it holds them, the rest null."""
     return [
         {
             "table": source.name,

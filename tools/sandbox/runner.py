@@ -2,7 +2,7 @@
 
 Used two ways:
 
-* imported by worker.py (the local sandbox), whose forked children call `execute()`;
+* imported by worker.py (the local sandbox), whose forked children call `execute()` with `fork`;
 * as a one-shot command (the E2B sandbox, or by hand):
 
       python3 runner.py REQUEST.json RESULT.json
@@ -56,10 +56,13 @@ LINEAGE is {"table": str, "rows": [int] | null, "columns": [str] | null}: the so
 (0-based) and columns it rests on, null where that was not traced.
 
 The exit status is 0 whenever RESULT.json was written, 2 when the request could not be read.
-This module keeps no state between runs and starts no processes; the limits that need
-a supervisor (hard kill, rlimits, network) are the caller's business, except that a
-one-shot run lets the code read only its scratch, its own tables and what Python needs
-(`read_guard`; the local sandbox has its own, hardening.py with read_rules.py).
+This module keeps no state between runs. Given `fork` (the local sandbox, E2B), `execute`
+runs the code, and each re-run of it, in a process forked for that run alone, and compares
+their reports itself (`run_forked`); otherwise (the one-shot command, the warm-up) all of it
+runs in this process. The limits that need a supervisor (rlimits, network, the confinement
+`fork` applies) are the caller's business, except that a one-shot run lets the code read only
+its scratch, its own tables and what Python needs (`read_guard`; the local sandbox has its
+own, hardening.py with read_rules.py).
 """
 
 import _signal
@@ -72,6 +75,7 @@ import io
 import json
 import os
 import pickle
+import select
 import signal
 import sys
 import time
@@ -662,20 +666,15 @@ def _disarm(armed):
             pass
 
 
-def _result(code, code_obj, namespace, stdout, copies, sources, options):
-    """The code's result, typed, with its derivation and lineage; None when it declared none
-    and printed nothing. Everything here, reading the result included, runs under a timer
-    of `options["budget_s"]`; re-runs only when `options["trace"]`."""
-    budget_s = options["budget_s"]
-    deadline = time.monotonic() + budget_s
+def _capture(code, namespace, stdout, budget_s):
+    """lineage.capture's (result, the object it came from), under a timer of `budget_s` (at
+    least MIN_CAPTURE_S); (None, None) when reading it ran out of time or failed."""
     armed = [True]
 
     def on_alarm(signum, frame):
         if armed[0]:
             raise SoftTimeout()
 
-    result = original = tracer = rerun = None
-    stopped = None
     try:
         try:
             _set_handler(signal.SIGALRM, on_alarm)
@@ -685,109 +684,52 @@ def _result(code, code_obj, namespace, stdout, copies, sources, options):
             # The syntax tree only where a declared `result` needs its line: parsing costs a
             # freshly forked child a couple of hundred page copies.
             assigned = _assignment_lines(code).get("result") if "result" in namespace else None
-            result, original = result_lineage.capture(
-                namespace, stdout.getvalue(), stdout.spans, stdout.truncated, assigned
-            )
-            if result is not None and options["trace"] and copies:
-                tables, sampled = copies
-                rerun = _Rerun(code_obj, options["output_bytes"], options["scratch"], options["table_files"], sources)
-                base = result_lineage.canonical(result)
-                tracer = result_lineage.Tracer(result["from"], base, tables, rerun, deadline, sampled=sampled)
-                # No full collections between re-runs (each would touch the whole heap); the
-                # re-runs' namespaces are cleared, which frees what they made.
-                collecting = gc.isenabled()
-                gc.disable()
-                try:
-                    tracer.run()
-                finally:
-                    if collecting:
-                        gc.enable()
+            return result_lineage.capture(namespace, stdout.getvalue(), stdout.spans, stdout.truncated, assigned)
         finally:
             _disarm(armed)
-            if rerun is not None:
-                rerun.restore()
-    except SoftTimeout:
-        stopped = "out of time"
-    except result_lineage.OutOfBudget as exc:
-        stopped = str(exc)
-    except BaseException as exc:
-        stopped = f"tracing failed: {describe(exc)}"
-    if result is None:
-        return None
-    if tracer is not None:
-        if stopped:
-            tracer.stopped(stopped)
-        return result_lineage.finish(result, tracer.derived, tracer.derivation, tracer.lineage(original, sources))
-    if not options["trace"]:
-        why = "not traced: lineage was turned off for this run"
-    elif not sources:
-        why = "no table to perturb"
-    elif copies is None:
-        why = "not traced: the tables could not be copied"
-    else:
-        why = f"not traced: {stopped or 'no time was left'}"
-    lineage = result_lineage.untraced_lineage(original, sources)
-    return result_lineage.finish(result, "unknown", why, lineage)
+    except BaseException:
+        return None, None
 
 
-# --- one request ----------------------------------------------------------------------
+def _trace_budget(started, timeout_ms):
+    """What tracing may take: min(3 s, half the time the run left)."""
+    left_s = timeout_ms / 1000 - (time.monotonic() - started)
+    return min(result_lineage.MAX_TRACE_S, max(0.0, left_s) / 2)
 
 
-def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=None, lineage=True, table_files=None):
-    """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
-    result dict described at the top of this file. `before_code` is called just before
-    the code runs (the local sandbox installs its audit hook there). `lineage`: trace the
-    result's derivation and lineage by re-running the code (see lineage.py), within at most
-    min(3 s, half the time the run left). `table_files` ({name: path}): where the tables'
-    files are, so that re-runs can hand the code its re-run's table when it reads one."""
-    started = time.monotonic()
+def _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started):
+    """Runs the code once, in this process: the run as JSON data (its result read but not
+    traced, with the source rows its index holds, and its figures not traced)."""
     os.chdir(scratch)
     stdout = Capture(output_bytes, with_spans=True)
     stderr = Capture(output_bytes, with_spans=False)
     sys.stdout = stdout
     sys.stderr = stderr
     sys.stdin = io.StringIO()
-
     namespace = _namespace(named_tables)
     inputs = [frame for _, frame in named_tables]
     sources = result_lineage.sources_of(named_tables)
-
-    code_obj, error = _compile(code)
-    copies = None
-    if code_obj is not None:
-        if lineage and sources:
-            copies = _snapshot(named_tables)
-        if before_code is not None:
-            before_code()
-        error = _run_code(code_obj, namespace, timeout_ms)
-    result = None
-    figures, figure_notes = [], []
+    if before_code is not None:
+        before_code()
+    error = _run_code(code_obj, namespace, timeout_ms)
+    result = from_index = None
+    figures, notes = [], []
     if error is None:
         # Read and saved before any re-run draws figures of its own.
-        figures, figure_notes = figure_capture.collect(scratch, started, timeout_ms)
-        left_s = timeout_ms / 1000 - (time.monotonic() - started)
-        options = {
-            "budget_s": min(result_lineage.MAX_TRACE_S, max(0.0, left_s) / 2),
-            "trace": lineage,
-            "output_bytes": output_bytes,
-            "scratch": scratch,
-            "table_files": table_files,
-        }
-        result = _result(code, code_obj, namespace, stdout, copies, sources, options)
-        rerun = lambda: _Rerun(code_obj, output_bytes, scratch, table_files, sources)  # noqa: E731
-        figure_capture.trace(figures, copies, sources, options, rerun, SoftTimeout, started, timeout_ms)
-        copies = None
+        figures, notes = figure_capture.collect(scratch, started, timeout_ms)
+        result, original = _capture(code, namespace, stdout, _trace_budget(started, timeout_ms))
+        from_index = result_lineage.index_rows(original, sources)
+        original = None
         sys.stdout, sys.stderr = stdout, stderr
         os.chdir(scratch)
-    tables, notes = _export_tables(namespace, inputs, code, scratch, sources)
-    notes = figure_notes + notes
-
+    tables, table_notes = _export_tables(namespace, inputs, code, scratch, sources)
+    notes += table_notes
     sys.stdout = sys.__stdout__
     sys.stderr = sys.__stderr__
     stderr_text = stderr.getvalue()
     if notes:
         stderr_text += ("" if not stderr_text or stderr_text.endswith("\n") else "\n") + "\n".join(notes) + "\n"
-    out = {
+    return {
         "ok": error is None,
         "stdout": stdout.getvalue(),
         "stderr": stderr_text,
@@ -796,10 +738,401 @@ def execute(code, named_tables, timeout_ms, output_bytes, scratch, before_code=N
         "truncated": stdout.truncated or stderr.truncated,
         "tables": tables,
         "result": result,
+        "from_index": from_index,
+        "figures": figures,
     }
+
+
+class _HereObserver:
+    """Re-runs in this process (the one-shot command, the warm-up, a lineage run): each
+    re-run's namespace is fresh, the interpreter is not."""
+
+    forked = False
+
+    def __init__(self, code_obj, output_bytes, scratch, table_files, sources):
+        self.make = lambda: _Rerun(code_obj, output_bytes, scratch, table_files, sources)  # noqa: E731
+        self.reruns = []
+
+    def __call__(self, key, deadline):
+        rerun = self.make()
+        self.reruns.append(rerun)
+
+        def observe(tables):
+            namespace, stdout, truncated, error = rerun(tables)
+            try:
+                return result_lineage.frozen(key(namespace, stdout, truncated, error))
+            finally:
+                # Functions the code defined hold the namespace (and its tables) in a cycle.
+                namespace.clear()
+                figure_capture.close_all()
+
+        return observe
+
+    def restore(self):
+        for rerun in self.reruns:
+            rerun.restore()
+
+
+class _ForkedObserver:
+    """Each re-run that decides a derivation in a process forked from this one for it alone,
+    after `prepare` (its confinement): none shares interpreter state with the first run or
+    another, and what each reports is only compared here. The many re-runs that find
+    columns and rows run together in one more such process (`together`)."""
+
+    forked = True
+
+    def __init__(self, code_obj, output_bytes, scratch, table_files, sources, prepare):
+        self.args = (code_obj, output_bytes, scratch, table_files, sources)
+        self.prepare = prepare
+
+    def together(self, fn, deadline):
+        """`fn(here)` in one process forked for it, `here` an observer of re-runs in that
+        process, under a timer that ends just before `deadline`; its JSON report."""
+
+        def in_child():
+            left = deadline - time.monotonic() - LINEAGE_RUN_MARGIN_S
+            if left <= 0:
+                raise result_lineage.OutOfBudget("out of time")
+            armed = [True]
+
+            def on_alarm(signum, frame):
+                if armed[0]:
+                    raise SoftTimeout()
+
+            _set_handler(signal.SIGALRM, on_alarm)
+            if _unblock is not None:
+                _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
+            _set_timer(signal.ITIMER_REAL, left, RETRY_ALARM_S)
+            gc.disable()
+            try:
+                return fn(_HereObserver(*self.args))
+            finally:
+                _disarm(armed)
+
+        try:
+            return run_forked(in_child, deadline, self.prepare)
+        except ForkedTimeout:
+            raise result_lineage.OutOfBudget("out of time") from None
+
+    def __call__(self, key, deadline):
+        def observe(tables):
+            def in_child():
+                namespace, stdout, truncated, error = _Rerun(*self.args)(tables)
+                return key(namespace, stdout, truncated, error)
+
+            try:
+                return result_lineage.frozen(run_forked(in_child, deadline, self.prepare))
+            except ForkedTimeout:
+                raise result_lineage.OutOfBudget("out of time") from None
+
+        return observe
+
+    def restore(self):
+        pass
+
+
+def _traced(result, from_index, copies, sources, budget_s, observer):
+    """`result` (lineage.capture's) with its derivation and lineage, found by re-running the
+    code through `observer` within `budget_s`."""
+    deadline = time.monotonic() + budget_s
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise SoftTimeout()
+
+    tracer = None
+    stopped = None
+    if copies:
+        try:
+            try:
+                _set_handler(signal.SIGALRM, on_alarm)
+                if _unblock is not None:
+                    _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
+                _set_timer(signal.ITIMER_REAL, max(budget_s, MIN_CAPTURE_S), RETRY_ALARM_S)
+                tables, sampled = copies
+                origin = result["from"]
+                key = lambda ns, out, truncated, error: result_lineage.observation(  # noqa: E731
+                    origin, ns, out, truncated, error
+                )
+                base = result_lineage.frozen(result_lineage.canonical(result))
+                observe = observer(key, deadline)
+                tracer = result_lineage.Tracer(origin, base, tables, observe, deadline, sampled=sampled)
+                # No full collections between re-runs (each would touch the whole heap); the
+                # re-runs' namespaces are cleared, which frees what they made.
+                collecting = gc.isenabled()
+                gc.disable()
+                try:
+                    if not observer.forked:
+                        tracer.run()
+                    elif tracer.derive():
+                        report = observer.together(lambda here: _lineage_run(tracer, here, key, deadline), deadline)
+                        tracer.adopt(report, observe)
+                        if report.get("stopped"):
+                            stopped = str(report["stopped"])
+                finally:
+                    if collecting:
+                        gc.enable()
+            finally:
+                _disarm(armed)
+                observer.restore()
+        except SoftTimeout:
+            stopped = "out of time"
+        except result_lineage.OutOfBudget as exc:
+            stopped = str(exc)
+        except BaseException as exc:
+            stopped = f"tracing failed: {describe(exc)}"
+    if tracer is not None:
+        if stopped:
+            tracer.stopped(stopped)
+        return result_lineage.finish(result, tracer.derived, tracer.derivation, tracer.lineage(from_index, sources))
+    why = "not traced: the tables could not be copied" if copies is None else f"not traced: {stopped or 'no time was left'}"
+    return result_lineage.finish(result, "unknown", why, result_lineage.untraced_lineage(from_index, sources))
+
+
+def _lineage_run(tracer, here, key, deadline):
+    """In the process forked for a result's columns and rows: `tracer` (as it stood after
+    `derive`, forked with this process) traces them here."""
+    tracer.observe = here(key, deadline)
+    tracer.changes = []
+    stopped = None
+    try:
+        tracer.trace_lineage()
+    except SoftTimeout:
+        stopped = "out of time"
+    except result_lineage.OutOfBudget as exc:
+        stopped = str(exc)
+    return {**tracer.lineage_report(), "stopped": stopped}
+
+
+def _untraced(result, from_index, sources, lineage):
+    why = "not traced: lineage was turned off for this run" if not lineage else "no table to perturb"
+    return result_lineage.finish(result, "unknown", why, result_lineage.untraced_lineage(from_index, sources))
+
+
+# --- one request ----------------------------------------------------------------------
+
+
+def execute(
+    code,
+    named_tables,
+    timeout_ms,
+    output_bytes,
+    scratch,
+    before_code=None,
+    lineage=True,
+    table_files=None,
+    fork=None,
+):
+    """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
+    result dict described at the top of this file. `before_code` is called just before
+    the code runs (the local sandbox installs its audit hook there). `lineage`: trace the
+    result's derivation and lineage by re-running the code (see lineage.py), within at most
+    min(3 s, half the time the run left). `table_files` ({name: path}): where the tables'
+    files are, so that re-runs can hand the code its re-run's table when it reads one.
+
+    `fork` (a function, e.g. the sandbox's confinement and audit hook): the code never runs
+    in this process. Its first run and each re-run run in a process forked from this one for
+    it alone, which calls `fork()` first and `before_code` never; this process only reads
+    what they report (as data) and compares it, so what the code does to its own
+    interpreter (or memory) reaches neither the other runs nor the derivation and lineage."""
+    started = time.monotonic()
+    sources = result_lineage.sources_of(named_tables)
+    code_obj, error = _compile(code)
+    if code_obj is None:
+        return failure(error["type"], error["message"], error["line"])
+    trace = lineage and bool(sources)
+    # Copied before the code runs: run here, it may change its tables in place.
+    copies = _snapshot(named_tables) if trace else None
+    if fork is None:
+        run = _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started)
+        observer = _HereObserver(code_obj, output_bytes, scratch, table_files, sources)
+    else:
+        try:
+            run = _checked_run(
+                run_forked(
+                    lambda: _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, None, started),
+                    started + timeout_ms / 1000 + FIRST_RUN_GRACE_S,
+                    fork,
+                )
+            )
+        except ForkedTimeout:
+            return failure("Timeout", f"execution exceeded {timeout_ms} ms")
+        except ForkedRunEnded as exc:
+            return failure("Crashed", str(exc))
+        observer = _ForkedObserver(code_obj, output_bytes, scratch, table_files, sources, fork)
+    result, from_index, figures = run.pop("result"), run.pop("from_index"), run.pop("figures")
+    if result is not None:
+        if trace:
+            budget_s = _trace_budget(started, timeout_ms)
+            result = _traced(result, from_index, copies, sources, budget_s, observer)
+        else:
+            result = _untraced(result, from_index, sources, lineage)
     if figures:
-        out["figures"] = figures
-    return out
+        options = {"budget_s": _trace_budget(started, timeout_ms), "trace": lineage}
+        figure_capture.trace(figures, copies, sources, options, observer, SoftTimeout, started, timeout_ms)
+        run["figures"] = figures
+    copies = None
+    os.chdir(scratch)
+    run["result"] = result
+    return run
+
+
+# --- the code's runs in processes of their own ----------------------------------------------
+
+# A forked first run has this long past the timeout to save its tables and figures.
+FIRST_RUN_GRACE_S = 0.8
+# A lineage run stops this long before the tracing deadline, to report what it found.
+LINEAGE_RUN_MARGIN_S = 0.05
+# The most a forked run may report.
+MAX_FORKED_BYTES = 64 * 1024 * 1024
+
+
+class ForkedRunEnded(Exception):
+    """A forked run ended without a readable report; the message says how."""
+
+
+class ForkedTimeout(ForkedRunEnded):
+    pass
+
+
+def run_forked(fn, deadline, prepare=None):
+    """`fn()` run in a process forked for it, after `prepare()`, and what it returned (sent
+    back as JSON). The process is killed once it has reported, or at `deadline`
+    (ForkedTimeout). lineage.OutOfBudget raised in it is raised here too."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        report = b""
+        try:
+            os.close(read_fd)
+            # A fresh process's randomness (Python reseeds `random` after a fork itself).
+            np.random.seed()
+            if prepare is not None:
+                prepare()
+            report = dumps({"value": fn()}).encode("ascii")
+        except result_lineage.OutOfBudget as exc:
+            report = dumps({"budget": safe_str(exc)}).encode("ascii")
+        except BaseException as exc:
+            report = dumps({"failed": describe(exc)}).encode("ascii")
+        finally:
+            try:
+                view = memoryview(report)
+                while view:
+                    view = view[os.write(write_fd, view) :]
+            finally:
+                os._exit(0)
+    os.close(write_fd)
+    _reap_ended()
+    chunks, size, timed_out = [], 0, False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if not select.select([read_fd], [], [], remaining)[0]:
+                continue
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_FORKED_BYTES:
+                chunks = []
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if timed_out:
+        _ended.append(pid)
+        raise ForkedTimeout("out of time")
+    if not chunks:
+        raise ForkedRunEnded(crash_message(os.waitpid(pid, 0)[1]))
+    # A process that maps pandas takes milliseconds to end: collected later, not waited for.
+    _ended.append(pid)
+    try:
+        report = json.loads(b"".join(chunks))
+    except ValueError:
+        report = None
+    if type(report) is not dict:
+        raise ForkedRunEnded("the code's process sent a report that is not one")
+    if "budget" in report:
+        raise result_lineage.OutOfBudget(str(report["budget"]))
+    if "value" not in report:
+        raise ForkedRunEnded(f"the code's process failed: {safe_str(report.get('failed'))}")
+    return report["value"]
+
+
+# Forked runs killed and not yet collected.
+_ended = []
+
+
+def _reap_ended():
+    for pid in list(_ended):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _ended.remove(pid)
+
+
+def _checked_run(run):
+    """A forked first run's report, with the form this process relies on (the worker and
+    Node check every field again); ForkedRunEnded otherwise."""
+    ok = (
+        type(run) is dict
+        and type(run.get("stdout")) is str
+        and type(run.get("stderr")) is str
+        and type(run.get("tables")) is list
+        and type(run.get("figures")) is list
+        and type(run.get("spans")) is list
+    )
+    result = run.get("result") if ok else None
+    if result is not None:
+        ok = (
+            type(result) is dict
+            and result.get("from") in ("declared", "printed")
+            and type(result.get("values")) is list
+            and type(result.get("labels")) is list
+            and type(result.get("kind")) is str
+            and type(result.get("total")) is int
+        )
+    index = run.get("from_index") if ok else None
+    if index is not None:
+        ok = (
+            type(index) is list
+            and len(index) == 2
+            and type(index[0]) is str
+            and type(index[1]) is list
+            and all(type(row) is int for row in index[1])
+        )
+    if not ok:
+        raise ForkedRunEnded("the code's process sent a report that is not one")
+    return run
+
+
+def crash_message(status):
+    """Why a process ended without a result, from its wait status."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        reason = {
+            signal.SIGSEGV: " (a crash of the interpreter, e.g. from too deep recursion)",
+            signal.SIGXCPU: " (its CPU-time limit was reached)",
+            signal.SIGXFSZ: " (its file-size limit was reached)",
+        }.get(number, "")
+        return f"the code's process was killed by {name} ({number}){reason} before returning a result"
+    if os.WIFEXITED(status):
+        return f"the code's process exited with code {os.WEXITSTATUS(status)} before returning a result"
+    return f"the code's process ended (status {status}) before returning a result"
 
 
 # --- one-shot command ----------------------------------------------------------------------

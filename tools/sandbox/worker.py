@@ -15,8 +15,9 @@ Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
        "protections": {name: bool}, "details": {name: str}}
       {"type": "started", "id", "pid"}  the code is about to run in child `pid`
       {"type": "result", "id", "scratch", ...runner.py's result}
-      The result is the child's word: it is passed on only when sealed (worker_protocol.py),
-      with none but a result's keys, with its tables' and figures' files checked
+      The result is the child's line (the child forks the processes the code runs in and
+      holds the only write end of its result pipe: worker_protocol.py), passed on with
+      none but a result's keys, with its tables' and figures' files checked
       (`_check_table_files`, `_check_figure_files`);
       the envelope (`type`, `id`, `scratch`) is always the worker's own. Node validates the
       rest (local-protocol.ts).
@@ -70,16 +71,13 @@ from worker_child import (  # noqa: E402
     Child,
     child_main,
     crash_message,
-    die_with_parent,
     graveyard,
     kill_group,
     probe_main,
     reap,
 )
 from worker_protocol import (  # noqa: E402
-    SEAL_KEY,
     RefusedResult,
-    new_seal_key,
     parse_child_payload,
     read_line,
     request_lines,
@@ -223,23 +221,18 @@ class Worker:
             raise
 
     def _run_in(self, child, request_id, fields, timeout_ms, table_bytes):
-        # A key for this request alone, made once its child exists: no child forked from
-        # this process ever inherits a key it could use (a child forked after this one,
-        # below, gets a key of its own).
-        key = new_seal_key()
         try:
-            write_all(child.request_fd, _request_message(fields, key))
+            write_all(child.request_fd, _request_message(fields))
         except BrokenPipeError:
             child.discard()  # it died while parked: a fresh one gets the request
             child = self._spawn(frozenset(digest for _, digest in fields["tables"]))
-            key = new_seal_key()
-            write_all(child.request_fd, _request_message(fields, key))
+            write_all(child.request_fd, _request_message(fields))
         os.close(child.request_fd)
         child.request_fd = None
         send({"type": "started", "id": request_id, "pid": child.pid})
         deadline = time.monotonic() + timeout_ms / 1000 + EXPORT_GRACE_S
         try:
-            result = parse_child_payload(read_line(child.result_fd, deadline), key)
+            result = parse_child_payload(read_line(child.result_fd, deadline))
         except RefusedResult as refused:
             child.discard()  # it may still be running: nothing it left is looked at
             return runner.failure("ProtocolError", f"the run's result was refused: {refused}"), None
@@ -333,8 +326,8 @@ class Worker:
         return protections, details
 
 
-def _request_message(fields, key):
-    return json.dumps({**fields, SEAL_KEY: key.hex()}).encode("utf-8")
+def _request_message(fields):
+    return json.dumps(fields).encode("utf-8")
 
 
 def _check_table_files(result, scratch, max_bytes):
@@ -438,7 +431,7 @@ def _load_table(uri, digest):
 
 
 def main():
-    die_with_parent()
+    hardening.die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, graveyard.collect)
     scratch_root = sys.argv[1] if len(sys.argv) > 1 else None

@@ -5,7 +5,6 @@ children it is done with.
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
-import _hashlib
 import _signal
 import gc
 import json
@@ -20,15 +19,14 @@ import hardening
 import pandas as pd
 import runner
 from table_files import remove_run_dirs
-from worker_protocol import PROTOCOL_FD, SEAL_DIGEST, SEAL_KEY, read_all, seal_line, write_all
+from worker_protocol import PROTOCOL_FD, read_all, write_all
 
-PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 71
 EXIT_SETUP_FAILED = 70
 
-# The path every request takes (the runner, a pandas reduction, printing, the result's JSON
-# and seal), taken once by every parked child whatever the load: most of the pages it
-# touches are the ones the request would otherwise copy on its own path.
+# The path every request takes (the runner, a pandas reduction, printing, the result's
+# JSON), taken once by every parked child whatever the load: what it initialises lazily is
+# then the child's, and every process it forks for a run starts with it.
 WARM_UP_FIRST = 'print(int(warm["amount"].sum()))'
 # What generated code typically does, on a dummy table, in small steps, so the pages it
 # touches are already this child's own when the real code runs.
@@ -45,21 +43,6 @@ WARM_UP_TRACED = 'result = warm.loc[warm["amount"].idxmax(), "kind"]'
 # The steps past the first wait for the child to have been idle this long: under a stream of
 # requests the next one comes at once, and the CPU goes to it.
 WARM_UP_AFTER_IDLE_S = 0.003
-# The warm-up seals its results too (those pages, paid while parked), under a dummy key:
-# nothing it seals is ever sent.
-_WARM_UP_KEY = b"warm-up"
-
-# Bound here, before any generated code runs: OpenSSL's one-shot HMAC, a C function that
-# calls no Python code (see `child_main`).
-_HMAC_DIGEST = _hashlib.hmac_digest
-
-
-def die_with_parent():
-    """Asks Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
-    try:
-        hardening._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except BaseException:
-        pass
 
 
 def kill_group(pid):
@@ -146,7 +129,7 @@ def become_child(worker_pid, scratch, landlock):
     Returns the layers applied and the bytes mapped before any of the code's own.
     Every object the steps touch costs the child a copy of its page: they keep to system
     calls and C functions where they can."""
-    die_with_parent()
+    hardening.die_with_parent()
     if os.getppid() != worker_pid:
         os._exit(EXIT_ORPHANED)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -186,9 +169,7 @@ def _warm_up_step(step, scratch, lineage):
     """Runs one step as a request would run; False when it failed (only an optimisation lost)."""
     try:
         result = runner.execute(step, [("warm", _WARM_TABLE)], 1000, 10_000, scratch, lineage=lineage)
-        payload = runner.dumps(result).encode("ascii")
-        json.loads(payload)
-        seal_line(_HMAC_DIGEST(_WARM_UP_KEY, payload, SEAL_DIGEST), payload)
+        json.loads(runner.dumps(result).encode("ascii"))
         for table in result["tables"]:
             os.unlink(os.path.join(scratch, table["file"]))
     except Exception:
@@ -215,7 +196,7 @@ def keep_own_tables(table_cache, digests):
 
 
 
-def _run_request(request, cached, scratch, hook):
+def _run_request(request, cached, scratch, confine):
     """The request's code run, and its result as the JSON bytes of the line; never raises
     an Exception (a failure becomes a failed result)."""
     try:
@@ -227,14 +208,29 @@ def _run_request(request, cached, scratch, hook):
             int(request["timeout_ms"]),
             int(request["output_bytes"]),
             scratch,
-            before_code=lambda: sys.addaudithook(hook),
             lineage=request.get("lineage", True) is not False,
             table_files=dict(request.get("files", [])),
+            fork=confine,
         )
         payload = runner.dumps(result)
     except BaseException as exc:
         payload = runner.dumps(runner.failure_from("SandboxError", exc))
     return payload.encode("ascii")
+
+
+def _confinement(result_fd, scratch, landlock, hook_plan, applied):
+    """What each process forked to run the code does first: no way to the result pipe (nor
+    to anything but its own report), the confinement of confine_run, and an audit hook of
+    its own (it knows the process's own pid)."""
+
+    def confine():
+        # /dev/null (the child's stdin) over the result pipe: the number is not reused, and a
+        # write to it goes nowhere.
+        os.dup2(0, result_fd)
+        hardening.confine_run(dict(applied))
+        sys.addaudithook(hardening.audit_hook(scratch, landlock.read_rules, hook_plan))
+
+    return confine
 
 
 def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache, keep, hook_plan):
@@ -244,27 +240,18 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
     all but the request's own before the code runs. `hook_plan`: hardening.hook_plan for
     `scratch`, worked out by the worker.
 
-    The result line is sealed with the request's key (worker_protocol.py). The key is
-    popped from the request and pushed on this frame's evaluation stack as an argument of
-    `_HMAC_DIGEST`, whose function object is pushed before it; then `_run_request` runs the
-    code, and the C function gets the key and the payload. While the code runs, no name,
-    object or frame it can reach from Python holds the key: a frame's `f_locals` shows
-    its variables, not its stack, and gc's inspection functions and ctypes are refused by
-    the audit hook. Replacing `_HMAC_DIGEST`, `hmac` or `_hashlib` afterwards changes
-    nothing, as the function was taken before the code ran. A line the code writes to
-    `result_fd` itself carries no valid seal and is refused by the worker."""
+    This process never runs the request's code. runner.execute runs it, and each re-run of
+    it on perturbed tables, in a process forked from this one for that run alone, which
+    first closes its copy of `result_fd` and confines itself further (`_confinement`); this
+    process reads what each reports as data, compares it (derivation and lineage are worked
+    out here), and writes the result line. So no process the code ran in holds the result
+    pipe or a secret, and no run shares interpreter state with another."""
     line = b""
-    request = None
     try:
-        _, mapped = become_child(worker_pid, scratch, landlock)
+        applied, mapped = become_child(worker_pid, scratch, landlock)
         # Dropping a large table costs milliseconds (each of its Python objects is let go):
         # paid here, before the request comes, for the tables it will most likely not need.
         table_cache = keep_own_tables(table_cache, keep)
-        # Immutable once made (see hardening.py): finding it through frames is harmless.
-        hook = hardening.audit_hook(scratch, landlock.read_rules, hook_plan)
-        # OpenSSL's first HMAC in a forked process writes to pages it shares with the worker
-        # (copy-on-write faults, ~0.1 ms): paid here, while parked, whatever `warm` says.
-        _HMAC_DIGEST(_WARM_UP_KEY, b"", SEAL_DIGEST)
         _warm_up(scratch, request_fd, warm)
         raw = read_all(request_fd)
         os.close(request_fd)
@@ -280,21 +267,12 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
             for uri, digest in request.get("load", []):
                 cached[digest] = runner.load_table(uri)
         except BaseException as exc:
-            line = _sealed_failure(request, "TableLoadError", exc)
+            line = _failure_line("TableLoadError", exc)
             return
-        # Evaluated left to right: the function, the key (then only on this frame's stack),
-        # the payload (the code runs here), the digest's name: a literal (SEAL_DIGEST's
-        # value), since a name looked up after the code ran could have been rebound.
-        mac = _HMAC_DIGEST(
-            bytes.fromhex(request.pop(SEAL_KEY)),
-            (payload := _run_request(request, cached, scratch, hook)),
-            "sha256",
-        )
-        line = seal_line(mac, payload)
+        confine = _confinement(result_fd, scratch, landlock, hook_plan, applied)
+        line = _run_request(request, cached, scratch, confine) + b"\n"
     except BaseException as exc:
-        # Before the code ran, the key is still in the request; after, nothing is sent
-        # and the worker reports the run as crashed.
-        line = _sealed_failure(request, "SandboxError", exc)
+        line = _failure_line("SandboxError", exc)
     finally:
         try:
             if line:
@@ -303,15 +281,8 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
             os._exit(0)
 
 
-def _sealed_failure(request, error_type, exc):
-    """A failure line sealed with the request's key, before the code has run; b"" once the
-    key is gone (or when the request could not be read)."""
-    try:
-        key = bytes.fromhex(request.pop(SEAL_KEY))
-        payload = runner.dumps(runner.failure_from(error_type, exc)).encode("ascii")
-        return seal_line(_HMAC_DIGEST(key, payload, SEAL_DIGEST), payload)
-    except BaseException:
-        return b""
+def _failure_line(error_type, exc):
+    return (runner.dumps(runner.failure_from(error_type, exc)) + "\n").encode("ascii")
 
 
 def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
@@ -322,6 +293,8 @@ def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
         os.setpgid(0, 0)
         os.close(read_fd)
         applied, mapped = become_child(worker_pid, scratch, landlock)
+        # What the code's own processes add to the child's confinement.
+        applied = hardening.confine_run(applied, keep_libc=True)
         rules = landlock.read_rules
         payload = json.dumps(hardening.probe(scratch, outside_dir, applied, mapped, rules))
     except BaseException as exc:
@@ -333,20 +306,4 @@ def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
             os._exit(0)
 
 
-def crash_message(status):
-    """Why a child ended without a result, from its wait status."""
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        reason = {
-            signal.SIGSEGV: " (a crash of the interpreter, e.g. from too deep recursion)",
-            signal.SIGXCPU: " (its CPU-time limit was reached)",
-            signal.SIGXFSZ: " (its file-size limit was reached)",
-        }.get(number, "")
-        return f"the code's process was killed by {name} ({number}){reason} before returning a result"
-    if os.WIFEXITED(status):
-        return f"the code's process exited with code {os.WEXITSTATUS(status)} before returning a result"
-    return f"the code's process ended (status {status}) before returning a result"
+crash_message = runner.crash_message

@@ -1,20 +1,17 @@
 """Framing of the warm worker's messages (see worker.py for the messages themselves).
 
 Requests arrive as one JSON object per line on stdin; replies leave as one JSON object
-per line on PROTOCOL_FD. A child hands its result to the worker as one line on a pipe of
-its own, read here with a deadline and a size cap: `<seal> <result JSON>`, where the seal
-is an HMAC-SHA256 of the JSON under a key the worker made for that request alone (see
-`child_main` in worker_child.py for how the child keeps the key out of the code's reach).
-A line without a valid seal was not written by the runner and is refused; a sealed one is
-still only the child's word: the worker keeps only the keys of a result, checks what it
-relies on itself (`checked_result`) and puts it in its own envelope, and Node validates
-every field (`refusedResult` in local-protocol.ts).
+per line on PROTOCOL_FD. A child hands its result to the worker as one line of JSON on a
+pipe of its own, read here with a deadline and a size cap. The child never runs the code
+(its runs are processes it forks, which close their copy of the pipe before anything else:
+see `child_main` in worker_child.py), so the line is the runner's; what the code computed
+in it is still only the code's word: the worker keeps only the keys of a result, checks
+what it relies on itself (`checked_result`) and puts it in its own envelope, and Node
+validates every field (`refusedResult` in local-protocol.ts).
 
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
-import _hashlib
-import hmac
 import json
 import os
 import select
@@ -23,16 +20,8 @@ import time
 import runner
 from table_files import TABLE_FILE_NAME
 
-# OpenSSL's one-shot HMAC (what hmac.digest calls), without the Python wrapper.
-_hmac_digest = _hashlib.hmac_digest
-
 PROTOCOL_FD = 3
 MAX_CHILD_PAYLOAD = 64 * 1024 * 1024
-# The request field that carries the seal's key (hex) to the child.
-SEAL_KEY = "seal_key"
-SEAL_KEY_BYTES = 32
-SEAL_DIGEST = "sha256"
-_SEAL_HEX_CHARS = 64
 
 
 def dumps(message):
@@ -95,15 +84,6 @@ def read_line(fd, deadline):
     return b"".join(chunks)
 
 
-def new_seal_key():
-    return os.urandom(SEAL_KEY_BYTES)
-
-
-def seal_line(mac, payload):
-    """The line a child writes: its seal (hex), a space, its result JSON (bytes)."""
-    return mac.hex().encode("ascii") + b" " + payload + b"\n"
-
-
 class RefusedResult(Exception):
     """The child's line is not a result the worker accepts; the message says why."""
 
@@ -113,27 +93,15 @@ class RefusedResult(Exception):
 # the parse and the checks below copy and touch as little as they can.
 
 
-def parse_child_payload(payload, key):
+def parse_child_payload(payload):
     """The checked result in the first line the child wrote (anything after it is
     ignored); None when it wrote no whole line. Raises RefusedResult for a line that is
-    not sealed with `key` or is not a well-formed result."""
+    not a well-formed result."""
     end = payload.find(b"\n")
     if end < 0:
         return None
-    body = payload[_SEAL_HEX_CHARS + 1 : end]
     try:
-        claimed = bytes.fromhex(payload[:_SEAL_HEX_CHARS].decode("ascii"))
-    except ValueError:
-        claimed = b""
-    if (
-        end <= _SEAL_HEX_CHARS
-        or payload[_SEAL_HEX_CHARS] != 0x20
-        or len(claimed) != SEAL_KEY_BYTES
-        or not hmac.compare_digest(claimed, _hmac_digest(key, body, SEAL_DIGEST))
-    ):
-        raise RefusedResult("the line on the result pipe was not sealed by the runner (the code wrote it itself)")
-    try:
-        result = json.loads(body)
+        result = json.loads(payload[:end])
     except (ValueError, RecursionError) as exc:
         raise RefusedResult(f"the result is not JSON: {runner.safe_str(exc)}") from None
     return checked_result(result)

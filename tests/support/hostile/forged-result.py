@@ -1,8 +1,9 @@
-# A result forged on the child's own result pipe (every descriptor is tried), claiming a
-# table whose file is a symlink to /etc/passwd. The line carries no seal of the runner's,
-# so the worker refuses the run's result as a whole; the table is never looked at.
-# expect: ProtocolError
-# message: not sealed by the runner
+# A result forged on every descriptor the code's process has, claiming a table whose file
+# is a symlink to /etc/passwd. The result pipe is not among them (the code's process has
+# /dev/null in its place); the pipe of its own report is, and the forged line spoils that
+# report: the run fails as a whole, and the table is never looked at.
+# expect: Crashed
+# message: sent a report that is not one
 # check: no-secret
 import json
 import os

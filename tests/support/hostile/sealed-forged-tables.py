@@ -1,5 +1,5 @@
-# The code cannot seal a line itself, but it can patch the runner, whose own sealed line
-# then carries what the code chose: here tables whose files are a FIFO, a symlink to
+# The code's process reports its run to the child that forked it, and the code can write
+# that report itself, with what it chose: here tables whose files are a FIFO, a symlink to
 # /etc/passwd, a directory and a hard link. Each file is opened without blocking or
 # following a link and checked through its descriptor (by the worker, and by Node again):
 # all four are refused with a note, and the run completes.
@@ -39,4 +39,9 @@ forged = {
     "tables": [table("loot", 0), table("passwd", 1), table("folder", 2), table("linked", 3)],
     "result": None,
 }
-sys.modules["runner"].dumps = lambda result: json.dumps(forged)
+frame = sys._getframe()
+while "write_fd" not in frame.f_locals:
+    frame = frame.f_back
+report = {"value": {**forged, "from_index": None, "figures": []}}
+os.write(frame.f_locals["write_fd"], json.dumps(report).encode())
+os._exit(0)
