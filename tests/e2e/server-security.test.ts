@@ -206,6 +206,42 @@ describe("the API server against callers it does not trust", () => {
     expect(await promptsOf(alice(), ALICE, MEDALS_QUESTION)).toContain(canary);
   }, 180_000);
 
+  it("reaches a thread by its one spelling only, and never another user's by any", async () => {
+    const thread = await alice().threads.create();
+    const id = thread.thread_id;
+    const bare = id.replaceAll("-", "");
+    const spellings = [bare, `%7B${id}%7D`, id.toUpperCase()];
+    const run = "00000000-0000-4000-8000-000000000000";
+    const get = (route: string, key: string) =>
+      fetch(`${server.url}${route}`, { headers: { "x-api-key": key } });
+    for (const spelling of spellings) {
+      for (const route of [
+        `/threads/${spelling}`,
+        `/threads/${spelling}/state`,
+        `/threads/${spelling}/runs`,
+      ]) {
+        for (const key of [ALICE, BOB]) {
+          const response = await get(route, key);
+          expect([route, key === ALICE ? "alice" : "bob", response.status < 500]).toEqual([
+            route,
+            key === ALICE ? "alice" : "bob",
+            true,
+          ]);
+          if (key === BOB) expect([route, response.status]).not.toEqual([route, 200]);
+        }
+      }
+    }
+    for (const route of [
+      `/threads/${id}`,
+      `/threads/${id}/state`,
+      `/threads/${id}/runs`,
+      `/threads/${id}/runs/${run}`,
+    ]) {
+      expect([route, (await get(route, BOB)).status]).toEqual([route, 404]);
+    }
+    expect((await get(`/threads/${id}`, ALICE)).status).toBe(200);
+  });
+
   it("lets the store API reach a user's own memory only", async () => {
     await expect(
       bob().store.searchItems(["tableminds", "memories", "alice/default"]),
