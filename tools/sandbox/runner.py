@@ -697,7 +697,7 @@ def _trace_budget(started, timeout_ms):
     return min(result_lineage.MAX_TRACE_S, max(0.0, left_s) / 2)
 
 
-def _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started):
+def run_once(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started):
     """Runs the code once, in this process: the run as JSON data (its result read but not
     traced, with the source rows its index holds, and its figures not traced)."""
     os.chdir(scratch)
@@ -923,6 +923,7 @@ def execute(
     lineage=True,
     table_files=None,
     fork=None,
+    first_run=None,
 ):
     """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
     result dict described at the top of this file. `before_code` is called just before
@@ -935,7 +936,9 @@ def execute(
     in this process. Its first run and each re-run run in a process forked from this one for
     it alone, which calls `fork()` first and `before_code` never; this process only reads
     what they report (as data) and compares it, so what the code does to its own
-    interpreter (or memory) reaches neither the other runs nor the derivation and lineage."""
+    interpreter (or memory) reaches neither the other runs nor the derivation and lineage.
+    `first_run(started, deadline)`, with `fork`: the first run's report from a process
+    forked and confined ahead (worker_child.py's ParkedRun), instead of one forked now."""
     started = time.monotonic()
     sources = result_lineage.sources_of(named_tables)
     code_obj, error = _compile(code)
@@ -945,17 +948,20 @@ def execute(
     # Copied before the code runs: run here, it may change its tables in place.
     copies = _snapshot(named_tables) if trace else None
     if fork is None:
-        run = _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started)
+        run = run_once(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, before_code, started)
         observer = _HereObserver(code_obj, output_bytes, scratch, table_files, sources)
     else:
+        deadline = started + timeout_ms / 1000 + FIRST_RUN_GRACE_S
         try:
-            run = _checked_run(
-                run_forked(
-                    lambda: _first_run(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, None, started),
-                    started + timeout_ms / 1000 + FIRST_RUN_GRACE_S,
+            if first_run is not None:
+                report = first_run(started, deadline)
+            else:
+                report = run_forked(
+                    lambda: run_once(code, code_obj, named_tables, timeout_ms, output_bytes, scratch, None, started),
+                    deadline,
                     fork,
                 )
-            )
+            run = _checked_run(report)
         except ForkedTimeout:
             return failure("Timeout", f"execution exceeded {timeout_ms} ms")
         except ForkedRunEnded as exc:
@@ -1000,6 +1006,12 @@ def run_forked(fn, deadline, prepare=None):
     """`fn()` run in a process forked for it, after `prepare()`, and what it returned (sent
     back as JSON). The process is killed once it has reported, or at `deadline`
     (ForkedTimeout). lineage.OutOfBudget raised in it is raised here too."""
+    return collect_forked(*start_forked(fn, prepare), deadline)
+
+
+def start_forked(fn, prepare=None):
+    """Forks the process of run_forked; (its pid, the pipe its report comes on), for
+    collect_forked, or discard_forked if it is not needed after all."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -1023,6 +1035,20 @@ def run_forked(fn, deadline, prepare=None):
             finally:
                 os._exit(0)
     os.close(write_fd)
+    return pid, read_fd
+
+
+def discard_forked(pid, read_fd):
+    os.close(read_fd)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _ended.append(pid)
+
+
+def collect_forked(pid, read_fd, deadline):
+    """What the process of start_forked reported, read by `deadline` (see run_forked)."""
     _reap_ended()
     chunks, size, timed_out = [], 0, False
     try:

@@ -196,7 +196,58 @@ def keep_own_tables(table_cache, digests):
 
 
 
-def _run_request(request, cached, scratch, confine):
+class ParkedRun:
+    """The process of a request's first run, forked and confined while the child is parked,
+    that warms itself up and waits: when the request comes and it holds the request's tables,
+    it runs the code at once, and nothing is forked on the request's path."""
+
+    def __init__(self, confine, table_cache, scratch, warm, mapped, child_request_fd):
+        self.digests = frozenset(table_cache)
+        request_fd, self.request_fd = os.pipe()
+
+        def run():
+            os.close(self.request_fd)
+            os.close(child_request_fd)
+            _warm_up(scratch, request_fd, warm)
+            fields = json.loads(read_all(request_fd))
+            os.close(request_fd)
+            # The other requests' tables, and the worker's secrets, go before the code comes.
+            cached = keep_own_tables(table_cache, [digest for _, digest in fields["tables"]])
+            runner.forget_secrets()
+            hardening.limit_request(int(fields["timeout_ms"]), int(fields["memory_mb"]), mapped)
+            named_tables = [(name, cached.get(digest)) for name, digest in fields["tables"]]
+            named_tables = runner.with_dates(named_tables, fields.get("dates"))
+            code = fields["code"]
+            code_obj = compile(code, runner.GENERATED, "exec")
+            timeout_ms, output_bytes = int(fields["timeout_ms"]), int(fields["output_bytes"])
+            return runner.run_once(
+                code, code_obj, named_tables, timeout_ms, output_bytes, scratch, None, float(fields["started"])
+            )
+
+        self.pid, self.report_fd = runner.start_forked(run, confine)
+        os.close(request_fd)
+
+    def serves(self, request):
+        """Whether it holds every table of `request` (none was loaded after it was forked)."""
+        return not request.get("load") and all(digest in self.digests for _, digest in request["tables"])
+
+    def first_run(self, request):
+        """runner.execute's `first_run` for `request`."""
+
+        def first(started, deadline):
+            fields = {key: request[key] for key in ("code", "tables", "dates", "timeout_ms", "output_bytes", "memory_mb")}
+            write_all(self.request_fd, json.dumps({**fields, "started": started}).encode("utf-8"))
+            os.close(self.request_fd)
+            return runner.collect_forked(self.pid, self.report_fd, deadline)
+
+        return first
+
+    def discard(self):
+        os.close(self.request_fd)
+        runner.discard_forked(self.pid, self.report_fd)
+
+
+def _run_request(request, cached, scratch, confine, first_run=None):
     """The request's code run, and its result as the JSON bytes of the line; never raises
     an Exception (a failure becomes a failed result)."""
     try:
@@ -211,6 +262,7 @@ def _run_request(request, cached, scratch, confine):
             lineage=request.get("lineage", True) is not False,
             table_files=dict(request.get("files", [])),
             fork=confine,
+            first_run=first_run,
         )
         payload = runner.dumps(result)
     except BaseException as exc:
@@ -253,6 +305,11 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
         # paid here, before the request comes, for the tables it will most likely not need.
         table_cache = keep_own_tables(table_cache, keep)
         _warm_up(scratch, request_fd, warm)
+        confine = _confinement(result_fd, scratch, landlock, hook_plan, applied)
+        try:
+            parked = ParkedRun(confine, table_cache, scratch, warm, mapped, request_fd)
+        except OSError:
+            parked = None
         raw = read_all(request_fd)
         os.close(request_fd)
         if not raw:
@@ -269,8 +326,12 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
         except BaseException as exc:
             line = _failure_line("TableLoadError", exc)
             return
-        confine = _confinement(result_fd, scratch, landlock, hook_plan, applied)
-        line = _run_request(request, cached, scratch, confine) + b"\n"
+        first_run = None
+        if parked is not None and parked.serves(request):
+            first_run = parked.first_run(request)
+        elif parked is not None:
+            parked.discard()
+        line = _run_request(request, cached, scratch, confine, first_run) + b"\n"
     except BaseException as exc:
         line = _failure_line("SandboxError", exc)
     finally:
