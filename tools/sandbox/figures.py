@@ -574,13 +574,8 @@ def _lineage_run(tracer, figures, here, key, deadline, timeout_exc):
     """In the process forked for the figures' columns and rows: `tracer` (as it stood after
     `derive`, forked with this process) traces them here and writes them into `figures`."""
     tracer.observe = here(key, deadline)
-    stopped = None
     try:
-        tracer.trace_lineage()
-    except timeout_exc:
-        stopped = "out of time"
-    except result_lineage.OutOfBudget as exc:
-        stopped = str(exc)
+        stopped = result_lineage.stopped_short(tracer.trace_lineage, timeout_exc)
     finally:
         close_all()
     if stopped:

@@ -309,6 +309,18 @@ def canonical(result):
     )
 
 
+def stopped_short(trace, timeout_exc):
+    """Runs `trace()`; why it stopped short (out of time, or of its budget of re-runs), or
+    None when it finished."""
+    try:
+        trace()
+    except timeout_exc:
+        return "out of time"
+    except OutOfBudget as exc:
+        return str(exc)
+    return None
+
+
 def frozen(value):
     """Lists as tuples, all the way down: what a re-run reports compares equal however it
     travelled (JSON from a forked process has no tuples)."""

@@ -895,13 +895,7 @@ def _lineage_run(tracer, here, key, deadline):
     `derive`, forked with this process) traces them here."""
     tracer.observe = here(key, deadline)
     tracer.changes = []
-    stopped = None
-    try:
-        tracer.trace_lineage()
-    except SoftTimeout:
-        stopped = "out of time"
-    except result_lineage.OutOfBudget as exc:
-        stopped = str(exc)
+    stopped = result_lineage.stopped_short(tracer.trace_lineage, SoftTimeout)
     return {**tracer.lineage_report(), "stopped": stopped}
 
 
@@ -1107,27 +1101,19 @@ def _reap_ended():
             _ended.remove(pid)
 
 
+def _holds(value, **types):
+    """Whether `value` is a dict whose keys hold values of these types."""
+    return type(value) is dict and all(type(value.get(key)) is kind for key, kind in types.items())
+
+
 def _checked_run(run):
     """A forked first run's report, with the form this process relies on (the worker and
     Node check every field again); ForkedRunEnded otherwise."""
-    ok = (
-        type(run) is dict
-        and type(run.get("stdout")) is str
-        and type(run.get("stderr")) is str
-        and type(run.get("tables")) is list
-        and type(run.get("figures")) is list
-        and type(run.get("spans")) is list
-    )
+    ok = _holds(run, stdout=str, stderr=str, tables=list, figures=list, spans=list)
     result = run.get("result") if ok else None
     if result is not None:
-        ok = (
-            type(result) is dict
-            and result.get("from") in ("declared", "printed")
-            and type(result.get("values")) is list
-            and type(result.get("labels")) is list
-            and type(result.get("kind")) is str
-            and type(result.get("total")) is int
-        )
+        ok = _holds(result, values=list, labels=list, kind=str, total=int)
+        ok = ok and result.get("from") in ("declared", "printed")
     index = run.get("from_index") if ok else None
     if index is not None:
         ok = (
