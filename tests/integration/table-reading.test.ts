@@ -125,9 +125,10 @@ describe("reading a text file as an analyst does", () => {
 });
 
 describe("TableBench's two-row headers", () => {
+  // The first table of TableBench's test set with repeated header names, as the set has it.
   const tablebench = path.resolve(
     import.meta.dirname,
-    "../../../shared/datasets/tablebench/tablebench_test.jsonl",
+    "../fixtures/datasets/tablebench/tablebench_two_row_header.jsonl",
   );
 
   function firstDuplicateHeaderTable(): { columns: string[]; data: unknown[][] } {

@@ -230,9 +230,10 @@ describe("judgeType", () => {
   });
 
   it("rejects no gold answer of the TableBench test set that the plain type rules accept", () => {
+    // Every question of TableBench's test set with its gold answer (an extract of the set).
     const file = path.resolve(
       import.meta.dirname,
-      "../../../shared/datasets/tablebench/tablebench_test.jsonl",
+      "../fixtures/datasets/tablebench/tablebench_answers.jsonl",
     );
     const rows = readFileSync(file, "utf8")
       .trim()

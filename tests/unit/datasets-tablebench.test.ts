@@ -96,6 +96,7 @@ describe("the TableBench loader on the 40-question fixture", () => {
   });
 
   it.skipIf(!existsSync(SHARED_TABLEBENCH))(
+    // Only beside ../shared: `tableminds data pull tablebench` fetches the set elsewhere.
     "reads the shared copy: 886 questions, one id each (the repeated upstream id gets #2)",
     async () => {
       const examples = await loadTableBench(SHARED_TABLEBENCH);

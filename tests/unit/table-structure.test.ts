@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   cellKindOfText,
@@ -732,7 +733,10 @@ describe("readStructure: several tables, hidden parts, formulas, overrides", () 
 
 describe("readStructure on TableBench", () => {
   it("reads the first test table with duplicate header names as a two-row header", () => {
-    const file = "/work/shared/datasets/tablebench/tablebench_test.jsonl";
+    const file = path.resolve(
+      import.meta.dirname,
+      "../fixtures/datasets/tablebench/tablebench_two_row_header.jsonl",
+    );
     const tables = readFileSync(file, "utf8")
       .split("\n")
       .filter((line) => line.trim() !== "")
