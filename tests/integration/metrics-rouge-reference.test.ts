@@ -7,7 +7,7 @@ import { askReference, rougeReferencePython } from "../support/reference-python.
  * TableBench's text scores against their references on seeded generated answers: ROUGE-L
  * against the rouge-score package itself (per pair; we report the plain mean where upstream
  * bootstraps), and the SQuAD-style normalization against CPython running its rules.
- * scripts/setup.sh installs rouge-score; without it these tests fail and say so.
+ * scripts/setup-tests.sh installs rouge-score; without it these tests fail and say so.
  */
 // Looked up in each test, so that without the package each test fails with the reason.
 let found: string | undefined;

@@ -4,7 +4,7 @@ import { pick, type Random, SPACES, seeded } from "../support/generated-cases.js
 import { NLTK_VERSION, nltkBleu, nltkReferencePython } from "../support/nltk-reference.js";
 
 /*
- * Our BLEU against NLTK's sentence_bleu itself on seeded generated pairs. scripts/setup.sh
+ * Our BLEU against NLTK's sentence_bleu itself on seeded generated pairs. scripts/setup-tests.sh
  * installs NLTK into the reference venv; without it this test fails and says so.
  * CPython's math.log and math.exp come from the C library, V8's from fdlibm; they disagree in
  * the last bit for some arguments, so a score may differ from NLTK's by an ulp or two.

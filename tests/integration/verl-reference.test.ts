@@ -26,7 +26,7 @@ import {
 
 /*
  * The generated verl module against verl 0.9.1 itself. verl is installed without its
- * dependencies (scripts/setup.sh) and importing any of it needs torch, so its source is read
+ * dependencies (scripts/setup-tests.sh) and importing any of it needs torch, so its source is read
  * instead (tests/support/verl_reference.py): the keywords its naive reward manager passes
  * compute_score, its registry, the keys its reward setup reads and its config. The module is
  * then called with exactly those keywords, on rows as the exports write them, against a real

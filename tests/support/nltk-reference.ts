@@ -4,7 +4,7 @@ import path from "node:path";
 import { REFERENCE_VENV } from "./reference-python.js";
 
 const SCRIPT = path.join(import.meta.dirname, "bleu_reference.py");
-/** The NLTK release scripts/setup.sh pins, whose BLEU training/rewards/bleu.ts follows. */
+/** The NLTK release scripts/setup-tests.sh pins, whose BLEU training/rewards/bleu.ts follows. */
 export const NLTK_VERSION = "3.9.1";
 
 /** The reference venv's python with NLTK; throws, saying how to get it, when missing. */
@@ -17,7 +17,7 @@ export function nltkReferencePython(): string {
     throw new Error(
       `NLTK is not installed in ${REFERENCE_VENV}` +
         `${probe ? ` (${probe.stderr.trim().split("\n").at(-1)})` : ""}. ` +
-        "`npm run setup` (scripts/setup.sh) installs it from PyPI; run it, and see its warning " +
+        "`npm test` (scripts/setup-tests.sh) installs it from PyPI; run it, and see its warning " +
         "if PyPI could not be reached.",
     );
   }

@@ -4,7 +4,7 @@ import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = path.join(import.meta.dirname, "python_reference.py");
-/** Where scripts/setup.sh installs rouge-score (REFERENCE_VENV there). */
+/** Where scripts/setup-tests.sh installs rouge-score (REFERENCE_VENV there). */
 export const REFERENCE_VENV = path.join(ROOT, "node_modules/.cache/tableminds/reference-venv");
 
 /** The virtualenv's python that has rouge-score; throws, saying how to get it, when missing. */
@@ -17,7 +17,7 @@ export function rougeReferencePython(): string {
     throw new Error(
       `the reference package rouge-score is not installed in ${REFERENCE_VENV}` +
         `${probe ? ` (${probe.stderr.trim().split("\n").at(-1)})` : ""}. ` +
-        "`npm run setup` (scripts/setup.sh) installs it from PyPI; run it, and see its warning " +
+        "`npm test` (scripts/setup-tests.sh) installs it from PyPI; run it, and see its warning " +
         "if PyPI could not be reached.",
     );
   }

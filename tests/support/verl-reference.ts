@@ -5,7 +5,7 @@ import { z } from "zod";
 import { REFERENCE_VENV } from "./reference-python.js";
 
 const SCRIPT = path.join(import.meta.dirname, "verl_reference.py");
-/** The verl release scripts/setup.sh pins (REFERENCE_VERL there). */
+/** The verl release scripts/setup-tests.sh pins (REFERENCE_VERL there). */
 export const VERL_VERSION = "0.9.1";
 
 /** What verl_reference.py reads from verl's source. */
@@ -36,7 +36,7 @@ export function verlReferencePython(): string {
     throw new Error(
       `verl is not installed in ${REFERENCE_VENV}` +
         `${probe ? ` (${probe.stderr.trim().split("\n").at(-1)})` : ""}. ` +
-        "`npm run setup` (scripts/setup.sh) installs it from PyPI; run it, and see its warning " +
+        "`npm test` (scripts/setup-tests.sh) installs it from PyPI; run it, and see its warning " +
         "if PyPI could not be reached.",
     );
   }
