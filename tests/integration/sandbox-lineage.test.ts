@@ -174,6 +174,25 @@ result = 42 if seen == builtins.first_seen else 43`;
     expect(result.derivation).toMatch(/^unchanged when the table's values were perturbed/);
   });
 
+  it("re-runs the code in folders of their own: a file its first run leaves cannot fake a derivation", async () => {
+    // The first run writes its table's fingerprint into scratch; a re-run reading it there
+    // would answer otherwise on perturbed copies.
+    const code = `import os
+root = os.getcwd().split("/rerun-")[0]
+mark = os.path.join(root, "first_seen.txt")
+seen = int(df.gold.sum())
+try:
+    first = int(open(mark).read())
+except FileNotFoundError:
+    first = seen
+    with open(mark, "w") as handle:
+        handle.write(str(seen))
+result = 42 if seen == first else 43`;
+    const result = resultOf(await run(code));
+    expect(result.values).toEqual([42]);
+    expect(result.derived).not.toBe("yes");
+  });
+
   it("calls code that is not deterministic not derived", async () => {
     const result = resultOf(await run("print(np.random.rand())"));
     expect(result.derived).toBe("no");

@@ -39,11 +39,13 @@ def main(request_path, result_path, workspace):
     try:
         rules = read_rules.ReadRules(excluded=[os.path.realpath(workspace)])
 
-        def confine():
-            # Each run in a process of its own, with the result file out of its reach.
+        def confine(run_dir=None):
+            # Each run in a process of its own, with the result file out of its reach; a
+            # re-run in a folder of its own, out of reach of what the first run left.
             os.close(out)
             hardening.forget_raw_modules()
-            sys.addaudithook(hardening.audit_hook(scratch, rules))
+            plan = hardening.hook_plan(scratch, rules, run_dir)
+            sys.addaudithook(hardening.audit_hook(run_dir or scratch, rules, plan))
 
         result = runner.execute(
             request["code"],

@@ -205,13 +205,13 @@ class Landlock:
         if own >= 0:
             os.close(own)
 
-    def _own_ruleset(self, scratch):
+    def _own_ruleset(self, scratch, writable=None):
         reads = _LL_READ_FILE | _LL_READ_DIR if self.read_rules is not None else 0
         own = _create_ruleset(self.numbers, [self.write_rights | reads])
         if own < 0:
             return -1
         try:
-            _landlock_rule(self.numbers, own, scratch, self.write_rights | reads)
+            _landlock_rule(self.numbers, own, writable or scratch, self.write_rights | reads)
             _landlock_rule(self.numbers, own, "/dev/null", self.file_write | (reads & _LL_READ_FILE))
             if reads:
                 self._read_rules(own, scratch)
@@ -233,6 +233,19 @@ class Landlock:
                 return False
             if own < 0:
                 own = self._own_ruleset(scratch)
+            return own >= 0 and _libc.syscall(self.numbers[2], own, 0) == 0
+        finally:
+            if own >= 0:
+                os.close(own)
+
+    def enter_run_layer(self, run_dir, scratch):
+        """In a process forked to re-run the code (already confined to `scratch`): one more
+        layer, with writes and reads of its own `run_dir` only, not of `scratch`, where the
+        first run left its files. False when it could not be entered."""
+        if self.numbers is None or self.abi <= 0:
+            return False
+        own = self._own_ruleset(scratch, run_dir)
+        try:
             return own >= 0 and _libc.syscall(self.numbers[2], own, 0) == 0
         finally:
             if own >= 0:
@@ -523,16 +536,23 @@ def forget_raw_modules():
         del sys.modules[name]
 
 
-def confine_run(applied, keep_libc=False):
+def confine_run(applied, keep_libc=False, run_dir=None, landlock=None, scratch=None):
     """In each process forked to run the code (after confine_child in the child it was forked
     from), before anything of the code's: it dies with that child, starts no process (a
     seccomp filter stacked on the child's, or without seccomp an rlimit), and finds no module
     that reaches raw memory in sys.modules, nor this module's handle on libc (`keep_libc`:
-    the probe, which needs it). Updates `applied` with what held."""
+    the probe, which needs it). A re-run (`run_dir`, inside `scratch`) also enters a Landlock
+    layer of its own where the child had one (`landlock`): it neither reads nor writes what
+    the first run left in `scratch`. Updates `applied` with what held."""
     global _libc
     die_with_parent()
     if not sys.platform.startswith("linux"):
         return applied
+    if run_dir is not None:
+        os.environ["TMPDIR"] = os.environ["HOME"] = run_dir
+        tempfile.tempdir = run_dir
+        if landlock is not None and applied.get("landlock"):
+            applied["runLayer"] = landlock.enter_run_layer(run_dir, scratch)
     applied["noNewProcessesFilter"] = bool(applied.get("seccomp")) and _apply_seccomp(_NO_PROCESSES_FILTER)
     # Without seccomp, an rlimit is the only kernel-side stop on new processes (and on
     # threads too; it does not bind root).
@@ -790,12 +810,14 @@ def _located(
     return resolve(descriptor_target(dir_fd) + "/" + text)
 
 
-def hook_plan(scratch, rules=None):
+def hook_plan(scratch, rules=None, run_dir=None):
     """What `audit_hook` needs that does not depend on the process it runs in, worked out
     by the worker before it forks the child of `scratch`: the child then only adds its own
-    /proc entry (resolving paths in the child would cost it page copies)."""
-    shared = rules.shared_paths(scratch) if rules is not None else None
-    return os.path.realpath(scratch), shared
+    /proc entry (resolving paths in the child would cost it page copies). A re-run's
+    (`run_dir`) writes and reads its own folder instead of `scratch`."""
+    own = os.path.realpath(run_dir or scratch)
+    shared = rules.shared_paths(scratch, own) if rules is not None else None
+    return own, shared
 
 
 def audit_hook(scratch, rules=None, plan=None):

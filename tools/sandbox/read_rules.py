@@ -98,11 +98,12 @@ class ReadRules:
         path is allowed when it is one of the exact paths or starts with a prefix."""
         return with_own_proc(self.shared_paths(scratch), os.getpid() if pid is None else pid)
 
-    def shared_paths(self, scratch):
+    def shared_paths(self, scratch, own=None):
         """allowed_paths without the child's own /proc entry: what the worker can work out
-        before it forks the child (`with_own_proc` adds the entry)."""
+        before it forks the child (`with_own_proc` adds the entry). `own`: the folder the
+        process works in, when not `scratch` (a re-run's)."""
         scratch_root = os.path.realpath(scratch)
-        roots = [*self.dirs, scratch_root, inputs_dir(scratch_root)]
+        roots = [*self.dirs, own or scratch_root, inputs_dir(scratch_root)]
         prefixes = tuple(path.rstrip("/") + "/" for path in roots)
         return prefixes, frozenset([*roots, *self.files, *PROC_FILES])
 

@@ -78,6 +78,7 @@ import pickle
 import select
 import signal
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -656,6 +657,21 @@ class _Rerun:
         return read
 
 
+def _alias_table_files(folder, table_files):
+    """In a re-run's own folder, the names its table files go by in scratch (the file's, and
+    the table's with the file's extension: table_files.py's hand_over), so code that reads
+    `medals.csv` finds it there too. Names that exist are left alone."""
+    for name, path in table_files.items():
+        file_name = os.path.basename(path)
+        extension = os.path.splitext(file_name)[1] or ".csv"
+        for alias in (file_name, name if name.endswith(extension) else name + extension):
+            if alias and "/" not in alias and not alias.startswith("."):
+                try:
+                    os.symlink(path, os.path.join(folder, alias))
+                except OSError:
+                    pass
+
+
 def _disarm(armed):
     while True:
         try:
@@ -789,7 +805,7 @@ class _ForkedObserver:
         """`fn(here)` in one process forked for it, `here` an observer of re-runs in that
         process, under a timer that ends just before `deadline`; its JSON report."""
 
-        def in_child():
+        def in_child(run_dir):
             left = deadline - time.monotonic() - LINEAGE_RUN_MARGIN_S
             if left <= 0:
                 raise result_lineage.OutOfBudget("out of time")
@@ -805,25 +821,34 @@ class _ForkedObserver:
             _set_timer(signal.ITIMER_REAL, left, RETRY_ALARM_S)
             gc.disable()
             try:
-                return fn(_HereObserver(*self.args))
+                code_obj, output_bytes, _, table_files, sources = self.args
+                return fn(_HereObserver(code_obj, output_bytes, run_dir, table_files, sources))
             finally:
                 _disarm(armed)
 
+        return self._forked(in_child, deadline)
+
+    def _forked(self, fn, deadline):
+        """`fn(run_dir)` in a process forked for it, in a folder of its own inside scratch
+        (`prepare(run_dir)` keeps it there): what the first run left is out of its reach."""
+        run_dir = tempfile.mkdtemp(prefix="rerun-", dir=self.args[2])
+        _alias_table_files(run_dir, self.args[3] or {})
         try:
-            return run_forked(in_child, deadline, self.prepare)
+            return run_forked(lambda: fn(run_dir), deadline, lambda: self.prepare(run_dir))
         except ForkedTimeout:
             raise result_lineage.OutOfBudget("out of time") from None
 
+    def _rerun(self, run_dir):
+        code_obj, output_bytes, _, table_files, sources = self.args
+        return _Rerun(code_obj, output_bytes, run_dir, table_files, sources)
+
     def __call__(self, key, deadline):
         def observe(tables):
-            def in_child():
-                namespace, stdout, truncated, error = _Rerun(*self.args)(tables)
+            def in_child(run_dir):
+                namespace, stdout, truncated, error = self._rerun(run_dir)(tables)
                 return key(namespace, stdout, truncated, error)
 
-            try:
-                return result_lineage.frozen(run_forked(in_child, deadline, self.prepare))
-            except ForkedTimeout:
-                raise result_lineage.OutOfBudget("out of time") from None
+            return result_lineage.frozen(self._forked(in_child, deadline))
 
         return observe
 
@@ -928,7 +953,8 @@ def execute(
 
     `fork` (a function, e.g. the sandbox's confinement and audit hook): the code never runs
     in this process. Its first run and each re-run run in a process forked from this one for
-    it alone, which calls `fork()` first and `before_code` never; this process only reads
+    it alone, which calls `fork(run_dir)` first (`None` for the first run, a folder of its own
+    inside `scratch` for a re-run) and `before_code` never; this process only reads
     what they report (as data) and compares it, so what the code does to its own
     interpreter (or memory) reaches neither the other runs nor the derivation and lineage.
     `first_run(started, deadline)`, with `fork`: the first run's report from a process

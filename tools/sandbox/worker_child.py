@@ -273,14 +273,16 @@ def _run_request(request, cached, scratch, confine, first_run=None):
 def _confinement(result_fd, scratch, landlock, hook_plan, applied):
     """What each process forked to run the code does first: no way to the result pipe (nor
     to anything but its own report), the confinement of confine_run, and an audit hook of
-    its own (it knows the process's own pid)."""
+    its own (it knows the process's own pid). A re-run's (`run_dir`) keep to that folder."""
 
-    def confine():
+    def confine(run_dir=None):
         # /dev/null (the child's stdin) over the result pipe: the number is not reused, and a
         # write to it goes nowhere.
         os.dup2(0, result_fd)
-        hardening.confine_run(dict(applied))
-        sys.addaudithook(hardening.audit_hook(scratch, landlock.read_rules, hook_plan))
+        hardening.confine_run(dict(applied), run_dir=run_dir, landlock=landlock, scratch=scratch)
+        rules = landlock.read_rules
+        plan = hook_plan if run_dir is None else hardening.hook_plan(scratch, rules, run_dir)
+        sys.addaudithook(hardening.audit_hook(run_dir or scratch, rules, plan))
 
     return confine
 
