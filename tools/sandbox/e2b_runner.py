@@ -39,7 +39,7 @@ def main(request_path, result_path, workspace):
     try:
         rules = read_rules.ReadRules(excluded=[os.path.realpath(workspace)])
 
-        def confine(run_dir=None):
+        def confine(run_dir=None, _made=None):
             # Each run in a process of its own, with the result file out of its reach; a
             # re-run in a folder of its own, out of reach of what the first run left.
             os.close(out)

@@ -238,18 +238,22 @@ class Landlock:
             if own >= 0:
                 os.close(own)
 
-    def enter_run_layer(self, run_dir, scratch):
-        """In a process forked to re-run the code (already confined to `scratch`): one more
-        layer, with writes and reads of its own `run_dir` only, not of `scratch`, where the
-        first run left its files. False when it could not be entered."""
+    def run_layer(self, run_dir, scratch):
+        """In the child of `scratch`, just before it forks a re-run: the re-run's layer (a
+        descriptor, -1 when it cannot be built), with writes and reads of its own `run_dir`
+        only, not of `scratch`, where the first run left its files. Built here, where the
+        calls are warm, and entered there (`enter`)."""
         if self.numbers is None or self.abi <= 0:
-            return False
-        own = self._own_ruleset(scratch, run_dir)
+            return -1
+        return self._own_ruleset(scratch, run_dir)
+
+    def enter(self, layer):
+        """Enters a layer `run_layer` built, and closes it; False when it did not hold."""
         try:
-            return own >= 0 and _libc.syscall(self.numbers[2], own, 0) == 0
+            return layer >= 0 and _libc.syscall(self.numbers[2], layer, 0) == 0
         finally:
-            if own >= 0:
-                os.close(own)
+            if layer >= 0:
+                os.close(layer)
 
     def _read_rules(self, ruleset, scratch):
         rules = self.read_rules
@@ -536,14 +540,14 @@ def forget_raw_modules():
         del sys.modules[name]
 
 
-def confine_run(applied, keep_libc=False, run_dir=None, landlock=None, scratch=None):
+def confine_run(applied, keep_libc=False, run_dir=None, landlock=None, layer=-1):
     """In each process forked to run the code (after confine_child in the child it was forked
     from), before anything of the code's: it dies with that child, starts no process (a
     seccomp filter stacked on the child's, or without seccomp an rlimit), and finds no module
     that reaches raw memory in sys.modules, nor this module's handle on libc (`keep_libc`:
-    the probe, which needs it). A re-run (`run_dir`, inside `scratch`) also enters a Landlock
-    layer of its own where the child had one (`landlock`): it neither reads nor writes what
-    the first run left in `scratch`. Updates `applied` with what held."""
+    the probe, which needs it). A re-run (`run_dir`, inside scratch) also enters its Landlock
+    `layer` (landlock.run_layer's) where the child had one: it neither reads nor writes what
+    the first run left in scratch. Updates `applied` with what held."""
     global _libc
     die_with_parent()
     if not sys.platform.startswith("linux"):
@@ -551,8 +555,8 @@ def confine_run(applied, keep_libc=False, run_dir=None, landlock=None, scratch=N
     if run_dir is not None:
         os.environ["TMPDIR"] = os.environ["HOME"] = run_dir
         tempfile.tempdir = run_dir
-        if landlock is not None and applied.get("landlock"):
-            applied["runLayer"] = landlock.enter_run_layer(run_dir, scratch)
+        if landlock is not None and layer >= 0:
+            applied["runLayer"] = landlock.enter(layer)
     applied["noNewProcessesFilter"] = bool(applied.get("seccomp")) and _apply_seccomp(_NO_PROCESSES_FILTER)
     # Without seccomp, an rlimit is the only kernel-side stop on new processes (and on
     # threads too; it does not bind root).

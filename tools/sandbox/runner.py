@@ -833,10 +833,16 @@ class _ForkedObserver:
         (`prepare(run_dir)` keeps it there): what the first run left is out of its reach."""
         run_dir = tempfile.mkdtemp(prefix="rerun-", dir=self.args[2])
         _alias_table_files(run_dir, self.args[3] or {})
+        # What the confinement builds for the run before the fork (worker_child.Confinement).
+        ahead = getattr(self.prepare, "ahead", None)
+        made = ahead(run_dir) if ahead is not None else None
         try:
-            return run_forked(lambda: fn(run_dir), deadline, lambda: self.prepare(run_dir))
+            return run_forked(lambda: fn(run_dir), deadline, lambda: self.prepare(run_dir, made))
         except ForkedTimeout:
             raise result_lineage.OutOfBudget("out of time") from None
+        finally:
+            if ahead is not None:
+                self.prepare.release(made)
 
     def _rerun(self, run_dir):
         code_obj, output_bytes, _, table_files, sources = self.args
@@ -953,8 +959,10 @@ def execute(
 
     `fork` (a function, e.g. the sandbox's confinement and audit hook): the code never runs
     in this process. Its first run and each re-run run in a process forked from this one for
-    it alone, which calls `fork(run_dir)` first (`None` for the first run, a folder of its own
-    inside `scratch` for a re-run) and `before_code` never; this process only reads
+    it alone, which calls `fork(run_dir, made)` first (`None` for the first run, a folder of
+    its own inside `scratch` for a re-run; `made`: what `fork.ahead(run_dir)` built here
+    before the fork, when `fork` has it, released after with `fork.release(made)`) and
+    `before_code` never; this process only reads
     what they report (as data) and compares it, so what the code does to its own
     interpreter (or memory) reaches neither the other runs nor the derivation and lineage.
     `first_run(started, deadline)`, with `fork`: the first run's report from a process

@@ -270,21 +270,35 @@ def _run_request(request, cached, scratch, confine, first_run=None):
     return payload.encode("ascii")
 
 
-def _confinement(result_fd, scratch, landlock, hook_plan, applied):
-    """What each process forked to run the code does first: no way to the result pipe (nor
-    to anything but its own report), the confinement of confine_run, and an audit hook of
-    its own (it knows the process's own pid). A re-run's (`run_dir`) keep to that folder."""
+class Confinement:
+    """What each process forked to run the code does first (runner.execute's `fork`): no way
+    to the result pipe (nor to anything but its own report), the confinement of
+    confine_run, and an audit hook of its own (it knows the process's own pid). A re-run's
+    (`run_dir`) keep to that folder, behind a Landlock layer this child builds for it
+    (`ahead`) before it forks it."""
 
-    def confine(run_dir=None):
+    def __init__(self, result_fd, scratch, landlock, hook_plan, applied):
+        self.result_fd = result_fd
+        self.scratch = scratch
+        self.landlock = landlock
+        self.hook_plan = hook_plan
+        self.applied = applied
+
+    def ahead(self, run_dir):
+        return self.landlock.run_layer(run_dir, self.scratch) if self.applied.get("landlock") else -1
+
+    def release(self, layer):
+        if layer >= 0:
+            os.close(layer)
+
+    def __call__(self, run_dir=None, layer=-1):
         # /dev/null (the child's stdin) over the result pipe: the number is not reused, and a
         # write to it goes nowhere.
-        os.dup2(0, result_fd)
-        hardening.confine_run(dict(applied), run_dir=run_dir, landlock=landlock, scratch=scratch)
-        rules = landlock.read_rules
-        plan = hook_plan if run_dir is None else hardening.hook_plan(scratch, rules, run_dir)
-        sys.addaudithook(hardening.audit_hook(run_dir or scratch, rules, plan))
-
-    return confine
+        os.dup2(0, self.result_fd)
+        hardening.confine_run(dict(self.applied), run_dir=run_dir, landlock=self.landlock, layer=layer)
+        rules = self.landlock.read_rules
+        plan = self.hook_plan if run_dir is None else hardening.hook_plan(self.scratch, rules, run_dir)
+        sys.addaudithook(hardening.audit_hook(run_dir or self.scratch, rules, plan))
 
 
 def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache, keep, hook_plan):
@@ -307,7 +321,7 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
         # paid here, before the request comes, for the tables it will most likely not need.
         table_cache = keep_own_tables(table_cache, keep)
         _warm_up(scratch, request_fd, warm)
-        confine = _confinement(result_fd, scratch, landlock, hook_plan, applied)
+        confine = Confinement(result_fd, scratch, landlock, hook_plan, applied)
         try:
             parked = ParkedRun(confine, table_cache, scratch, warm, mapped, request_fd)
         except OSError:
