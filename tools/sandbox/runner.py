@@ -672,6 +672,21 @@ def _alias_table_files(folder, table_files):
                     pass
 
 
+def _arm(armed, seconds):
+    """SoftTimeout raised into this process after `seconds`, and again every RETRY_ALARM_S,
+    while `armed[0]`; `_disarm(armed)` ends it (the caller holds `armed` before the timer is
+    set, so that an alarm that comes at once is still disarmed)."""
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise SoftTimeout()
+
+    _set_handler(signal.SIGALRM, on_alarm)
+    if _unblock is not None:
+        _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
+    _set_timer(signal.ITIMER_REAL, seconds, RETRY_ALARM_S)
+
+
 def _disarm(armed):
     while True:
         try:
@@ -686,17 +701,9 @@ def _capture(code, namespace, stdout, budget_s):
     """lineage.capture's (result, the object it came from), under a timer of `budget_s` (at
     least MIN_CAPTURE_S); (None, None) when reading it ran out of time or failed."""
     armed = [True]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            raise SoftTimeout()
-
     try:
         try:
-            _set_handler(signal.SIGALRM, on_alarm)
-            if _unblock is not None:
-                _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
-            _set_timer(signal.ITIMER_REAL, max(budget_s, MIN_CAPTURE_S), RETRY_ALARM_S)
+            _arm(armed, max(budget_s, MIN_CAPTURE_S))
             # The syntax tree only where a declared `result` needs its line: parsing costs a
             # freshly forked child a couple of hundred page copies.
             assigned = _assignment_lines(code).get("result") if "result" in namespace else None
@@ -810,17 +817,9 @@ class _ForkedObserver:
             if left <= 0:
                 raise result_lineage.OutOfBudget("out of time")
             armed = [True]
-
-            def on_alarm(signum, frame):
-                if armed[0]:
-                    raise SoftTimeout()
-
-            _set_handler(signal.SIGALRM, on_alarm)
-            if _unblock is not None:
-                _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
-            _set_timer(signal.ITIMER_REAL, left, RETRY_ALARM_S)
             gc.disable()
             try:
+                _arm(armed, left)
                 code_obj, output_bytes, _, table_files, sources = self.args
                 return fn(_HereObserver(code_obj, output_bytes, run_dir, table_files, sources))
             finally:
@@ -867,20 +866,12 @@ def _traced(result, from_index, copies, sources, budget_s, observer):
     code through `observer` within `budget_s`."""
     deadline = time.monotonic() + budget_s
     armed = [True]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            raise SoftTimeout()
-
     tracer = None
     stopped = None
     if copies:
         try:
             try:
-                _set_handler(signal.SIGALRM, on_alarm)
-                if _unblock is not None:
-                    _unblock(signal.SIG_UNBLOCK, {signal.SIGALRM})
-                _set_timer(signal.ITIMER_REAL, max(budget_s, MIN_CAPTURE_S), RETRY_ALARM_S)
+                _arm(armed, max(budget_s, MIN_CAPTURE_S))
                 tables, sampled = copies
                 origin = result["from"]
                 key = lambda ns, out, truncated, error: result_lineage.observation(  # noqa: E731
