@@ -484,12 +484,17 @@ def _set_limit(kind, soft, hard=None):
         return False
 
 
+def _home_in(folder):
+    """HOME and temporary files in `folder`, the one place this process may write."""
+    os.environ["TMPDIR"] = folder
+    os.environ["HOME"] = folder
+    tempfile.tempdir = folder
+
+
 def confine_child(scratch, landlock):
     """Everything that does not depend on the request; runs in the child before it
     waits for one; `landlock` is the worker's Landlock. Returns the layers applied."""
-    os.environ["TMPDIR"] = scratch
-    os.environ["HOME"] = scratch
-    tempfile.tempdir = scratch
+    _home_in(scratch)
     applied = {
         "rlimitFsize": _set_limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
         "rlimitNofile": _set_limit(resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
@@ -553,8 +558,7 @@ def confine_run(applied, keep_libc=False, run_dir=None, landlock=None, layer=-1)
     if not sys.platform.startswith("linux"):
         return applied
     if run_dir is not None:
-        os.environ["TMPDIR"] = os.environ["HOME"] = run_dir
-        tempfile.tempdir = run_dir
+        _home_in(run_dir)
         if landlock is not None and layer >= 0:
             applied["runLayer"] = landlock.enter(layer)
     applied["noNewProcessesFilter"] = bool(applied.get("seccomp")) and _apply_seccomp(_NO_PROCESSES_FILTER)

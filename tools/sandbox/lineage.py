@@ -13,7 +13,8 @@ runner.py calls this after a successful run:
 
 The re-running itself (each re-run in a process forked for it in the local sandbox, a fresh
 namespace, a throwaway output capture, the timer) belongs to runner.py, which hands a Tracer
-its `observe` function; this module decides what to run and what the answers mean. Where lineage was not traced it is null, never guessed.
+its `observe` function; this module decides what to run and what the answers mean. Where
+lineage was not traced it is null, never guessed.
 """
 
 import ast

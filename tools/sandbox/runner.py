@@ -657,19 +657,28 @@ class _Rerun:
         return read
 
 
+def safe_file_name(name):
+    """A plain name of a file in a run's folder: not empty, no "/" or NUL, not hidden."""
+    return bool(name) and "/" not in name and "\0" not in name and not name.startswith(".")
+
+
+def table_file_aliases(name, file_name):
+    """The names the file `file_name` of table `name` goes by in a run's folder: its own, and
+    the table's with the file's extension (table_files.py's hand_over); plain names only."""
+    extension = os.path.splitext(file_name)[1] or ".csv"
+    aliases = (file_name, name if name.endswith(extension) else name + extension)
+    return [alias for alias in aliases if safe_file_name(alias)]
+
+
 def _alias_table_files(folder, table_files):
-    """In a re-run's own folder, the names its table files go by in scratch (the file's, and
-    the table's with the file's extension: table_files.py's hand_over), so code that reads
-    `medals.csv` finds it there too. Names that exist are left alone."""
+    """In a re-run's own folder, the names its table files go by in scratch, so code that
+    reads `medals.csv` finds it there too. Names that exist are left alone."""
     for name, path in table_files.items():
-        file_name = os.path.basename(path)
-        extension = os.path.splitext(file_name)[1] or ".csv"
-        for alias in (file_name, name if name.endswith(extension) else name + extension):
-            if alias and "/" not in alias and not alias.startswith("."):
-                try:
-                    os.symlink(path, os.path.join(folder, alias))
-                except OSError:
-                    pass
+        for alias in table_file_aliases(name, os.path.basename(path)):
+            try:
+                os.symlink(path, os.path.join(folder, alias))
+            except OSError:
+                pass
 
 
 def _arm(armed, seconds):
@@ -997,7 +1006,6 @@ def execute(
         options = {"budget_s": _trace_budget(started, timeout_ms), "trace": lineage}
         figure_capture.trace(figures, copies, sources, options, observer, SoftTimeout, started, timeout_ms)
         run["figures"] = figures
-    copies = None
     os.chdir(scratch)
     run["result"] = result
     return run

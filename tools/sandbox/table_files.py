@@ -12,6 +12,8 @@ refuses writes below the inputs directory whatever the code does); elsewhere it 
 The other way, the tables a run leaves are files in its scratch directory, where the code
 may have put anything under their names: `table_file_problem` checks each one without
 blocking or following a link before the worker names it to Node.
+
+Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """
 
 import errno
@@ -21,16 +23,13 @@ import shutil
 import stat
 
 import read_rules
+import runner
 
 # The only names runner.py gives the table files it writes back (`_export_tables`).
 TABLE_FILE_NAME = re.compile(r"_tableminds_table_[0-9]{1,3}\.csv")
 # A table file written back that is bigger than this is refused (the children's
 # RLIMIT_FSIZE keeps their files below it anyway).
 MAX_TABLE_FILE_BYTES = 64 * 1024 * 1024
-
-
-def _safe_name(name):
-    return bool(name) and "/" not in name and "\0" not in name and not name.startswith(".")
 
 
 def _place(uri, target, link):
@@ -46,8 +45,6 @@ def _place(uri, target, link):
 
 
 def _alias(scratch, name, target):
-    if not _safe_name(name):
-        return
     try:
         os.symlink(target, os.path.join(scratch, name))
     except FileExistsError:
@@ -65,7 +62,7 @@ def hand_over(scratch, tables, link=False):
         if uri in placed or uri in errors:
             continue
         file_name = os.path.basename(uri)
-        if not _safe_name(file_name):
+        if not runner.safe_file_name(file_name):
             file_name = f"table-{index}"
         target = os.path.join(inputs, file_name)
         if os.path.lexists(target):
@@ -76,9 +73,8 @@ def hand_over(scratch, tables, link=False):
             errors[uri] = exc
             continue
         placed[uri] = target
-        _alias(scratch, file_name, target)
-        extension = os.path.splitext(file_name)[1] or ".csv"
-        _alias(scratch, name if name.endswith(extension) else name + extension, target)
+        for alias in runner.table_file_aliases(name, file_name):
+            _alias(scratch, alias, target)
     return placed, errors
 
 

@@ -70,7 +70,6 @@ from worker_child import (  # noqa: E402
     EXIT_SETUP_FAILED,
     Child,
     child_main,
-    crash_message,
     graveyard,
     kill_group,
     probe_main,
@@ -251,7 +250,7 @@ class Worker:
         table_files.remove_run_dirs(child.scratch)
         if status is None:
             return runner.failure("Crashed", "the code's process ended before returning a result"), None
-        return runner.failure("Crashed", crash_message(status)), None
+        return runner.failure("Crashed", runner.crash_message(status)), None
 
     def finish(self, child, keep_scratch):
         if child is not None:

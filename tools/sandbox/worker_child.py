@@ -211,12 +211,7 @@ class ParkedRun:
             _warm_up(scratch, request_fd, warm)
             fields = json.loads(read_all(request_fd))
             os.close(request_fd)
-            # The other requests' tables, and the worker's secrets, go before the code comes.
-            cached = keep_own_tables(table_cache, [digest for _, digest in fields["tables"]])
-            runner.forget_secrets()
-            hardening.limit_request(int(fields["timeout_ms"]), int(fields["memory_mb"]), mapped)
-            named_tables = [(name, cached.get(digest)) for name, digest in fields["tables"]]
-            named_tables = runner.with_dates(named_tables, fields.get("dates"))
+            named_tables = _named_tables(fields, _take_request(fields, table_cache, mapped))
             code = fields["code"]
             code_obj = compile(code, runner.GENERATED, "exec")
             timeout_ms, output_bytes = int(fields["timeout_ms"]), int(fields["output_bytes"])
@@ -247,15 +242,29 @@ class ParkedRun:
         runner.discard_forked(self.pid, self.report_fd)
 
 
+def _take_request(request, table_cache, mapped):
+    """What a process does once it knows its request, before the code comes: drops the other
+    requests' tables (the cached ones it keeps are returned) and the worker's secrets, and
+    takes the request's limits."""
+    cached = keep_own_tables(table_cache, [digest for _, digest in request["tables"]])
+    runner.forget_secrets()
+    hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
+    return cached
+
+
+def _named_tables(request, cached):
+    """The request's tables as the code sees them: by name, dates read as dates."""
+    named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
+    return runner.with_dates(named_tables, request.get("dates"))
+
+
 def _run_request(request, cached, scratch, confine, first_run=None):
     """The request's code run, and its result as the JSON bytes of the line; never raises
     an Exception (a failure becomes a failed result)."""
     try:
-        named_tables = [(name, cached.get(digest)) for name, digest in request["tables"]]
-        named_tables = runner.with_dates(named_tables, request.get("dates"))
         result = runner.execute(
             request["code"],
-            named_tables,
+            _named_tables(request, cached),
             int(request["timeout_ms"]),
             int(request["output_bytes"]),
             scratch,
@@ -310,7 +319,7 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
 
     This process never runs the request's code. runner.execute runs it, and each re-run of
     it on perturbed tables, in a process forked from this one for that run alone, which
-    first closes its copy of `result_fd` and confines itself further (`_confinement`); this
+    first closes its copy of `result_fd` and confines itself further (`Confinement`); this
     process reads what each reports as data, compares it (derivation and lineage are worked
     out here), and writes the result line. So no process the code ran in holds the result
     pipe or a secret, and no run shares interpreter state with another."""
@@ -332,10 +341,8 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
             os._exit(0)  # thrown away unused
         request = json.loads(raw)
         raw = None
-        cached = keep_own_tables(table_cache, [digest for _, digest in request["tables"]])
+        cached = _take_request(request, table_cache, mapped)
         table_cache = None
-        runner.forget_secrets()
-        hardening.limit_request(int(request["timeout_ms"]), int(request["memory_mb"]), mapped)
         try:
             for uri, digest in request.get("load", []):
                 cached[digest] = runner.load_table(uri)
@@ -382,5 +389,3 @@ def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
         finally:
             os._exit(0)
 
-
-crash_message = runner.crash_message
