@@ -31,6 +31,12 @@ export const ConfigurationSchema = z.object({
     .max(2)
     .optional()
     .describe("Sampling temperature of the coder (else temperature; 1.0 when mom samples codes)"),
+  coderDialect: z
+    .enum(["auto", "python", "query"])
+    .default("auto")
+    .describe(
+      "What the coder writes: pandas, or a query over the table's own columns compiled to pandas (for models too small to write Python); auto: a query for a local model file under 500 MB over one table, else pandas",
+    ),
   answererTemperature: z
     .number()
     .min(0)

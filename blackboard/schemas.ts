@@ -428,6 +428,8 @@ export const AttemptSchema = z.object({
   result: ExecResultSchema.nullable(),
   /** Why the attempt produced no runnable code, when it did not. */
   parseError: z.string().nullable(),
+  /** The query the code was compiled from, when the coder wrote one (coderDialect). */
+  query: z.string().max(2000).optional(),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 

@@ -43,6 +43,7 @@ export const RUN_FLAGS = [
   "replayCache",
   "plannerTemperature",
   "coderTemperature",
+  "coderDialect",
   "answererTemperature",
   "seed",
   "plans",

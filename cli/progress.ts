@@ -140,7 +140,10 @@ export function describeUpdate(
   const attempt = Array.isArray(update.attempts) ? update.attempts.at(-1) : undefined;
   if (node === "coder" && attempt) {
     if (attempt.parseError) return `${label} ${attempt.id}: no code in the reply`;
-    return `${label} ${attempt.id}: ${count(attempt.code.split("\n").length, "line")} of python`;
+    const lines = `${count(attempt.code.split("\n").length, "line")} of python`;
+    if (attempt.query)
+      return `${label} ${attempt.id}: query ${attempt.query.replace(/\n/g, "; ")} (${lines})`;
+    return `${label} ${attempt.id}: ${lines}`;
   }
   if (node === "executor" && attempt?.result) {
     const r = attempt.result;

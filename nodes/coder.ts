@@ -2,6 +2,19 @@ import type { GraphNode } from "@langchain/langgraph";
 import { nextAttemptId } from "../blackboard/attempts.js";
 import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
+import { expectedAnswerType } from "../grounding/answer-type.js";
+import { compileQuery, describeQuery } from "../tools/query/compile.js";
+import { parseQuery, QueryParseError, queryText } from "../tools/query/language.js";
+import {
+  type QueryAnswer,
+  type QueryTable,
+  queryTableOf,
+  renderAnswer,
+  renderNamed,
+  renderQueryTable,
+} from "../tools/query/table.js";
+import { readTable } from "../tools/tables/read.js";
+import { coderDialect } from "./dialect.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
   promptPrivacy,
@@ -85,10 +98,150 @@ function looksLikeBareCode(reply: string): boolean {
   return lines.every((line) => codeLike.test(line)) && /print\(/.test(reply);
 }
 
+export const QUERY_SYSTEM = `# tableminds query
+You answer a question about a table by writing one query over its columns.
+Reply with one \`\`\`query block and nothing else.
+
+A query is \`result = <measure>\`, or two measures and arithmetic on them:
+a = <measure>
+b = <measure>
+result = a - b
+Measures:
+- sum, mean, median, min or max of a number column: \`sum points\`
+- how many rows: \`count rows\`
+- the values of a column: \`value name\`
+- the row with the largest (top) or smallest (bottom) number: \`top name by points\`, the first
+  three: \`top 3 name by points\`, by group totals: \`top team by sum points\`
+Any measure may keep only some rows: \`where games > 10 and team is "Red"\` (numbers: = != > >=
+< <=; text: is, is not, contains). Use the columns' exact names.
+
+Examples for a table with the columns name, team (text) and points, games (numbers):
+Question: How many points did the players score in all?
+The answer is a number.
+\`\`\`query
+result = sum points
+\`\`\`
+Question: Which player scored the most points?
+The answer is a name.
+\`\`\`query
+result = top name by points
+\`\`\`
+Question: Which player scored 30 points?
+The answer is a name.
+Named in the question: points = 30
+\`\`\`query
+result = value name where points = 30
+\`\`\`
+Question: How many players of the Red team played more than 10 games?
+The answer is a number.
+Named in the question: team is "Red"
+\`\`\`query
+result = count rows where team is "Red" and games > 10
+\`\`\`
+Question: How many more points did Ann score than Bob?
+The answer is a number.
+Named in the question: name is "Ann", name is "Bob"
+\`\`\`query
+a = value points where name is "Ann"
+b = value points where name is "Bob"
+result = a - b
+\`\`\``;
+
+/** The query coder's temperature after a failed or rejected attempt (unless one is configured). */
+export const QUERY_RETRY_TEMPERATURE = 0.7;
+
+/** What kind of result the query must give, when the question's expected answer says. */
+export function queryAnswerOf(question: string): { answer?: QueryAnswer } {
+  const expected = expectedAnswerType(question);
+  if (expected === "number") return { answer: "number" };
+  if (expected === "entity" || expected === "date") return { answer: "name" };
+  return {};
+}
+
+/** The query coder's prompt: the table, its columns as the grammar knows them, the question. */
+export function queryPrompt(parts: {
+  profile: string;
+  table: QueryTable;
+  question: string;
+  errorHistory: string;
+  reflection?: string;
+}): string {
+  return [
+    parts.profile,
+    renderQueryTable(parts.table),
+    parts.reflection ?? "",
+    parts.errorHistory ? `Earlier attempts failed:\n\n${parts.errorHistory}` : "",
+    [`Question: ${parts.question}`, renderAnswer(parts.table), renderNamed(parts.table)]
+      .filter(Boolean)
+      .join("\n"),
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+/**
+ * A query's reply as an attempt (the pandas it compiles to, or why it is no query) and, when it
+ * is one, its steps in words as the plan.
+ */
+export function queryAttempt(
+  id: string,
+  reply: string,
+  table: QueryTable,
+): { attempt: Attempt; plan?: string[] } {
+  try {
+    const query = parseQuery(reply, table);
+    const code = compileQuery(query);
+    const attempt = {
+      id,
+      code,
+      raw: reply,
+      result: null,
+      parseError: null,
+      query: queryText(reply),
+    };
+    return { attempt, plan: describeQuery(query) };
+  } catch (error) {
+    if (!(error instanceof QueryParseError)) throw error;
+    const parseError = new ReplyParseError(
+      "query",
+      `query of this table (${error.message})`,
+      reply,
+    );
+    return { attempt: { id, code: "", raw: reply, result: null, parseError: parseError.message } };
+  }
+}
+
 export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const privacy = await promptPrivacy(state, config);
   const profiles = await renderTables(state.tables, state.question, config);
+  const id = nextAttemptId(state.attempts);
+  const first = state.tables[0];
+  if (first && coderDialect(config, state.tables) === "query") {
+    const rows = config.privacy === "off" ? (await readTable(first)).rows : [];
+    const table = {
+      ...queryTableOf(first.columns, rows, state.question),
+      ...queryAnswerOf(state.question),
+    };
+    // At temperature 0 a retry would write the same query again: it samples instead.
+    const retry = state.attempts.length > 0 && config.coderTemperature === undefined;
+    const reply = await ask(
+      "coder",
+      QUERY_SYSTEM,
+      queryPrompt({
+        profile: profiles.join("\n\n"),
+        table,
+        question: state.question,
+        errorHistory: renderErrorHistory(state.attempts, privacy),
+        reflection: renderReflection(state.reflections, privacy),
+      }),
+      retry ? { ...config, coderTemperature: QUERY_RETRY_TEMPERATURE } : config,
+      runtime?.signal,
+      { metadata: { attempt: id }, privacy },
+    );
+    const { attempt, plan } = queryAttempt(id, reply.text, table);
+    return { attempts: [attempt], budget: reply.budget, ...(plan ? { plan } : {}) };
+  }
   const prompt = coderPrompt({
     question: state.question,
     profiles,
@@ -98,7 +251,6 @@ export const coder = (async (state, runtime) => {
     errorHistory: renderErrorHistory(state.attempts, privacy),
     reflection: renderReflection(state.reflections, privacy),
   });
-  const id = nextAttemptId(state.attempts);
   const reply = await ask("coder", CODER_SYSTEM, prompt, config, runtime?.signal, {
     metadata: { attempt: id },
     privacy,

@@ -1,5 +1,6 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { SolveState } from "../blackboard/state.js";
+import { coderDialect, QUERY_PLAN } from "./dialect.js";
 import { emit } from "./events.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
@@ -71,6 +72,10 @@ export function parsePlan(reply: string): string[] {
 
 export const planner = (async (state, runtime) => {
   const config = configurationOf(runtime);
+  if (coderDialect(config, state.tables) === "query") {
+    emit(runtime, { event: "plan", steps: [QUERY_PLAN] });
+    return { plan: [QUERY_PLAN] };
+  }
   const privacy = await promptPrivacy(state, config);
   const profiles = await renderTables(state.tables, state.question, config);
   const prompt = plannerPrompt(state.question, profiles, renderTableNames(state.tables), {

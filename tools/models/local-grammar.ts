@@ -1,3 +1,5 @@
+import { queryGrammar } from "../query/language.js";
+import { queryTableIn } from "../query/table.js";
 import {
   alt,
   type Grammar,
@@ -54,10 +56,38 @@ function line(max: number, except = ""): Grammar {
 }
 
 /** "1. ...\n", then optionally "2. ...\n" and so on up to `max` lines, numbered in order. */
-function numbered(max: number, lineMax: number, from = 1): Grammar {
-  const step = seq(lit(`${from}. `), line(lineMax, "<"), lit("\n"));
-  return from >= max ? step : seq(step, opt(numbered(max, lineMax, from + 1)));
+function numbered(max: number, lineMax: number, from = 1, start?: Grammar): Grammar {
+  const text = start ? seq(start, textExcept("\n<", 0, lineMax)) : line(lineMax, "<");
+  const step = seq(lit(`${from}. `), text, lit("\n"));
+  return from >= max ? step : seq(step, opt(numbered(max, lineMax, from + 1, start)));
 }
+
+/*
+ * Each plan step starts with what it does, so that a small model writes steps rather than a
+ * guessed answer (a bare "1. 203").
+ */
+const STEP_VERBS = [
+  "Keep",
+  "Filter",
+  "Select",
+  "Find",
+  "Look up",
+  "Group",
+  "Sum",
+  "Count",
+  "Average",
+  "Compute",
+  "Compare",
+  "Subtract",
+  "Divide",
+  "Sort",
+  "Take",
+  "Rank",
+  "List",
+  "Convert",
+  "Print",
+];
+const step = seq(alt(...STEP_VERBS.map(lit)), lit(" "));
 
 /** A JSON string of free text (no quotes, backslashes or control characters inside). */
 function jsonString(max: number): Grammar {
@@ -151,7 +181,7 @@ export function grammarFor(system: string, user: string): RoleGrammar | undefine
   const made = ((): [Grammar, number] | undefined => {
     switch (role) {
       case "planner":
-        return [seq(lit("<plan>\n"), numbered(6, 160), lit("</plan>")), 320];
+        return [seq(lit("<plan>\n"), numbered(6, 160, 1, step), lit("</plan>")), 320];
       case "coder":
         // At most 14 lines of 100 characters (about 400 tokens): the fence always closes
         // within the cap, whatever the model writes.
@@ -167,6 +197,11 @@ export function grammarFor(system: string, user: string): RoleGrammar | undefine
         return [notes(), 224];
       case "decomposer":
         return [subtasks(system), 384];
+      case "query": {
+        // The coder's query dialect: the grammar is the table's, read from the prompt's listing.
+        const table = queryTableIn(user);
+        return table ? [queryGrammar(table), 200] : undefined;
+      }
       case "sql":
         return [fenced("sql", 8, 100), 320];
       case "calc":
