@@ -110,6 +110,14 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Deadline for a whole `tableminds ask` run, model waits and retries included (0: none)",
     ),
+  localBudgetMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(120_000)
+    .describe(
+      "Wall-clock budget of a `tableminds ask` run whose models are local: when it runs out the run ends not sure, with its best candidate (0: none)",
+    ),
   streaming: z
     .boolean()
     .default(false)

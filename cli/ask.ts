@@ -14,6 +14,7 @@ import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "..
 import { configurationOf } from "../nodes/runtime.js";
 import { reportSlowModelCalls } from "../tools/models/activity.js";
 import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { localBudget, outOfBudget } from "./budget.js";
 import { askOnTerminal, describeEvent } from "./events.js";
 import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
@@ -208,7 +209,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
     interrupt.abort(new Error("interrupted"));
   };
   const deadline = config.runTimeoutMs > 0 ? AbortSignal.timeout(config.runTimeoutMs) : undefined;
-  const signal = deadline ? AbortSignal.any([interrupt.signal, deadline]) : interrupt.signal;
+  const budget = localBudget(config);
+  const signals = [interrupt.signal, deadline, budget].filter((s) => s !== undefined);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : interrupt.signal;
   const stopNotices = options.quiet
     ? () => {}
     : reportSlowModelCalls({
@@ -220,6 +223,8 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
       });
   process.on("SIGINT", onSigint);
   let state: TableQAStateValue | undefined;
+  // The solve subgraph's latest values: where a run stopped by its budget has got to.
+  let inner: Partial<TableQAStateValue> = {};
   let interrupted = false;
   try {
     // The local sandbox starts now, while the graph loads and the planner's model call is in
@@ -272,6 +277,9 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
           process.stderr.write(terminalText(token));
         }
         if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
+        if (mode === "values" && namespace.length === 1 && isRecord(payload)) {
+          inner = payload as Partial<TableQAStateValue>;
+        }
         if (mode === "custom") {
           const line = describeEvent(payload, { live: true });
           if (line) say(line);
@@ -295,6 +303,11 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
   } catch (error) {
     if (interrupt.signal.aborted) {
       interrupted = true;
+    } else if (budget?.aborted && !deadline?.aborted && state) {
+      say(
+        `${"budget".padEnd(LABEL_WIDTH)} ${config.localBudgetMs / 1000} s for the local model ran out: the best candidate so far`,
+      );
+      state = outOfBudget({ ...state, ...inner }, config.localBudgetMs);
     } else if (deadline?.aborted) {
       throw new RunDeadlineError(config.runTimeoutMs, resume);
     } else {

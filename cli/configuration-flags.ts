@@ -20,6 +20,7 @@ const SPELLED: Record<string, Key> = {
   "--stream": "streaming",
   "--replay-cache <file>": "replayCache",
   "--run-timeout <ms>": "runTimeoutMs",
+  "--local-budget <ms>": "localBudgetMs",
   "--sampling-seed <n>": "seed",
   "--workers-dir <dir>": "workersDir",
   "--raw": "rawTables",
@@ -76,6 +77,7 @@ export const ASK_FLAGS = [
   "memory",
   "memoryNamespace",
   "runTimeoutMs",
+  "localBudgetMs",
 ] as const satisfies readonly Key[];
 
 /** What the CLI reads of a field's JSON Schema; every field with a flag must be described. */
