@@ -3,10 +3,11 @@
  * side by side in one run:
  *
  * 1. `tableminds --help` wall time against `node -e 0` (goal: at most 3x), for the package's
- *    bin and, for comparison, the repository's bin (which runs the sources through tsx).
+ *    bin and the checkout's (which runs the checkout build of `npm run setup`, rebuilt here).
  * 2. A quick answer: `tableminds ask` on the medals example against a zero-latency stub model
  *    in its own process, its whole wall time against its floor, a node start (`node -e 0`) plus
- *    a cold `import pandas` by the sandbox's Python, each timed on its own (goal: at most 3x).
+ *    a cold `import pandas` by the sandbox's Python, each timed on its own (goal: at most 3x);
+ *    the same from the checkout (the README's command), on its build and on its sources (tsx).
  * 3. The same command's wall time minus the time its model calls took, against a plain
  *    Node script that imports the same graph, invokes it once and exits (goal: at most 1.5x).
  *    Both are whole processes, so both pay Node's start, the module loading and the sandbox's
@@ -104,6 +105,16 @@ if (!args.includes("--no-build") && !option("--dist")) {
 }
 
 const layout = packageLayout();
+const repoBin = path.join(ROOT, "cli/bin.js");
+// The checkout's own build, as `npm run setup` makes it: the README's command runs that.
+const checkoutBuild = spawnSync(
+  process.execPath,
+  [path.join(ROOT, "scripts/build.mjs"), "--checkout"],
+  {
+    stdio: ["ignore", "inherit", "inherit"],
+  },
+);
+if (checkoutBuild.status !== 0) throw new Error("the checkout build failed");
 const packagedBin = path.join(layout, "cli/bin.js");
 const node = process.execPath;
 
@@ -165,6 +176,17 @@ const quick = await alternate(
       netOf(run, "ask");
       return run.ms;
     },
+    checkout: async () => {
+      const run = must(await timed(node, [repoBin, ...ASK], env), "checkout ask");
+      netOf(run, "checkout ask");
+      return run.ms;
+    },
+    sources: async () => {
+      const fromSources = { ...env, TABLEMINDS_FROM_SOURCES: "1" };
+      const run = must(await timed(node, [repoBin, ...ASK], fromSources), "sources ask");
+      netOf(run, "sources ask");
+      return run.ms;
+    },
   },
   askRuns,
 );
@@ -195,13 +217,19 @@ console.log(
   `  tableminds --help (package: dist, no tsx)  ${ms(help.packaged)}  ${ratio(help.packaged, help.node)}   (goal <= 3x)`,
 );
 console.log(
-  `  tableminds --help (repository: tsx)        ${ms(help.repo)}  ${ratio(help.repo, help.node)}`,
+  `  tableminds --help (checkout: its build)    ${ms(help.repo)}  ${ratio(help.repo, help.node)}`,
 );
 const floor = quick.node + quick.pandas;
 console.log("a quick answer: ask on the medals table, zero-latency stub, whole wall time");
 console.log(`  floor: node -e 0 + python -c 'import pandas'  ${ms(floor)}`);
 console.log(
   `  tableminds ask (package)                   ${ms(quick.ask)}  ${ratio(quick.ask, floor)}   (goal <= 3x)`,
+);
+console.log(
+  `  tableminds ask (checkout: its build)       ${ms(quick.checkout)}  ${ratio(quick.checkout, floor)}   (goal <= 3x)`,
+);
+console.log(
+  `  tableminds ask (checkout: sources, tsx)    ${ms(quick.sources)}  ${ratio(quick.sources, floor)}`,
 );
 console.log("ask, zero-latency stub, wall minus model time");
 console.log(`  graph.invoke in a plain script             ${ms(ask.inProcess)}`);

@@ -6,16 +6,30 @@
  * parser, the reward templates) and langgraph.json, which graphs/registry.ts reads from the
  * folder above graphs/. Plain JavaScript, so it needs nothing but TypeScript to run.
  *
- *   node scripts/build.mjs
+ * With --checkout it builds for a checkout instead (`npm run setup` does): JavaScript only,
+ * transpiled file by file by esbuild into .build/ in a second or two, with the stamp of the
+ * sources it was built from (scripts/source-stamp.mjs); cli/bin.js runs it while it matches.
+ *
+ *   node scripts/build.mjs [--checkout]
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CHECKOUT_BUILD, sourceStamp, stampFile } from "./source-stamp.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = path.join(ROOT, "dist");
+const CHECKOUT = process.argv.includes("--checkout");
+const DIST = path.join(ROOT, CHECKOUT ? CHECKOUT_BUILD : "dist");
 const CONFIG = path.join(ROOT, "tsconfig.build.json");
 
 /** Files that stay where they are: the TypeScript tsc compiles, and the bin, which is not in dist. */
@@ -70,9 +84,39 @@ function checkGraphs() {
   }
 }
 
+/** The checkout build: each runtime .ts file as JavaScript beside the others, no declarations. */
+async function transpile() {
+  const { build } = await import("esbuild");
+  const entryPoints = runtimeFolders().flatMap((folder) => [...sources(folder)]);
+  await build({
+    entryPoints,
+    outdir: DIST,
+    outbase: ROOT,
+    absWorkingDir: ROOT,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "error",
+  });
+}
+
+function* sources(folder) {
+  for (const entry of readdirSync(path.join(ROOT, folder), { withFileTypes: true })) {
+    const relative = path.posix.join(folder, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIP_DIR.has(entry.name)) yield* sources(relative);
+    } else if (/\.ts$/.test(entry.name) && !/\.(test|d)\.ts$/.test(entry.name)) {
+      yield relative;
+    }
+  }
+}
+
 const started = Date.now();
+// Stamped before the build reads the sources: an edit made meanwhile leaves the build stale.
+const stamp = CHECKOUT ? sourceStamp(ROOT) : undefined;
 rmSync(DIST, { recursive: true, force: true });
-compile();
+if (CHECKOUT) await transpile();
+else compile();
 let copied = 0;
 for (const folder of runtimeFolders()) {
   for (const file of assets(folder)) {
@@ -82,6 +126,7 @@ for (const folder of runtimeFolders()) {
 }
 copy("langgraph.json");
 checkGraphs();
+if (stamp) writeFileSync(stampFile(ROOT), `${stamp}\n`);
 console.error(
-  `built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s (${copied} files copied beside the JavaScript)`,
+  `built ${path.relative(ROOT, DIST)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (${copied} files copied beside the JavaScript)`,
 );

@@ -353,6 +353,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "`redis://host:port`: the queue that submitting processes and `tableminds worker`s share (the `--queue` flag overrides it)",
   },
   {
+    name: "TABLEMINDS_FROM_SOURCES",
+    readBy: "`cli/bin.js` in a checkout",
+    meaning:
+      "1: run the TypeScript sources through tsx even when the checkout build (`.build/`, made by `npm run setup`) matches them",
+  },
+  {
     name: "TABLEMINDS_QUEUE_KEY",
     readBy: "`eval run --queue`, `mine --queue`, `worker` (`tools/queue/seal.ts`)",
     meaning:

@@ -62,6 +62,12 @@ node "$(dirname "${BASH_SOURCE[0]}")/prune-llama-builds.mjs"
 # The embedded local model that answers when no endpoint is configured (warns on failure).
 bash "$(dirname "${BASH_SOURCE[0]}")/setup-model.sh"
 
+# The checkout's JavaScript (.build/, about a second): cli/bin.js runs it while it matches the
+# sources, so the CLI starts without a TypeScript loader (warns on failure: the sources still run).
+if ! node "$(dirname "${BASH_SOURCE[0]}")/build.mjs" --checkout 2>/dev/null; then
+  echo "tableminds: warning: the checkout build failed; the CLI runs the sources (a slower start)." >&2
+fi
+
 if [[ -n "${TABLEMINDS_PYTHON:-}" ]]; then
   if found=$(describe_python "$TABLEMINDS_PYTHON"); then
     echo "tableminds: sandbox python: $found"

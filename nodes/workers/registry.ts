@@ -42,10 +42,27 @@ async function moduleFiles(dir: string): Promise<string[]> {
     .map((name) => path.join(dir, name));
 }
 
+/**
+ * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
+ * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
+ */
+async function importWorkerFile(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  try {
+    return await import(url);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) throw error;
+    const tsx = await import("tsx/esm/api").catch(() => undefined);
+    if (!tsx) throw error;
+    return tsx.tsImport(url, import.meta.url);
+  }
+}
+
 async function workerOf(file: string): Promise<Worker> {
   let loaded: Record<string, unknown>;
   try {
-    loaded = await import(pathToFileURL(file).href);
+    loaded = await importWorkerFile(file);
   } catch (error) {
     throw new WorkerRegistryError(`${file}: could not be loaded: ${(error as Error).message}`, {
       cause: error,

@@ -28,6 +28,7 @@ describe("the setup scripts", () => {
     const setup = commands(script("setup.sh"));
     expect(setup).toContain("setup-model.sh");
     expect(setup).toContain("python3-pandas");
+    expect(setup).toContain('build.mjs" --checkout');
     for (const testsOnly of ["setup-services.sh", "rouge-score", "nltk", "verl", "venv"]) {
       expect([testsOnly, setup.includes(testsOnly)]).toEqual([testsOnly, false]);
     }
