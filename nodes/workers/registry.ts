@@ -46,6 +46,13 @@ async function moduleFiles(dir: string): Promise<string[]> {
  * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
  * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
  */
+interface TsLoader {
+  tsImport(url: string, parent: string): Promise<Record<string, unknown>>;
+}
+
+/** A devDependency: a checkout has it, the npm package does not (and never asks for it). */
+const CHECKOUT_LOADER = "tsx/esm/api";
+
 async function importWorkerFile(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
   try {
@@ -53,7 +60,7 @@ async function importWorkerFile(file: string): Promise<Record<string, unknown>> 
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) throw error;
-    const tsx = await import("tsx/esm/api").catch(() => undefined);
+    const tsx: TsLoader | undefined = await import(CHECKOUT_LOADER).catch(() => undefined);
     if (!tsx) throw error;
     return tsx.tsImport(url, import.meta.url);
   }

@@ -1,6 +1,18 @@
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+// @ts-expect-error: a plain .mjs script, without declarations
+import { cpuBuild } from "../../scripts/prune-llama-builds.mjs";
 
 /*
  * `npm run setup` installs what answering needs, and `npm test` adds what only the tests need:
@@ -42,5 +54,44 @@ describe("the setup scripts", () => {
     expect(tests).toMatch(/rouge-score==[\d.]+/);
     expect(tests).toMatch(/nltk==[\d.]+/);
     expect(tests).toMatch(/verl==[\d.]+/);
+  });
+});
+
+describe("npm install's postinstall", () => {
+  const postinstall = packageScripts.postinstall ?? "";
+  const run = (cwd: string) =>
+    spawnSync("bash", ["-c", postinstall], { cwd, encoding: "utf8", timeout: 30_000 });
+
+  it("keeps only the CPU build of llama.cpp in a checkout", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-postinstall-"));
+    try {
+      mkdirSync(path.join(dir, "scripts"));
+      copyFileSync(
+        path.join(ROOT, "scripts/prune-llama-builds.mjs"),
+        path.join(dir, "scripts/prune-llama-builds.mjs"),
+      );
+      const scope = path.join(dir, "node_modules/@node-llama-cpp");
+      const keep = cpuBuild(process.platform, process.arch) ?? "linux-x64";
+      for (const build of [keep, "linux-x64-cuda", "linux-x64-vulkan"]) {
+        mkdirSync(path.join(scope, build), { recursive: true });
+        writeFileSync(path.join(scope, build, "llama.node"), "x");
+      }
+      const result = run(dir);
+      expect(result.status, result.stderr).toBe(0);
+      expect(readdirSync(scope)).toEqual([keep]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("does nothing, and does not fail, where the package is installed (it has no scripts/)", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-postinstall-"));
+    try {
+      const result = run(dir);
+      expect(result.status, result.stderr).toBe(0);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
