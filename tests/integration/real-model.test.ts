@@ -127,7 +127,8 @@ describe("table_qa on the real local model", () => {
         continue;
       }
       const state = outcome.state as TableQAStateValue;
-      expect(state.budget.llmCalls).toBeGreaterThanOrEqual(3);
+      // The small model writes queries (coderDialect auto): the query is the plan, no planner call.
+      expect(state.budget.llmCalls).toBeGreaterThanOrEqual(2);
       expect(state.budget.llmCalls).toBeLessThanOrEqual(MAX_MODEL_CALLS);
       expect(state.budget.promptTokens).toBeGreaterThan(0);
       expect(state.budget.completionTokens).toBeGreaterThan(0);
@@ -141,12 +142,13 @@ describe("table_qa on the real local model", () => {
     for (const state of finished()) expect(state.answer?.final.trim()).not.toBe("");
   });
 
-  it("parses every reply: a numbered plan, fenced code, a Final Answer with evidence", () => {
+  it("parses every reply: a query of the table's columns, its plan, a Final Answer with evidence", () => {
     for (const state of finished()) {
       expect(state.plan.length).toBeGreaterThan(0);
       for (const step of state.plan) expect(step.trim()).not.toBe("");
       for (const attempt of state.attempts) {
-        expect(attempt.raw).toMatch(/^```python\n[\s\S]*```$/);
+        expect(attempt.raw).toMatch(/^```query\n(result|a) = [\s\S]*\n```$/);
+        expect(attempt.query).toBe(attempt.raw.slice("```query\n".length, -"\n```".length));
         expect(attempt.parseError).toBeNull();
         expect(attempt.code.trim()).not.toBe("");
       }

@@ -57,7 +57,7 @@ function line(max: number, except = ""): Grammar {
 
 /** "1. ...\n", then optionally "2. ...\n" and so on up to `max` lines, numbered in order. */
 function numbered(max: number, lineMax: number, from = 1, start?: Grammar): Grammar {
-  const text = start ? seq(start, textExcept("\n<", 0, lineMax)) : line(lineMax, "<");
+  const text = start ? seq(start, line(lineMax, "<")) : line(lineMax, "<");
   const step = seq(lit(`${from}. `), text, lit("\n"));
   return from >= max ? step : seq(step, opt(numbered(max, lineMax, from + 1, start)));
 }
