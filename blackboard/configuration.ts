@@ -35,7 +35,7 @@ export const ConfigurationSchema = z.object({
     .enum(["auto", "python", "query"])
     .default("auto")
     .describe(
-      "What the coder writes: pandas, or a query over the table's own columns compiled to pandas (for models too small to write Python); auto: a query for a local model file under 500 MB over one table, else pandas",
+      "What the coder writes: pandas, or a query over the table's own columns compiled to pandas (for models too small to write Python); auto: a query for a local model file under 500 MB over one table (besides its totals), else pandas",
     ),
   answererTemperature: z
     .number()

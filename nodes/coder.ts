@@ -13,8 +13,9 @@ import {
   renderNamed,
   renderQueryTable,
 } from "../tools/query/table.js";
+import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
 import { readTable } from "../tools/tables/read.js";
-import { coderDialect } from "./dialect.js";
+import { coderDialect, dataTables } from "./dialect.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {
   promptPrivacy,
@@ -154,20 +155,21 @@ export const QUERY_RETRY_TEMPERATURE = 0.7;
 export function queryAnswerOf(question: string): { answer?: QueryAnswer } {
   const expected = expectedAnswerType(question);
   if (expected === "number") return { answer: "number" };
-  if (expected === "entity" || expected === "date") return { answer: "name" };
+  if (expected === "entity") return { answer: "name" };
   return {};
 }
 
-/** The query coder's prompt: the table, its columns as the grammar knows them, the question. */
+/**
+ * The query coder's prompt: the table's columns as the grammar knows them (a small model does
+ * better without the rows themselves, and reads the prompt faster), the question.
+ */
 export function queryPrompt(parts: {
-  profile: string;
   table: QueryTable;
   question: string;
   errorHistory: string;
   reflection?: string;
 }): string {
   return [
-    parts.profile,
     renderQueryTable(parts.table),
     parts.reflection ?? "",
     parts.errorHistory ? `Earlier attempts failed:\n\n${parts.errorHistory}` : "",
@@ -179,6 +181,19 @@ export function queryPrompt(parts: {
     .join("\n\n");
 }
 
+/** Earlier queries that failed to read or to run, one line each. */
+export function renderQueryHistory(attempts: Attempt[], privacy = OPEN_PRIVACY): string {
+  return attempts
+    .filter((a) => a.parseError || (a.result && !a.result.ok))
+    .map((a) => {
+      const what = a.query ?? a.raw.replace(/\s+/g, " ").slice(0, 200);
+      const why =
+        a.parseError ?? privacy.error(a.result?.error ?? { type: "Error", message: "" }, a.code);
+      return `- ${what}: ${why}`;
+    })
+    .join("\n");
+}
+
 /**
  * A query's reply as an attempt (the pandas it compiles to, or why it is no query) and, when it
  * is one, its steps in words as the plan.
@@ -187,10 +202,11 @@ export function queryAttempt(
   id: string,
   reply: string,
   table: QueryTable,
+  frame = "df",
 ): { attempt: Attempt; plan?: string[] } {
   try {
     const query = parseQuery(reply, table);
-    const code = compileQuery(query);
+    const code = compileQuery(query, frame);
     const attempt = {
       id,
       code,
@@ -214,9 +230,8 @@ export function queryAttempt(
 export const coder = (async (state, runtime) => {
   const config = configurationOf(runtime);
   const privacy = await promptPrivacy(state, config);
-  const profiles = await renderTables(state.tables, state.question, config);
   const id = nextAttemptId(state.attempts);
-  const first = state.tables[0];
+  const first = dataTables(state.tables)[0];
   if (first && coderDialect(config, state.tables) === "query") {
     const rows = config.privacy === "off" ? (await readTable(first)).rows : [];
     const table = {
@@ -229,19 +244,21 @@ export const coder = (async (state, runtime) => {
       "coder",
       QUERY_SYSTEM,
       queryPrompt({
-        profile: profiles.join("\n\n"),
         table,
         question: state.question,
-        errorHistory: renderErrorHistory(state.attempts, privacy),
+        errorHistory: renderQueryHistory(state.attempts, privacy),
         reflection: renderReflection(state.reflections, privacy),
       }),
       retry ? { ...config, coderTemperature: QUERY_RETRY_TEMPERATURE } : config,
       runtime?.signal,
       { metadata: { attempt: id }, privacy },
     );
-    const { attempt, plan } = queryAttempt(id, reply.text, table);
+    // `df` is the first table; the data table goes by its own name when it is not.
+    const frame = first === state.tables[0] ? "df" : first.name;
+    const { attempt, plan } = queryAttempt(id, reply.text, table, frame);
     return { attempts: [attempt], budget: reply.budget, ...(plan ? { plan } : {}) };
   }
+  const profiles = await renderTables(state.tables, state.question, config);
   const prompt = coderPrompt({
     question: state.question,
     profiles,

@@ -19,7 +19,7 @@ export function coderDialect(
   tables: readonly TableRef[],
 ): "python" | "query" {
   if (config.coderDialect !== "auto") return config.coderDialect;
-  if (tables.length !== 1) return "python";
+  if (dataTables(tables).length !== 1) return "python";
   let local: ReturnType<typeof resolveModel>["local"];
   try {
     local = resolveModel("coder", modelsOf(config)).local;
@@ -32,6 +32,14 @@ export function coderDialect(
   } catch {
     return "python";
   }
+}
+
+/** The tables the user gave, without the totals tables the reader set beside them. */
+export function dataTables<T extends Pick<TableRef, "name" | "reading">>(
+  tables: readonly T[],
+): T[] {
+  const totals = new Set(tables.flatMap((t) => t.reading?.totals?.table ?? []));
+  return tables.filter((t) => !totals.has(t.name));
 }
 
 /** The plan in the query dialect, until the coder's query gives its steps. */

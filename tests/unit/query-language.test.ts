@@ -38,7 +38,7 @@ describe("the query language", () => {
       "number",
     ]);
     expect(TABLE.columns[1]?.values).toEqual(["United States", "China", "Great Britain"]);
-    const prompt = queryPrompt({ profile: "p", table: TABLE, question: "q", errorHistory: "" });
+    const prompt = queryPrompt({ table: TABLE, question: "q", errorHistory: "" });
     expect(queryTableIn(prompt)).toEqual(TABLE);
     expect(queryTableIn("no listing here")).toBeUndefined();
   });
@@ -136,6 +136,9 @@ describe("the query language", () => {
       expect(query.kind).toBe("measure");
       if (query.kind !== "measure") continue;
       expect(["value", "rank"]).toContain(query.measure.kind);
+      if (query.measure.kind !== "aggregate" && query.measure.kind !== "count") {
+        expect(query.measure.column).toBe("nation");
+      }
       expect(query.measure.where[0]?.column).toBe("gold");
     }
     const number: QueryTable = { ...TABLE, answer: "number" };
@@ -153,7 +156,6 @@ describe("the query language", () => {
 
   it("gives the local model the table's grammar from the query coder's prompt", () => {
     const prompt = queryPrompt({
-      profile: "",
       table: { ...TABLE, answer: "number" },
       question: "How many gold medals in total?",
       errorHistory: "",

@@ -47,13 +47,13 @@ function describe(m: Measure): string {
   }
 }
 
-/** Lines that put the measure's value into `name`, from the table `df`. */
-function measureLines(m: Measure, name: string, suffix: string): string[] {
+/** Lines that put the measure's value into `name`, from the DataFrame `frame`. */
+function measureLines(m: Measure, name: string, suffix: string, frame: string): string[] {
   const rows = `rows${suffix}`;
   const lines =
     m.where.length > 0
-      ? [`${rows} = df[${m.where.map((c) => test("df", c)).join(" & ")}]`]
-      : [`${rows} = df`];
+      ? [`${rows} = ${frame}[${m.where.map((c) => test(frame, c)).join(" & ")}]`]
+      : [`${rows} = ${frame}`];
   switch (m.kind) {
     case "aggregate":
       lines.push(`${name} = ${numbersOf(rows, m.column)}.${m.aggregate}()`);
@@ -96,13 +96,13 @@ function measureLines(m: Measure, name: string, suffix: string): string[] {
   return lines;
 }
 
-/** The pandas program a query stands for, over the DataFrame `df`. */
-export function compileQuery(query: Query): string {
-  if (query.kind === "measure") return measureLines(query.measure, "result", "").join("\n");
+/** The pandas program a query stands for, over the DataFrame named `frame`. */
+export function compileQuery(query: Query, frame = "df"): string {
+  if (query.kind === "measure") return measureLines(query.measure, "result", "", frame).join("\n");
   const scale = query.percent ? " * 100" : "";
   return [
-    ...measureLines(query.a, "a", "_a"),
-    ...measureLines(query.b, "b", "_b"),
+    ...measureLines(query.a, "a", "_a", frame),
+    ...measureLines(query.b, "b", "_b", frame),
     `result = a ${query.op} b${scale}`,
     'print("result:", result)',
   ].join("\n");

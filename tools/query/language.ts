@@ -122,7 +122,9 @@ function measure(table: QueryTable): Grammar {
   );
   const where = namedColumns.size ? conditions : opt(conditions);
   const answer = table.answer;
-  const values = answer === "number" ? numbers : all;
+  const texts = table.columns.filter((c) => c.kind === "text").map((c) => lit(c.name));
+  // A number is read from a number column; a name from a text column (when the table has one).
+  const values = answer === "number" ? numbers : answer === "name" && texts.length ? texts : all;
   const forms: Grammar[] = [seq(lit("value "), alt(...values), where)];
   if (answer !== "name") forms.push(seq(lit("count rows"), where));
   if (numbers.length > 0) {
@@ -135,7 +137,7 @@ function measure(table: QueryTable): Grammar {
           alt(lit("top"), lit("bottom")),
           take,
           lit(" "),
-          alt(...all),
+          alt(...values),
           lit(" by "),
           opt(seq(aggregate, lit(" "))),
           byNumber,
