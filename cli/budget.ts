@@ -1,7 +1,7 @@
 import type { Configuration } from "../blackboard/configuration.js";
 import type { Answer, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
-import { expectedAnswerType } from "../grounding/answer-type.js";
+import { unsupported } from "../grounding/verdict.js";
 import { modelsOf } from "../nodes/llm.js";
 import { ROLES, resolveModel } from "../tools/models/config.js";
 
@@ -48,18 +48,7 @@ export function outOfBudget<S extends Stopped>(
     const issues = [...last.verdict.issues, ran];
     return { ...last, answer, verdict: { ...last.verdict, issues, sure: false } };
   }
-  const verdict: Verdict = {
-    answer: final,
-    expectedType: expectedAnswerType(last.question),
-    scores: { type: 0, format: 0, grounding: 0 },
-    issues: [final ? `${ran} before this answer was checked` : `${ran} before any answer`],
-    pass: false,
-    by: "rules",
-    claims: [],
-    support: "none",
-    confidence: 0,
-    sure: false,
-    unchecked: false,
-  };
+  const issue = final ? `${ran} before this answer was checked` : `${ran} before any answer`;
+  const verdict = unsupported(final, last.question, issue);
   return { ...last, answer, verdict };
 }

@@ -107,25 +107,31 @@ function groundingIssues(checks: ItemCheck[]): string[] {
 }
 
 /** The deterministic verdict: format, type against the question, grounding in the evidence. */
+/** A verdict on an answer nothing was found to support, for the one reason given. */
+export function unsupported(answer: string, question: string, issue: string): Verdict {
+  return {
+    answer,
+    expectedType: expectedAnswerType(question),
+    scores: { type: 0, format: 0, grounding: 0 },
+    issues: [issue],
+    pass: false,
+    by: "rules",
+    claims: [],
+    support: "none",
+    confidence: 0,
+    sure: false,
+    unchecked: false,
+  };
+}
+
 export async function ruleVerdict(
   state: VerdictInput,
 ): Promise<{ verdict: Verdict; grounding: Grounding }> {
   const expectedType = expectedAnswerType(state.question);
   if (!state.answer) {
+    const issue = "no answer was produced: the answerer never ran or its reply was unusable";
     return {
-      verdict: {
-        answer: "",
-        expectedType,
-        scores: { type: 0, format: 0, grounding: 0 },
-        issues: ["no answer was produced: the answerer never ran or its reply was unusable"],
-        pass: false,
-        by: "rules",
-        claims: [],
-        support: "none",
-        confidence: 0,
-        sure: false,
-        unchecked: false,
-      },
+      verdict: unsupported("", state.question, issue),
       grounding: { checks: [], cells: [] },
     };
   }
