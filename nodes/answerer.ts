@@ -1,5 +1,6 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { lastSuccessful } from "../blackboard/attempts.js";
+import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
 import { resultOrigin } from "../grounding/derivation.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
@@ -60,6 +61,26 @@ export function answererPrompt(
   return sections.join("\n\n");
 }
 
+/** Floats as an answer gives them: at most two decimals (TableBench's and most questions' way). */
+function answerValue(value: unknown): string {
+  if (typeof value === "number" && !Number.isInteger(value))
+    return String(Number(value.toFixed(2)));
+  return String(value);
+}
+
+/**
+ * The answer of a query's attempt, with no model call: its result is the answer (a small model
+ * asked to restate it only rewrites it in prose). Only a value or a short list of values.
+ */
+export function queryAnswer(attempt: Attempt): string | undefined {
+  const result = attempt.result?.result;
+  if (!attempt.query || !result || (result.kind !== "scalar" && result.kind !== "list"))
+    return undefined;
+  if (result.values.length === 0 || result.values.length > 20) return undefined;
+  if (result.values.some((v) => v === null || v === undefined)) return undefined;
+  return `Final Answer: ${result.values.map(answerValue).join(", ")}\nEvidence: ${attempt.id}:result`;
+}
+
 /**
  * Answers from the last successful attempt. The answer cites what the model named and what
  * grounding traces its items to: the same engine the checker uses, so the cells cited here are
@@ -72,14 +93,17 @@ export const answerer = (async (state, runtime) => {
   const summary = good
     ? ""
     : (await renderTables(state.tables, state.question, config)).join("\n\n");
-  const reply = await ask(
-    "answerer",
-    ANSWERER_SYSTEM,
-    answererPrompt(state, summary, privacy),
-    config,
-    runtime?.signal,
-    { privacy },
-  );
+  const direct = good ? queryAnswer(good) : undefined;
+  const reply = direct
+    ? { text: direct, budget: {} }
+    : await ask(
+        "answerer",
+        ANSWERER_SYSTEM,
+        answererPrompt(state, summary, privacy),
+        config,
+        runtime?.signal,
+        { privacy },
+      );
   const said = parseAnswer(reply.text);
   // A value the model could not see and named by its id is filled in here.
   const parsed = { ...said, final: privacy.fillAnswer(said.final, state.evidence) };

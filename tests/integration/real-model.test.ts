@@ -127,8 +127,9 @@ describe("table_qa on the real local model", () => {
         continue;
       }
       const state = outcome.state as TableQAStateValue;
-      // The small model writes queries (coderDialect auto): the query is the plan, no planner call.
-      expect(state.budget.llmCalls).toBeGreaterThanOrEqual(2);
+      // The small model writes queries (coderDialect auto): the query is the plan and its result
+      // the answer, so a run may make one model call.
+      expect(state.budget.llmCalls).toBeGreaterThanOrEqual(1);
       expect(state.budget.llmCalls).toBeLessThanOrEqual(MAX_MODEL_CALLS);
       expect(state.budget.promptTokens).toBeGreaterThan(0);
       expect(state.budget.completionTokens).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { queryAnswer } from "../../nodes/answerer.js";
 import { QUERY_SYSTEM, queryAnswerOf, queryAttempt, queryPrompt } from "../../nodes/coder.js";
 import { grammarFor } from "../../tools/models/local-grammar.js";
 import { sample } from "../../tools/models/local-grammar-dsl.js";
@@ -177,5 +178,32 @@ describe("the query language", () => {
       /the query reply has no query of this table \(expected a number column/,
     );
     expect(bad.plan).toBeUndefined();
+  });
+});
+
+describe("the answer of a query", () => {
+  const ran = (values: unknown[], kind = "scalar", query: string | null = "result = x") =>
+    ({
+      id: "a2",
+      code: "",
+      raw: "",
+      parseError: null,
+      ...(query ? { query } : {}),
+      result: { ok: true, result: { kind, values } },
+    }) as unknown as Parameters<typeof queryAnswer>[0];
+
+  it("is the query's result itself, floats to two decimals, lists joined, cited by the result's id", () => {
+    expect(queryAnswer(ran([203]))).toBe("Final Answer: 203\nEvidence: a2:result");
+    expect(queryAnswer(ran([37.63666]))).toBe("Final Answer: 37.64\nEvidence: a2:result");
+    expect(queryAnswer(ran(["Real Betis", "Real Madrid B"], "list"))).toMatch(
+      /^Final Answer: Real Betis, Real Madrid B\n/,
+    );
+  });
+
+  it("is left to the answerer for code a model wrote, tables, nothing, or missing values", () => {
+    expect(queryAnswer(ran([203], "scalar", null))).toBeUndefined();
+    expect(queryAnswer(ran([1, 2], "frame"))).toBeUndefined();
+    expect(queryAnswer(ran([], "list"))).toBeUndefined();
+    expect(queryAnswer(ran([null]))).toBeUndefined();
   });
 });
