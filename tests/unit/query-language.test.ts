@@ -140,6 +140,7 @@ describe("the query language", () => {
       if (query.measure.kind !== "aggregate" && query.measure.kind !== "count") {
         expect(query.measure.column).toBe("nation");
       }
+      if (query.measure.kind === "rank") expect(query.measure.take).toBe(1);
       expect(query.measure.where[0]?.column).toBe("gold");
     }
     const number: QueryTable = { ...TABLE, answer: "number" };

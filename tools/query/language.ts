@@ -130,7 +130,8 @@ function measure(table: QueryTable): Grammar {
   if (numbers.length > 0) {
     const byNumber = alt(...numbers);
     if (answer !== "name") forms.unshift(seq(aggregate, lit(" "), byNumber, where));
-    const take = opt(seq(lit(" "), textOf("123456789", 1, 1)));
+    // "Which nation has the most gold?" asks for one: a name is the top one, not the top few.
+    const take = answer === "name" ? seq() : opt(seq(lit(" "), textOf("123456789", 1, 1)));
     if (answer !== "number") {
       forms.push(
         seq(
