@@ -25,7 +25,12 @@ import {
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CHECKOUT_BUILD, sourceStamp, stampFile } from "./source-stamp.mjs";
+import {
+  CHECKOUT_BUILD,
+  runtimeFolders as checkoutFolders,
+  sourceStamp,
+  stampFile,
+} from "./source-stamp.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CHECKOUT = process.argv.includes("--checkout");
@@ -38,6 +43,7 @@ const SKIP_DIR = new Set(["__pycache__", "node_modules"]);
 const KEEP_IN_PLACE = new Set(["cli/bin.js"]);
 
 function runtimeFolders() {
+  if (CHECKOUT) return checkoutFolders(ROOT);
   const config = JSON.parse(readFileSync(CONFIG, "utf8"));
   return config.include;
 }

@@ -17,9 +17,19 @@ const SKIP_DIR = new Set(["__pycache__", "node_modules"]);
 const SKIP_FILE = /^\.|\.pyc$|\.tsbuildinfo$/;
 const CONFIG_FILES = ["tsconfig.json", "tsconfig.build.json", "langgraph.json", "package.json"];
 
-/** The folders the build compiles, from tsconfig.build.json. */
+const NOT_RUNTIME = new Set(["tests", "bench", "scripts"]);
+
+/**
+ * The folders the checkout build compiles: those of tsconfig.json but the tests, benchmarks
+ * and scripts (tsc reaches server/ through imports for dist/; a file-by-file build must list it).
+ */
 export function runtimeFolders(root) {
-  return JSON.parse(readFileSync(path.join(root, "tsconfig.build.json"), "utf8")).include;
+  const include = JSON.parse(readFileSync(path.join(root, "tsconfig.json"), "utf8")).include;
+  return include.filter(
+    (entry) =>
+      !NOT_RUNTIME.has(entry) &&
+      statSync(path.join(root, entry), { throwIfNoEntry: false })?.isDirectory(),
+  );
 }
 
 function* files(root, folder) {

@@ -2,8 +2,10 @@ import { execFileSync, spawnSync } from "node:child_process";
 import {
   appendFileSync,
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -70,6 +72,17 @@ describe("a checkout's start", () => {
     expect(readFileSync(path.join(copy, ".build/sources.stamp"), "utf8")).toMatch(
       /^[0-9a-f]{64}\n$/,
     );
+  });
+
+  it("compiles every runtime module: each TypeScript file has its JavaScript in the build", () => {
+    const missing = runtimeFolders(ROOT).flatMap((folder: string) =>
+      readdirSync(path.join(copy, folder), { recursive: true, encoding: "utf8" })
+        .filter((file) => /\.ts$/.test(file) && !/\.(test|d)\.ts$/.test(file))
+        .map((file) => path.join(folder, file.replace(/\.ts$/, ".js")))
+        .filter((file) => !existsSync(path.join(copy, ".build", file))),
+    );
+    expect(missing).toEqual([]);
+    expect(runtimeFolders(ROOT)).toContain("server");
   });
 
   it("runs the sources when asked to", () => {
