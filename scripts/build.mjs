@@ -28,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import {
   CHECKOUT_BUILD,
   runtimeFolders as checkoutFolders,
+  files,
   sourceStamp,
   stampFile,
 } from "./source-stamp.mjs";
@@ -107,13 +108,8 @@ async function transpile() {
 }
 
 function* sources(folder) {
-  for (const entry of readdirSync(path.join(ROOT, folder), { withFileTypes: true })) {
-    const relative = path.posix.join(folder, entry.name);
-    if (entry.isDirectory()) {
-      if (!SKIP_DIR.has(entry.name)) yield* sources(relative);
-    } else if (/\.ts$/.test(entry.name) && !/\.(test|d)\.ts$/.test(entry.name)) {
-      yield relative;
-    }
+  for (const file of files(ROOT, folder)) {
+    if (/\.ts$/.test(file) && !/\.(test|d)\.ts$/.test(file)) yield file;
   }
 }
 

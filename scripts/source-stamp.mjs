@@ -1,6 +1,6 @@
 /**
- * The stamp of a checkout's runtime sources: every file of the folders tsconfig.build.json
- * compiles (and the config files beside them), by path, size and modification time. The
+ * The stamp of a checkout's runtime sources: every file of the runtime folders (below) and the
+ * config files beside them, by path, size and modification time. The
  * checkout build (`node scripts/build.mjs --checkout`, run by `npm run setup`) writes it
  * beside the JavaScript it compiles, and cli/bin.js runs that JavaScript only while the stamp
  * still matches: an edited, added or removed file sends it back to the sources. Plain
@@ -32,7 +32,8 @@ export function runtimeFolders(root) {
   );
 }
 
-function* files(root, folder) {
+/** Every file under `folder` (relative to `root`), but caches and hidden files. */
+export function* files(root, folder) {
   for (const entry of readdirSync(path.join(root, folder), { withFileTypes: true })) {
     const relative = path.posix.join(folder, entry.name);
     if (entry.isDirectory()) {

@@ -42,10 +42,6 @@ async function moduleFiles(dir: string): Promise<string[]> {
     .map((name) => path.join(dir, name));
 }
 
-/**
- * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
- * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
- */
 interface TsLoader {
   tsImport(url: string, parent: string): Promise<Record<string, unknown>>;
 }
@@ -53,6 +49,10 @@ interface TsLoader {
 /** A devDependency: a checkout has it, the npm package does not (and never asks for it). */
 const CHECKOUT_LOADER = "tsx/esm/api";
 
+/**
+ * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
+ * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
+ */
 async function importWorkerFile(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
   try {
