@@ -16,7 +16,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
 import { ROOT } from "./support/baseline.js";
 import {
   type EngineRun,

@@ -17,10 +17,10 @@ import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
 import { loadTableBench } from "../evals/datasets/tablebench.js";
-import { artifactDir } from "../tools/artifacts.js";
-import { tableContext } from "../tools/tables/context.js";
-import { loadTable } from "../tools/tables/load.js";
-import { loadTokenizer } from "../tools/tables/tokens.js";
+import { artifactDir } from "../storage/artifacts.js";
+import { tableContext } from "../tables/context.js";
+import { loadTable } from "../tables/load.js";
+import { loadTokenizer } from "../tables/tokens.js";
 import { writeWideCsv } from "./support/wide-table.js";
 
 const BUDGET = Number(process.argv[2] ?? 3000);

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { findPython } from "../tools/sandbox/python.js";
+import { findPython } from "../sandbox/python.js";
 import { writeWideCsv } from "./support/wide-table.js";
 
 const run = promisify(execFile);
@@ -27,8 +27,8 @@ interface Measured {
 
 /** The child: loads and profiles `file` with the store at `home`, prints what it took. */
 async function child(file: string): Promise<void> {
-  const { loadTables } = await import("../tools/tables/load.js");
-  const { profileTable } = await import("../tools/tables/profile.js");
+  const { loadTables } = await import("../tables/load.js");
+  const { profileTable } = await import("../tables/profile.js");
   const started = performance.now();
   const [loaded] = await loadTables({ path: file });
   if (!loaded) throw new Error("no table");
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const first = await ingest(file, home);
     const pandas = await python(py, READ_CSV, file);
     const second = await ingest(file, home);
-    const sandbox = path.join(HERE, "../tools/sandbox");
+    const sandbox = path.join(HERE, "../sandbox");
     const workerFirst = await python(py, WORKER_LOAD, first.uri, sandbox);
     const workerNext = await python(py, WORKER_LOAD, first.uri, sandbox);
     const line = (label: string, m: Measured) =>

@@ -18,9 +18,9 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { findPython } from "../sandbox/python.js";
 import { answerFromOutput } from "../tests/support/scripts.js";
 import { type StubReply, type StubRequest, startStubOpenAI } from "../tests/support/stub-openai.js";
-import { findPython } from "../tools/sandbox/python.js";
 import { type PeakMemory, watchMemory } from "./support/peak-memory.js";
 import { writeWideCsv } from "./support/wide-table.js";
 

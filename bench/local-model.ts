@@ -4,8 +4,8 @@
  *
  *   npx tsx bench/local-model.ts [local:<path-or-name>=local] [runs=3]
  */
-import { ChatLocalModel } from "../tools/models/local-chat.js";
-import { resolveLocalSpec } from "../tools/models/local-spec.js";
+import { ChatLocalModel } from "../models/local-chat.js";
+import { resolveLocalSpec } from "../models/local-spec.js";
 
 const spec = process.argv[2] ?? "local";
 const RUNS = Number(process.argv[3] ?? 3);

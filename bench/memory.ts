@@ -11,25 +11,25 @@ import { mkdtempSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type BaseStore, InMemoryStore } from "@langchain/langgraph";
-import type { Configuration } from "../blackboard/configuration.js";
 import { archiver } from "../nodes/archiver.js";
 import { recall } from "../nodes/recall.js";
 import type { NodeRuntime } from "../nodes/runtime.js";
-import { MEDALS_TABLE, solvedState } from "../tests/support/episodes.js";
+import type { Configuration } from "../settings/configuration.js";
 import {
   encodeVector,
   OFFLINE_ID,
   OfflineEmbeddings,
   offlineEmbed,
-} from "../tools/memory/embeddings.js";
+} from "../storage/memory/embeddings.js";
 import {
   EPISODE_VERSION,
   type Episode,
   memoryNamespace,
   questionPattern,
-} from "../tools/memory/episodes.js";
-import { SqliteStore } from "../tools/memory/sqlite-store.js";
-import { tableSchema } from "../tools/memory/table-schema.js";
+} from "../storage/memory/episodes.js";
+import { SqliteStore } from "../storage/memory/sqlite-store.js";
+import { tableSchema } from "../storage/memory/table-schema.js";
+import { MEDALS_TABLE, solvedState } from "../tests/support/episodes.js";
 
 const EPISODES = Number(process.argv[2] ?? 10_000);
 const RUNS = Number(process.argv[3] ?? 30);

@@ -22,9 +22,9 @@ import path from "node:path";
 import { z } from "zod";
 import type { TableRef } from "../blackboard/schemas.js";
 import { loadTableBench } from "../evals/datasets/tablebench.js";
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
-import { loadTables } from "../tools/tables/load.js";
-import type { ReadingOptions } from "../tools/tables/reading.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
+import { loadTables } from "../tables/load.js";
+import type { ReadingOptions } from "../tables/reading.js";
 import {
   coverage,
   ObviousFileSchema,

@@ -61,8 +61,8 @@ interface Reading {
 }
 
 async function child(file: string): Promise<void> {
-  const { loadTables } = await import("../tools/tables/load.js");
-  const { tableContexts } = await import("../tools/tables/context.js");
+  const { loadTables } = await import("../tables/load.js");
+  const { tableContexts } = await import("../tables/context.js");
   const startMb = process.memoryUsage().rss / MiB;
   const started = performance.now();
   let outcome: string;

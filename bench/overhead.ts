@@ -14,8 +14,8 @@ import { END, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { graph } from "../graphs/table_qa.js";
+import { closeSandboxes } from "../sandbox/index.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
-import { closeSandboxes } from "../tools/sandbox/index.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const RUNS = Number(process.argv[2] ?? 30);

@@ -1,10 +1,10 @@
 /**
- * A worker process of the queue benchmark: `tableminds worker`'s loop (tools/queue/worker.ts),
+ * A worker process of the queue benchmark: `tableminds worker`'s loop (storage/queue/worker.ts),
  * running bench/queue-processor.ts in its child processes.
  *
  *   npx tsx bench/queue-worker.ts <redis-url> <concurrency>
  */
-import { runQueueWorker } from "../tools/queue/worker.js";
+import { runQueueWorker } from "../storage/queue/worker.js";
 
 const [url = "", concurrency = "1"] = process.argv.slice(2);
 process.exitCode = await runQueueWorker({

@@ -11,9 +11,9 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { TableSource } from "../blackboard/schemas.js";
+import { loadTables } from "../tables/load.js";
+import type { ReadingOptions } from "../tables/reading.js";
 import { financeWorkbookBytes } from "../tests/support/messy-workbook.js";
-import { loadTables } from "../tools/tables/load.js";
-import type { ReadingOptions } from "../tools/tables/reading.js";
 
 const rows = Number(process.argv[2] ?? 60_000);
 const rounds = Number(process.argv[3] ?? 3);

@@ -19,8 +19,8 @@ import {
 import type { RecordedVerdict, ResultRecord } from "../evals/results-file.js";
 import { type CheckerFigures, checkerFigures } from "../evals/selective.js";
 import { ruleVerdict } from "../grounding/verdict.js";
-import { readJsonLines } from "../tools/jsonl.js";
-import { loadTables } from "../tools/tables/load.js";
+import { readJsonLines } from "../storage/jsonl.js";
+import { loadTables } from "../tables/load.js";
 
 export const TRAJECTORIES = "trajectories.jsonl";
 

@@ -11,7 +11,7 @@
  *   npx tsx bench/reward-server.ts [answer and plan requests, default 4000]
  *     [code requests, default 300] [seconds of each contention run, default 30; 0 skips it]
  */
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
 import { type Role, scoreReward } from "../training/rewards/index.js";
 import {
   DEFAULT_CONCURRENCY,

@@ -11,8 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { TableRef } from "../blackboard/schemas.js";
-import { putArtifact } from "../tools/artifacts.js";
-import { LocalSandbox } from "../tools/sandbox/local.js";
+import { LocalSandbox } from "../sandbox/local.js";
+import { putArtifact } from "../storage/artifacts.js";
 
 const other = process.argv[2];
 const REQUESTS = Number(process.argv[3] ?? 300);
@@ -61,7 +61,7 @@ async function timed(pool: Pool, t: TableRef): Promise<number> {
 
 async function main(): Promise<void> {
   const module = (await import(
-    pathToFileURL(path.resolve(other as string, "tools/sandbox/local.ts")).href
+    pathToFileURL(path.resolve(other as string, "sandbox/local.ts")).href
   )) as { LocalSandbox: PoolClass };
   const t = await table();
   const here = (await LocalSandbox.start({ workers: 1 })) as unknown as Pool;

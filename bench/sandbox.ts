@@ -18,9 +18,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
-import { putArtifact } from "../tools/artifacts.js";
-import { defaultWorkerCount, LocalSandbox } from "../tools/sandbox/local.js";
-import { findPython } from "../tools/sandbox/python.js";
+import { defaultWorkerCount, LocalSandbox } from "../sandbox/local.js";
+import { findPython } from "../sandbox/python.js";
+import { putArtifact } from "../storage/artifacts.js";
 
 const WARM = Number(process.argv[2] ?? 300);
 const COLD = 15;

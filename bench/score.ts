@@ -9,7 +9,7 @@ import { loadDataset } from "../evals/datasets/index.js";
 import { sandboxChartRunner } from "../evals/metrics/chart.js";
 import { getScorer } from "../evals/metrics/index.js";
 import type { EvalExample } from "../evals/types.js";
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
 
 const examples = await loadDataset("tablebench", { path: process.argv[2] });
 const scorer = getScorer("tablebench");

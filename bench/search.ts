@@ -16,14 +16,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Configuration } from "../blackboard/configuration.js";
 import { loadDataset } from "../evals/datasets/index.js";
 import { getScorer } from "../evals/metrics/index.js";
 import { runEvaluation } from "../evals/runner.js";
 import { graph as mcts } from "../graphs/mcts.js";
 import { graph as mom } from "../graphs/mom.js";
+import { closeSandboxes } from "../sandbox/index.js";
+import type { Configuration } from "../settings/configuration.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
-import { closeSandboxes } from "../tools/sandbox/index.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const RUNS = Number(process.argv[2] ?? 5);

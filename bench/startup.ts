@@ -22,8 +22,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { findPython } from "../sandbox/python.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
-import { findPython } from "../tools/sandbox/python.js";
 import { spawnStub } from "./spawn-stub.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -144,7 +144,7 @@ delete env.NODE_OPTIONS;
 
 const IN_PROCESS = `
 const { graph } = await import(${JSON.stringify(path.join(DIST, "graphs/table_qa.js"))});
-const { closeSandboxes } = await import(${JSON.stringify(path.join(DIST, "tools/sandbox/index.js"))});
+const { closeSandboxes } = await import(${JSON.stringify(path.join(DIST, "sandbox/index.js"))});
 const state = await graph.invoke({ question: process.argv[1], sources: [{ path: process.argv[2] }] });
 await closeSandboxes();
 process.stdout.write(JSON.stringify({ answer: state.answer?.final, llmMs: state.budget.llmMs }));

@@ -4,8 +4,8 @@
  * benchmark runs it to measure the runner itself, apart from what each question costs.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { callModel } from "../tools/models/chat.js";
-import type { Role } from "../tools/models/config.js";
+import { callModel } from "../models/chat.js";
+import type { Role } from "../models/config.js";
 
 const Budget = { llmCalls: 0, llmMs: 0, promptTokens: 0, completionTokens: 0 };
 type Budget = typeof Budget;

@@ -188,8 +188,8 @@ interface Reading {
 
 /** The child: reads `file` with no limits ("before") or the defaults ("after"). */
 async function child(mode: string, file: string): Promise<void> {
-  const { gridsFromWorkbook } = await import("../tools/tables/xlsx.js");
-  const { workbookLimits } = await import("../tools/tables/xlsx-limits.js");
+  const { gridsFromWorkbook } = await import("../tables/xlsx.js");
+  const { workbookLimits } = await import("../tables/xlsx-limits.js");
   const limits =
     mode === "before"
       ? { maxBytes: Number.POSITIVE_INFINITY, maxCells: Number.POSITIVE_INFINITY }

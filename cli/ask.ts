@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { type BaseStore, Command, MemorySaver } from "@langchain/langgraph";
-import type { Configuration } from "../blackboard/configuration.js";
-import { adoptOperatorFields, setOperatorSettings } from "../blackboard/operator.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { openPersistence } from "../graphs/persistence.js";
 import {
@@ -10,10 +8,12 @@ import {
   type RunnableGraph,
   runLimits,
 } from "../graphs/registry.js";
+import { reportSlowModelCalls } from "../models/activity.js";
 import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
 import { configurationOf } from "../nodes/runtime.js";
-import { reportSlowModelCalls } from "../tools/models/activity.js";
-import { closeSandboxes, getSandbox } from "../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
+import type { Configuration } from "../settings/configuration.js";
+import { adoptOperatorFields, setOperatorSettings } from "../settings/operator.js";
 import { localBudget, outOfBudget } from "./budget.js";
 import { askOnTerminal, describeEvent } from "./events.js";
 import { describeUpdate, LABEL_WIDTH } from "./progress.js";

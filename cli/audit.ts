@@ -57,7 +57,7 @@ export function registerAuditCommand(program: Command): void {
     .option("--json", "print JSON: the runs, or the run's requests (bodies with --full)", false)
     .action(async (run: string | undefined, flags: unknown) => {
       const opts = AuditFlagsSchema.parse(flags);
-      const { auditDir, listAuditRuns, readAuditRun } = await import("../tools/models/audit.js");
+      const { auditDir, listAuditRuns, readAuditRun } = await import("../models/audit.js");
       const runs = listAuditRuns();
       if (run === undefined) {
         if (opts.json) {

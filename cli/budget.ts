@@ -1,9 +1,9 @@
-import type { Configuration } from "../blackboard/configuration.js";
 import type { Answer, Verdict } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { unsupported } from "../grounding/verdict.js";
+import { ROLES, resolveModel } from "../models/config.js";
 import { modelsOf } from "../nodes/llm.js";
-import { ROLES, resolveModel } from "../tools/models/config.js";
+import type { Configuration } from "../settings/configuration.js";
 
 /*
  * A run on the embedded model has a wall-clock budget (`localBudgetMs`): when it runs out, the

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { z } from "zod";
-import { type Configuration, ConfigurationSchema } from "../blackboard/configuration.js";
-import { adoptOperatorFields } from "../blackboard/operator.js";
+import { type Configuration, ConfigurationSchema } from "../settings/configuration.js";
+import { adoptOperatorFields } from "../settings/operator.js";
 
 type Key = keyof Configuration;
 
@@ -158,7 +158,7 @@ export function withConfigurationFlags(
 /**
  * The configuration given on the command line; the rest is left to the defaults. The operator's
  * fields among the flags (where code runs, the replay cache, the workers folder) are set for the
- * process instead (blackboard/operator.ts): a run's context never carries them.
+ * process instead (settings/operator.ts): a run's context never carries them.
  */
 export function configurationFromFlags(command: Command): Partial<Configuration> {
   const given: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { deploymentSettings } from "../blackboard/deployment.js";
+import { deploymentSettings } from "../settings/deployment.js";
 
 async function migrate(): Promise<void> {
   const url = deploymentSettings().TABLEMINDS_DATABASE_URL;
@@ -7,7 +7,7 @@ async function migrate(): Promise<void> {
   const [{ migrateDatabase }, { LEDGER_MIGRATIONS }, { describeUrl }] = await Promise.all([
     import("../graphs/persistence-postgres.js"),
     import("../server/ledger.js"),
-    import("../tools/postgres.js"),
+    import("../storage/postgres.js"),
   ]);
   const report = await migrateDatabase(url, [LEDGER_MIGRATIONS]);
   process.stdout.write(

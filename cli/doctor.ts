@@ -2,34 +2,30 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
-import { type ServerFacts, serverDoctorLines, serverFacts } from "../server/posture.js";
-import { putArtifact } from "../tools/artifacts.js";
-import {
-  type DeploymentFacts,
-  deploymentBroken,
-  deploymentDoctorLines,
-  deploymentFacts,
-} from "../tools/deployment-probe.js";
-import type { Role } from "../tools/models/config.js";
+import type { Role } from "../models/config.js";
 import {
   type EndpointProbe,
   type LocalModelProbe,
   PROBE_TIMEOUT_MS,
   probeEndpoint,
-} from "../tools/models/probe.js";
-import {
-  type E2BSetupFacts,
-  e2bDoctorLines,
-  e2bSetupFacts,
-} from "../tools/sandbox/e2b-template.js";
+} from "../models/probe.js";
+import { type E2BSetupFacts, e2bDoctorLines, e2bSetupFacts } from "../sandbox/e2b-template.js";
 import {
   degradedModeSummary,
   degradedSandboxAllowed,
   describeProtection,
   readConfinementSummary,
-} from "../tools/sandbox/hardening.js";
-import { LocalSandbox } from "../tools/sandbox/local.js";
-import { findPython } from "../tools/sandbox/python.js";
+} from "../sandbox/hardening.js";
+import { LocalSandbox } from "../sandbox/local.js";
+import { findPython } from "../sandbox/python.js";
+import { type ServerFacts, serverDoctorLines, serverFacts } from "../server/posture.js";
+import { putArtifact } from "../storage/artifacts.js";
+import {
+  type DeploymentFacts,
+  deploymentBroken,
+  deploymentDoctorLines,
+  deploymentFacts,
+} from "./deployment-probe.js";
 
 /** Variables the doctor reports as set or not; their values are never printed. */
 export const REPORTED_VARIABLES = ["E2B_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"] as const;

@@ -88,7 +88,7 @@ async function evals() {
       import("../evals/runner.js"),
       import("../evals/predictions.js"),
       import("../evals/run-directory.js"),
-      import("../tools/sandbox/index.js"),
+      import("../sandbox/index.js"),
     ]);
   return {
     ...datasets,

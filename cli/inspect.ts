@@ -54,8 +54,8 @@ export function registerInspectCommand(program: Command): void {
     const opts = InspectFlagsSchema.parse(flags);
     const given = configurationFromFlags(self);
     const { readingOptionsOf } = await import("../nodes/ingest.js");
-    const { loadTables } = await import("../tools/tables/load.js");
-    const { profileTable } = await import("../tools/tables/profile.js");
+    const { loadTables } = await import("../tables/load.js");
+    const { profileTable } = await import("../tables/profile.js");
     const reading = readingOptionsOf({ rawTables: given.rawTables ?? false, ...given });
     const all: TableRef[] = [];
     for (const file of files) {

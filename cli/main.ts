@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { Argument, Command, CommanderError, Help } from "commander";
 import { z } from "zod";
-import type { Configuration } from "../blackboard/configuration.js";
 import { listGraphs } from "../graphs/registry.js";
-import { TABLE_FORMATS } from "../tools/tables/formats.js";
+import type { Configuration } from "../settings/configuration.js";
+import { TABLE_FORMATS } from "../tables/formats.js";
 import { graphOption } from "./args.js";
 import { registerAuditCommand } from "./audit.js";
 import {
@@ -163,10 +163,10 @@ function splitAskArguments(words: readonly string[]): { tables: string[]; questi
 
 /** Starts the shared local sandbox without waiting for it; its module, to close it, or none. */
 async function startLocalSandboxEarly(context: Partial<Configuration>) {
-  const { adoptOperatorFields, operatorSettings } = await import("../blackboard/operator.js");
+  const { adoptOperatorFields, operatorSettings } = await import("../settings/operator.js");
   adoptOperatorFields(context);
   if (operatorSettings().sandbox !== "local") return undefined;
-  const sandboxes = await import("../tools/sandbox/index.js");
+  const sandboxes = await import("../sandbox/index.js");
   // A failed start is not kept: the executor tries again and reports it.
   sandboxes.getSandbox("local").catch(() => {});
   return sandboxes;
@@ -177,7 +177,7 @@ async function checkAsk(question: string, model: string | undefined): Promise<vo
   if (!question.trim()) {
     throw new Error("the question is empty: ask something about the table, in quotes");
   }
-  const { resolveModel } = await import("../tools/models/config.js");
+  const { resolveModel } = await import("../models/config.js");
   resolveModel("planner", { model });
 }
 
@@ -239,7 +239,7 @@ export function buildProgram(): Command {
       const context = configurationFromFlags(command);
       await checkAsk(question, context.model);
       if (opts.encoding !== undefined) {
-        const { isKnownEncoding } = await import("../tools/tables/encoding.js");
+        const { isKnownEncoding } = await import("../tables/encoding.js");
         if (!isKnownEncoding(opts.encoding)) {
           throw new Error(
             `unknown encoding ${JSON.stringify(opts.encoding)} for --encoding (e.g. utf-8, windows-1252, latin1, shift_jis, gb18030, utf-16le)`,

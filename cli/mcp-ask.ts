@@ -1,9 +1,9 @@
 import type { BaseStore } from "@langchain/langgraph";
-import type { Configuration } from "../blackboard/configuration.js";
 import type { TableSource } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { loadGraph, type RunnableGraph, runLimits } from "../graphs/registry.js";
 import { configurationOf } from "../nodes/runtime.js";
+import type { Configuration } from "../settings/configuration.js";
 import { describeUpdate } from "./progress.js";
 
 /*

@@ -4,9 +4,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { enterServedMode } from "../blackboard/operator.js";
 import { type Access, decide } from "../server/access.js";
-import { uploadLimitBytes } from "../tools/tables/sources.js";
+import { enterServedMode } from "../settings/operator.js";
+import { uploadLimitBytes } from "../tables/sources.js";
 import type { GraphShelf } from "./mcp-ask.js";
 import { createMcpServer } from "./mcp-server.js";
 

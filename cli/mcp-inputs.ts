@@ -1,15 +1,15 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
+import { type TableSource, TableSourceSchema } from "../blackboard/schemas.js";
+import { ConfigurationError, callerProblems, configurationOf } from "../nodes/runtime.js";
 import {
   type Configuration,
   ConfigurationSchema,
   OPERATOR_FIELDS,
-} from "../blackboard/configuration.js";
-import { operatorSettings } from "../blackboard/operator.js";
-import { type TableSource, TableSourceSchema } from "../blackboard/schemas.js";
-import { ConfigurationError, callerProblems, configurationOf } from "../nodes/runtime.js";
-import { TableLoadError } from "../tools/tables/errors.js";
-import { allowedSource, storeUpload } from "../tools/tables/sources.js";
+} from "../settings/configuration.js";
+import { operatorSettings } from "../settings/operator.js";
+import { TableLoadError } from "../tables/errors.js";
+import { allowedSource, storeUpload } from "../tables/sources.js";
 
 /*
  * What the MCP tools take, and the input policy they keep before anything runs: the tables a

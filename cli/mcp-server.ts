@@ -10,9 +10,9 @@ import {
 } from "../blackboard/schemas.js";
 import { listGraphs } from "../graphs/registry.js";
 import { readingOptionsOf } from "../nodes/ingest.js";
-import { loadTables } from "../tools/tables/load.js";
-import { profileTable } from "../tools/tables/profile.js";
-import { readTable } from "../tools/tables/read.js";
+import { loadTables } from "../tables/load.js";
+import { profileTable } from "../tables/profile.js";
+import { readTable } from "../tables/read.js";
 import { GRAPH_DESCRIPTIONS, graphLines } from "./graph-list.js";
 import { whereLines } from "./inspect.js";
 import { type GraphShelf, runAsk } from "./mcp-ask.js";

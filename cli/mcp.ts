@@ -119,9 +119,9 @@ async function mcp(raw: unknown, command: Command): Promise<void> {
   configurationFromFlags(command);
   const [{ setOperatorSettings }, { openPersistence }, { closeSandboxes }, { GraphShelf }] =
     await Promise.all([
-      import("../blackboard/operator.js"),
+      import("../settings/operator.js"),
       import("../graphs/persistence.js"),
-      import("../tools/sandbox/index.js"),
+      import("../sandbox/index.js"),
       import("./mcp-ask.js"),
     ]);
   if (flags.tableRoot.length > 0) {

@@ -78,7 +78,7 @@ export function registerMineCommand(program: Command): void {
         import("../evals/datasets/index.js"),
         import("../evals/metrics/index.js"),
         import("../training/mining/mine.js"),
-        import("../tools/sandbox/index.js"),
+        import("../sandbox/index.js"),
       ]);
       // Charts have no text answer to score a rollout against.
       const withGold = (await loadDataset(opts.dataset, { path: opts.data })).filter(

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { artifactDir, pruneArtifacts } from "../tools/artifacts.js";
+import { artifactDir, pruneArtifacts } from "../storage/artifacts.js";
 import { nonNegativeInt } from "./args.js";
 
 const PruneFlagsSchema = z.object({
@@ -29,7 +29,7 @@ export function registerPruneCommand(program: Command): void {
     .option("--dry-run", "only list what would be removed", false)
     .action(async (flags: unknown) => {
       const opts = PruneFlagsSchema.parse(flags);
-      const { unusedIndexEntry } = await import("../tools/tables/load-index.js");
+      const { unusedIndexEntry } = await import("../tables/load-index.js");
       const result = await pruneArtifacts({
         olderThanDays: opts.olderThan,
         dryRun: opts.dryRun,
@@ -46,11 +46,11 @@ export function registerPruneCommand(program: Command): void {
         `${verb} ${size(result.bytes)} in ${result.removed.length} file${result.removed.length === 1 ? "" : "s"} of ${artifactDir()}; kept ${result.kept} used within ${opts.olderThan} day${opts.olderThan === 1 ? "" : "s"}`,
       );
       // Loaded only here: `tableminds --help` must not load the store's dependencies.
-      const { pruneMemory } = await import("../tools/memory/index.js");
+      const { pruneMemory } = await import("../storage/memory/index.js");
       const memory = pruneMemory(opts.dryRun);
       if (memory) console.log(memory);
       if (!opts.dryRun) {
-        const { reclaimDeadScratch } = await import("../tools/sandbox/scratch-reclaim.js");
+        const { reclaimDeadScratch } = await import("../sandbox/scratch-reclaim.js");
         const scratch = reclaimDeadScratch();
         const plural = scratch.length === 1 ? "" : "s";
         console.log(

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { OPERATOR_FIELDS, OPERATOR_SOURCE } from "../blackboard/configuration.js";
+import { OPERATOR_FIELDS, OPERATOR_SOURCE } from "../settings/configuration.js";
 
 /** `--queue [redis-url]` of `eval run` and `mine`: the queue's URL. */
 export const QUEUE_FLAG_HELP =
@@ -21,8 +21,8 @@ export async function queueOfFlag(flag: string | true, command: Command): Promis
     }
   }
   const [{ checkQueue, queueUrl }, { queueKey }] = await Promise.all([
-    import("../tools/queue/connection.js"),
-    import("../tools/queue/seal.js"),
+    import("../storage/queue/connection.js"),
+    import("../storage/queue/seal.js"),
   ]);
   const url = queueUrl(flag);
   queueKey();

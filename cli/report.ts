@@ -19,10 +19,10 @@ import {
   rowPlacesText,
   rowPosition,
   tableSource,
-} from "../tools/tables/cell-address.js";
-import { renderTable } from "../tools/tables/profile.js";
-import { readTable, type TableData } from "../tools/tables/read.js";
-import { renderPlacedRows, renderSourceRows, SHOWN_ROWS } from "../tools/tables/source-rows.js";
+} from "../tables/cell-address.js";
+import { renderTable } from "../tables/profile.js";
+import { readTable, type TableData } from "../tables/read.js";
+import { renderPlacedRows, renderSourceRows, SHOWN_ROWS } from "../tables/source-rows.js";
 import { JSON_FIELDS } from "./json-fields.js";
 
 function indent(text: string, by = "    "): string {

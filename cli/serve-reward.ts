@@ -41,8 +41,8 @@ async function serveReward(flags: Flags): Promise<void> {
   if (flags.port === undefined) throw new Error("--port is required (0 picks a free one)");
   if (!flags.tokenFile) throw new Error("--token-file is required");
   const token = await server.readTokenFile(flags.tokenFile);
-  const { getSandbox, closeSandboxes } = await import("../tools/sandbox/index.js");
-  const { artifactDir } = await import("../tools/artifacts.js");
+  const { getSandbox, closeSandboxes } = await import("../sandbox/index.js");
+  const { artifactDir } = await import("../storage/artifacts.js");
   const sandbox = await getSandbox(flags.sandbox);
   const running = await server.startRewardServer({
     host: flags.host,

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { z } from "zod";
-import { deploymentSettings } from "../blackboard/deployment.js";
+import { deploymentSettings } from "../settings/deployment.js";
 import { untilSignal } from "./signals.js";
 
 const FlagsSchema = z.object({

@@ -5,10 +5,10 @@
  */
 import { type SandboxedJob, UnrecoverableError, WaitingError } from "bullmq";
 import type { z } from "zod";
-import { setOperatorSettings } from "../blackboard/operator.js";
 import { failureReason, type JobWarning, QuestionJobSchema } from "../evals/queue/payload.js";
 import { type GraphSource, runEvalJob } from "../evals/queue/run-job.js";
 import { Cancelled } from "../evals/runner.js";
+import { setOperatorSettings } from "../settings/operator.js";
 import {
   jobLabel,
   QueueSealError,
@@ -16,7 +16,7 @@ import {
   resultLabel,
   seal,
   unseal,
-} from "../tools/queue/seal.js";
+} from "../storage/queue/seal.js";
 import { MineJobSchema, runMineJob } from "../training/mining/queue.js";
 
 // A job names no file here: its tables are inline or in the artifact store, and a local

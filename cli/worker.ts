@@ -47,9 +47,9 @@ export function registerWorkerCommand(program: Command): void {
     .action(async (flags: unknown) => {
       const opts = WorkerFlagsSchema.parse(flags);
       const [{ queueUrl }, { runQueueWorker }, { peek, queueKey }] = await Promise.all([
-        import("../tools/queue/connection.js"),
-        import("../tools/queue/worker.js"),
-        import("../tools/queue/seal.js"),
+        import("../storage/queue/connection.js"),
+        import("../storage/queue/worker.js"),
+        import("../storage/queue/seal.js"),
       ]);
       const JobNameSchema = z.object({ example: z.object({ id: z.string() }) });
       const url = queueUrl(opts.queue);

@@ -1,4 +1,4 @@
-import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
+import { isEndpointFailure, ModelCallError } from "../models/errors.js";
 
 /** Questions in a row that fail on the model endpoint before a run stops. */
 export const DEFAULT_MAX_ENDPOINT_FAILURES = 3;

@@ -1,8 +1,8 @@
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../tools/jsonl.js";
-import { isAlive } from "../tools/pids.js";
+import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../storage/jsonl.js";
+import { isAlive } from "../storage/pids.js";
 import { QuestionScoreSchema } from "./types.js";
 
 /**

@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { type Configuration, ensureConfiguration } from "../blackboard/configuration.js";
-import { modelsOf } from "../nodes/llm.js";
-import { hostOf } from "../tools/models/activity.js";
+import { hostOf } from "../models/activity.js";
 import {
   type Env,
   OPENAI_DEFAULT_BASE_URL,
   ROLES,
   type Role,
   resolveModel,
-} from "../tools/models/config.js";
+} from "../models/config.js";
+import { modelsOf } from "../nodes/llm.js";
+import { type Configuration, ensureConfiguration } from "../settings/configuration.js";
 import { describeSelection, type Selection, SelectionSchema } from "./selection.js";
 
 /** Model fields of the configuration: recorded as the models they resolve to instead. */

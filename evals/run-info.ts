@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { replaceFile } from "../tools/jsonl.js";
+import { replaceFile } from "../storage/jsonl.js";
 import { diffRunConfigs, RunConfigSchema } from "./run-config.js";
 import { type Selection, SelectionSchema } from "./selection.js";
 

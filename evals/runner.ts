@@ -2,12 +2,12 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BaseStore } from "@langchain/langgraph";
 import { z } from "zod";
-import type { Configuration } from "../blackboard/configuration.js";
-import { ensureConfiguration } from "../blackboard/configuration.js";
-import { adoptOperatorFields } from "../blackboard/operator.js";
 import { loadGraph, PROJECT_ROOT, type RunLimits, runLimits } from "../graphs/registry.js";
-import type { Env } from "../tools/models/config.js";
-import { isEndpointFailure, ModelCallError } from "../tools/models/errors.js";
+import type { Env } from "../models/config.js";
+import { isEndpointFailure, ModelCallError } from "../models/errors.js";
+import type { Configuration } from "../settings/configuration.js";
+import { ensureConfiguration } from "../settings/configuration.js";
+import { adoptOperatorFields } from "../settings/operator.js";
 import {
   DEFAULT_MAX_ENDPOINT_FAILURES,
   type EndpointStop,

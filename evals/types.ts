@@ -67,7 +67,7 @@ export type DatasetSummary = z.infer<typeof DatasetSummarySchema>;
 
 /**
  * Runs chart code for TableBench's Visualization metric; a sandbox supplies it, with the
- * figures the run left open as it reads them (tools/sandbox/figures.py).
+ * figures the run left open as it reads them (sandbox/figures.py).
  */
 export type ChartRunner = (
   code: string,

@@ -1,14 +1,14 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
-import {
-  type Configuration,
-  ConfigurationSchema,
-  ContextSchema,
-} from "../blackboard/configuration.js";
 import { MctsState } from "../blackboard/state.js";
 import { best } from "../nodes/best.js";
 import { ingest } from "../nodes/ingest.js";
 import { searchNode } from "../nodes/search.js";
 import { turn } from "../nodes/turn.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  ContextSchema,
+} from "../settings/configuration.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*

@@ -1,10 +1,5 @@
 import { type ConditionalEdgeRouter, END, Send, START, StateGraph } from "@langchain/langgraph";
 import { nextBranches, type Shape } from "../blackboard/branches.js";
-import {
-  type Configuration,
-  ConfigurationSchema,
-  ContextSchema,
-} from "../blackboard/configuration.js";
 import { BranchTask, MomState, type MomStateValue } from "../blackboard/state.js";
 import { expectedAnswerType } from "../grounding/answer-type.js";
 import { branchNode } from "../nodes/branch.js";
@@ -14,6 +9,11 @@ import { judge } from "../nodes/judge.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
 import { turn } from "../nodes/turn.js";
 import { vote } from "../nodes/vote.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  ContextSchema,
+} from "../settings/configuration.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*

@@ -1,9 +1,4 @@
 import { END, Send, START, StateGraph } from "@langchain/langgraph";
-import {
-  type Configuration,
-  ConfigurationSchema,
-  ContextSchema,
-} from "../blackboard/configuration.js";
 import { OrchestratorState, type OrchestratorStateValue, WorkerTask } from "../blackboard/state.js";
 import { inputsOf } from "../blackboard/subtasks.js";
 import { checker } from "../nodes/checker.js";
@@ -16,6 +11,11 @@ import { selector } from "../nodes/selector.js";
 import { turn } from "../nodes/turn.js";
 import { weigher } from "../nodes/weigher.js";
 import { workerNode } from "../nodes/worker.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  ContextSchema,
+} from "../settings/configuration.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*

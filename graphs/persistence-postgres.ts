@@ -1,6 +1,6 @@
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
-import { openPool, type Pool, withMigrationLock } from "../tools/postgres.js";
+import { openPool, type Pool, withMigrationLock } from "../storage/postgres.js";
 import type { OpenPersistence } from "./persistence.js";
 
 /**

@@ -2,9 +2,9 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { deploymentSettings } from "../blackboard/deployment.js";
-import { tablemindsHome } from "../tools/artifacts.js";
-import { openMemoryStore } from "../tools/memory/index.js";
+import { deploymentSettings } from "../settings/deployment.js";
+import { tablemindsHome } from "../storage/artifacts.js";
+import { openMemoryStore } from "../storage/memory/index.js";
 
 /** Where a run saves its super-steps and its long-term memories; either may be left out. */
 export interface Persistence {
@@ -39,7 +39,7 @@ export interface OpenPersistence extends Persistence {
  * TABLEMINDS_DATABASE_URL is set (migrated first, under the lock), else the SQLite files in
  * TABLEMINDS_HOME. `checkpoints: false` or `memory: false` leaves either out. PostgreSQL's store
  * is used without a vector index (pgvector is not packaged everywhere): recall ranks entries by
- * its own similarity (tools/memory/ranking.ts), as it does over SQLite.
+ * its own similarity (storage/memory/ranking.ts), as it does over SQLite.
  */
 export async function openPersistence(
   want: { checkpoints?: boolean; memory?: boolean } = {},

@@ -1,6 +1,5 @@
 import { type ConditionalEdgeRouter, END, START, StateGraph } from "@langchain/langgraph";
 import { attemptsSinceReflection } from "../blackboard/attempts.js";
-import { type Configuration, ContextSchema } from "../blackboard/configuration.js";
 import {
   SolveGraphOutput,
   SolveGraphState,
@@ -14,6 +13,7 @@ import { planner } from "../nodes/planner.js";
 import { modelRetryPolicy } from "../nodes/policies.js";
 import { reviewer, reviewing } from "../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
+import { type Configuration, ContextSchema } from "../settings/configuration.js";
 
 /*
  * solve: the core every graph composes. It plans, writes code, runs it (again with the error

@@ -1,10 +1,5 @@
 import { type ConditionalEdgeRouter, END, START, StateGraph } from "@langchain/langgraph";
 import {
-  type Configuration,
-  ConfigurationSchema,
-  ContextSchema,
-} from "../blackboard/configuration.js";
-import {
   TableQAGraphState,
   type TableQAGraphStateValue,
   type TableQAStateValue,
@@ -18,6 +13,11 @@ import { reflector } from "../nodes/reflector.js";
 import { reviewer, reviewing } from "../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../nodes/runtime.js";
 import { turn } from "../nodes/turn.js";
+import {
+  type Configuration,
+  ConfigurationSchema,
+  ContextSchema,
+} from "../settings/configuration.js";
 import { graph as solve, solveSteps } from "./solve.js";
 
 /*

@@ -1,5 +1,5 @@
 import type { Alignment, AlignmentFinding, CodeResult, Lineage } from "../blackboard/schemas.js";
-import { rowAddress } from "../tools/tables/cell-address.js";
+import { rowAddress } from "../tables/cell-address.js";
 import { type CodeOperations, codeOperations, columnsInCode } from "./code-operations.js";
 import { containsWords, normalizeText } from "./matching.js";
 import {

@@ -1,5 +1,5 @@
-import { DEFAULT_MIN_CONFIDENCE } from "../blackboard/configuration.js";
 import type { SupportKind, Verdict } from "../blackboard/schemas.js";
+import { DEFAULT_MIN_CONFIDENCE } from "../settings/configuration.js";
 import type { ItemCheck } from "./verify.js";
 
 /*

@@ -6,7 +6,7 @@ import type {
   PlotPoint,
   TableRef,
 } from "../blackboard/schemas.js";
-import { figuresOf } from "../tools/sandbox/figures.js";
+import { figuresOf } from "../sandbox/figures.js";
 import { cellEvidence, lineageParents } from "./evidence.js";
 import { drawn, plotted, pointName } from "./figure-text.js";
 import { containsWords, normalizeText } from "./matching.js";
@@ -16,7 +16,7 @@ import type { ItemCheck } from "./verify.js";
 /*
  * Charts as answers. A question that asks for a chart is answered by what the figure plots,
  * not by a sentence or a printed number: the sandbox read each figure's values as TableBench's
- * parser reads them and traced them to the tables (tools/sandbox/figures.py). Each plotted
+ * parser reads them and traced them to the tables (sandbox/figures.py). Each plotted
  * point becomes an item:
  *   - derived: the figure's values change when the tables' values are perturbed, and so does
  *     this point (or at least nothing shows it typed in);

@@ -1,11 +1,11 @@
 import type { TableRef } from "../blackboard/schemas.js";
-import { readTable, type TableData } from "../tools/tables/read.js";
+import { readTable, type TableData } from "../tables/read.js";
 import { type Claimed, containsWords, normalizeText } from "./matching.js";
 import { type CarryOptions, numberCarried, type ParsedNumber, parseNumber } from "./numbers.js";
 
 /*
  * Searching tables for an answer item: source tables and the intermediate tables code left
- * behind, read through tools/tables/read.ts and indexed once per parsed table.
+ * behind, read through tables/read.ts and indexed once per parsed table.
  */
 
 /** Tables larger than this are not searched cell by cell. */

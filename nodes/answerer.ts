@@ -4,7 +4,7 @@ import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState, SolveStateValue } from "../blackboard/state.js";
 import { resultOrigin } from "../grounding/derivation.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
-import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
+import { OPEN_PRIVACY } from "../tables/privacy.js";
 import { parseAnswer } from "./final-answer.js";
 import { ask } from "./llm.js";
 import {

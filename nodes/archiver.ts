@@ -3,7 +3,8 @@ import type { GraphNode } from "@langchain/langgraph";
 import type { ReviewState, ReviewStateValue, TableQAGraphStateValue } from "../blackboard/state.js";
 import { sameAnswer } from "../grounding/agreement.js";
 import { focusQuestion } from "../grounding/answer-type.js";
-import { createEmbedder, encodeVector } from "../tools/memory/embeddings.js";
+import { createEmbedder } from "../models/embeddings.js";
+import { encodeVector } from "../storage/memory/embeddings.js";
 import {
   addOrMerge,
   EPISODE_VERSION,
@@ -16,9 +17,9 @@ import {
   summarizeEpisode,
   type Verification,
   withNotes,
-} from "../tools/memory/episodes.js";
-import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
-import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
+} from "../storage/memory/episodes.js";
+import { embedText, nearestEpisodes } from "../storage/memory/ranking.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tables/privacy.js";
 import { ask, askOrFallBack } from "./llm.js";
 import { promptPrivacy, renderPlan } from "./prompts.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";

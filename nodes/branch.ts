@@ -1,6 +1,5 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { STAGES, stageAfter } from "../blackboard/branches.js";
-import { type Configuration, callerFields } from "../blackboard/configuration.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
 import type { Branch, Budget, Stage } from "../blackboard/schemas.js";
 import type {
@@ -11,6 +10,7 @@ import type {
   SolveOutputValue,
 } from "../blackboard/state.js";
 import { ruleVerdict } from "../grounding/verdict.js";
+import { type Configuration, callerFields } from "../settings/configuration.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 import { subrunConfig } from "./subrun.js";
 

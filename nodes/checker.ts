@@ -7,7 +7,7 @@ import { describeFigure } from "../grounding/figure-text.js";
 import { asksForChart, chartAttempt } from "../grounding/figures.js";
 import { combine, type ModelScores, ruleVerdict } from "../grounding/verdict.js";
 import { claimsFrom, type ItemCheck } from "../grounding/verify.js";
-import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tables/privacy.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
 import { numberLines, promptPrivacy, renderTables } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";

@@ -3,8 +3,8 @@ import { nextAttemptId } from "../blackboard/attempts.js";
 import type { Attempt } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
 import { expectedAnswerType } from "../grounding/answer-type.js";
-import { compileQuery, describeQuery } from "../tools/query/compile.js";
-import { parseQuery, QueryParseError, queryText } from "../tools/query/language.js";
+import { compileQuery, describeQuery } from "../models/query/compile.js";
+import { parseQuery, QueryParseError, queryText } from "../models/query/language.js";
 import {
   type QueryAnswer,
   type QueryTable,
@@ -12,9 +12,9 @@ import {
   renderAnswer,
   renderNamed,
   renderQueryTable,
-} from "../tools/query/table.js";
-import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
-import { readTable } from "../tools/tables/read.js";
+} from "../models/query/table.js";
+import { OPEN_PRIVACY } from "../tables/privacy.js";
+import { readTable } from "../tables/read.js";
 import { coderDialect, dataTables } from "./dialect.js";
 import { ask, ReplyParseError } from "./llm.js";
 import {

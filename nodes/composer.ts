@@ -3,7 +3,7 @@ import type { Packet, Selection, Subtask } from "../blackboard/schemas.js";
 import type { OrchestratorState, OrchestratorStateValue } from "../blackboard/state.js";
 import { finalSubtasks } from "../blackboard/subtasks.js";
 import { claimsFrom, verifyGrounding } from "../grounding/verify.js";
-import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tables/privacy.js";
 import { parseAnswer } from "./final-answer.js";
 import { ask, ReplyParseError } from "./llm.js";
 import { promptPrivacy, renderEvidenceList } from "./prompts.js";

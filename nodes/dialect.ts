@@ -1,12 +1,12 @@
 import { statSync } from "node:fs";
-import type { Configuration } from "../blackboard/configuration.js";
 import type { TableRef } from "../blackboard/schemas.js";
-import { resolveModel } from "../tools/models/config.js";
+import { resolveModel } from "../models/config.js";
+import type { Configuration } from "../settings/configuration.js";
 import { modelsOf } from "./llm.js";
 
 /*
  * What the coder writes: pandas, or (for a model too small to write Python) a query over the
- * table's own columns that compiles to pandas (tools/query). With a query, the query is the plan:
+ * table's own columns that compiles to pandas (models/query). With a query, the query is the plan:
  * the planner leaves the steps to it.
  */
 

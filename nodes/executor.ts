@@ -2,8 +2,8 @@ import type { GraphNode } from "@langchain/langgraph";
 import type { Attempt, ExecResult } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
 import { evidenceFromExecution } from "../grounding/evidence.js";
-import { getSandbox } from "../tools/sandbox/index.js";
-import { failedResult } from "../tools/sandbox/results.js";
+import { getSandbox } from "../sandbox/index.js";
+import { failedResult } from "../sandbox/results.js";
 import { emit } from "./events.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 

@@ -1,12 +1,13 @@
 import type { GraphNode } from "@langchain/langgraph";
-import { operatorSettings } from "../blackboard/operator.js";
 import type { IngestState } from "../blackboard/state.js";
-import { getSandbox } from "../tools/sandbox/index.js";
-import { type FrameIndexer, sandboxIndexer } from "../tools/tables/frame-index.js";
-import { loadTables } from "../tools/tables/load.js";
-import type { ReadingOptions } from "../tools/tables/reading.js";
-import { allowedSource, assertStoredTable } from "../tools/tables/sources.js";
-import { loadTokenizer } from "../tools/tables/tokens.js";
+import { sandboxIndexer } from "../sandbox/frame-indexer.js";
+import { getSandbox } from "../sandbox/index.js";
+import { operatorSettings } from "../settings/operator.js";
+import type { FrameIndexer } from "../tables/frame-index.js";
+import { loadTables } from "../tables/load.js";
+import type { ReadingOptions } from "../tables/reading.js";
+import { allowedSource, assertStoredTable } from "../tables/sources.js";
+import { loadTokenizer } from "../tables/tokens.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 
 /** How the run's configuration says files are read (`--raw`, `--header-rows`, ...). */
@@ -50,7 +51,7 @@ function localIndexer(memoryMb: number): FrameIndexer {
  * CSV/TSV/JSON/Parquet file or inline table, one per sheet of a workbook.
  * Tables passed in directly are kept; a run with neither, or with no question, fails here,
  * clearly, before any model is asked anything. A path must be under the operator's table roots
- * and a ready-made table must be in the artifact store (tools/tables/sources.ts).
+ * and a ready-made table must be in the artifact store (tables/sources.ts).
  */
 export const ingest = (async (state, runtime: NodeRuntime) => {
   // A caller of the API server may send no question at all.

@@ -4,7 +4,7 @@ import { winnerTrajectory } from "../blackboard/branches.js";
 import { addBudget, EMPTY_BUDGET } from "../blackboard/reducers.js";
 import type { Ballot, Branch } from "../blackboard/schemas.js";
 import type { MomState, MomStateValue } from "../blackboard/state.js";
-import { OPEN_PRIVACY, type PromptPrivacy } from "../tools/tables/privacy.js";
+import { OPEN_PRIVACY, type PromptPrivacy } from "../tables/privacy.js";
 import { ask, askOrFallBack, ReplyParseError } from "./llm.js";
 import { promptPrivacy } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";

@@ -1,8 +1,8 @@
-import type { Configuration } from "../blackboard/configuration.js";
 import type { Budget } from "../blackboard/schemas.js";
-import { callModel, ModelCallError } from "../tools/models/chat.js";
-import { type Role, resolveModel } from "../tools/models/config.js";
-import { atLeastAsStrict, type PromptPrivacy } from "../tools/tables/privacy.js";
+import { callModel, ModelCallError } from "../models/chat.js";
+import { type Role, resolveModel } from "../models/config.js";
+import type { Configuration } from "../settings/configuration.js";
+import { atLeastAsStrict, type PromptPrivacy } from "../tables/privacy.js";
 
 export interface NodeReply {
   text: string;
@@ -43,7 +43,7 @@ export type TraceMetadata = Record<string, string | number>;
 export interface AskOptions {
   metadata?: TraceMetadata;
   /**
-   * What the prompt may show of the tables (tools/tables/privacy.ts): it scrubs the prompt
+   * What the prompt may show of the tables (tables/privacy.ts): it scrubs the prompt
    * before it leaves. Required when the run's `privacy` is not `off`.
    */
   privacy?: PromptPrivacy;

@@ -1,5 +1,5 @@
 import type { RetryPolicy } from "@langchain/langgraph";
-import { isEndpointFailure, ModelCallError } from "../tools/models/chat.js";
+import { isEndpointFailure, ModelCallError } from "../models/chat.js";
 
 /**
  * The model client already retries each HTTP call; the node retries once more only

@@ -1,13 +1,13 @@
-import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, Evidence, Memory, Reflection, TableRef } from "../blackboard/schemas.js";
 import type { Turn } from "../blackboard/turns.js";
-import { tableContexts } from "../tools/tables/context.js";
+import type { Configuration } from "../settings/configuration.js";
+import { tableContexts } from "../tables/context.js";
 import {
   OPEN_PRIVACY,
   type PromptPrivacy,
   privacyOf,
   privateTableContexts,
-} from "../tools/tables/privacy.js";
+} from "../tables/privacy.js";
 
 /** Prefixes each line with its 1-based number, as evidence anchors count them. */
 export function numberLines(code: string): string {
@@ -21,7 +21,7 @@ export function renderPlan(plan: string[]): string {
 }
 
 /**
- * What the prompts of a run may show of its tables (tools/tables/privacy.ts): every node that
+ * What the prompts of a run may show of its tables (tables/privacy.ts): every node that
  * builds a prompt asks for it and hands it to `ask`, which scrubs the prompt with it.
  */
 export function promptPrivacy(
@@ -33,7 +33,7 @@ export function promptPrivacy(
 
 /**
  * Each table as a prompt shows it, within the run's token budget for tables: whole when it
- * fits, else its statistics and the rows the question names (tools/tables/context.ts). Under a
+ * fits, else its statistics and the rows the question names (tables/context.ts). Under a
  * privacy mode, its columns with their types (and, for `values`, aggregates) only.
  */
 export async function renderTables(

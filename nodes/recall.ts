@@ -1,11 +1,11 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { Evidence, Memory } from "../blackboard/schemas.js";
 import type { SolveState } from "../blackboard/state.js";
-import { createEmbedder } from "../tools/memory/embeddings.js";
-import { memoryNamespace, questionPattern, toMemory } from "../tools/memory/episodes.js";
-import { embedText, nearestEpisodes } from "../tools/memory/ranking.js";
-import { tableSchema } from "../tools/memory/table-schema.js";
-import { atLeastAsStrict } from "../tools/tables/privacy.js";
+import { createEmbedder } from "../models/embeddings.js";
+import { memoryNamespace, questionPattern, toMemory } from "../storage/memory/episodes.js";
+import { embedText, nearestEpisodes } from "../storage/memory/ranking.js";
+import { tableSchema } from "../storage/memory/table-schema.js";
+import { atLeastAsStrict } from "../tables/privacy.js";
 import { configurationOf, type NodeContext } from "./runtime.js";
 
 function memoryEvidence(memory: Memory, time: string): Evidence {

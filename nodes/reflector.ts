@@ -1,7 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import type { Reflection, Verdict } from "../blackboard/schemas.js";
 import type { ReviewState, ReviewStateValue } from "../blackboard/state.js";
-import { OPEN_PRIVACY } from "../tools/tables/privacy.js";
+import { OPEN_PRIVACY } from "../tables/privacy.js";
 import { ask, askOrFallBack } from "./llm.js";
 import { numberLines, promptPrivacy, renderPlan } from "./prompts.js";
 import { configurationOf, type NodeContext } from "./runtime.js";

@@ -1,9 +1,9 @@
 import { type GraphNode, interrupt } from "@langchain/langgraph";
 import { z } from "zod";
-import type { Configuration } from "../blackboard/configuration.js";
 import type { Attempt, ExecResult } from "../blackboard/schemas.js";
 import type { Review, SolveGraphState, SolveGraphStateValue } from "../blackboard/state.js";
-import { failedResult } from "../tools/sandbox/results.js";
+import { failedResult } from "../sandbox/results.js";
+import type { Configuration } from "../settings/configuration.js";
 import { type EventSink, emit } from "./events.js";
 import type { NodeContext } from "./runtime.js";
 

@@ -1,5 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
+import { namesLocalPath } from "../models/local-spec.js";
 import {
   type Configuration,
   ConfigurationSchema,
@@ -7,11 +8,10 @@ import {
   isModelField,
   OPERATOR_FIELDS,
   OPERATOR_SOURCE,
-} from "../blackboard/configuration.js";
-import { operatorSettings } from "../blackboard/operator.js";
-import { userMemoryPrefix } from "../tools/memory/episodes.js";
-import { namesLocalPath } from "../tools/models/local-spec.js";
-import { stricterPrivacy } from "../tools/tables/privacy.js";
+} from "../settings/configuration.js";
+import { operatorSettings } from "../settings/operator.js";
+import { userMemoryPrefix } from "../storage/memory/episodes.js";
+import { stricterPrivacy } from "../tables/privacy.js";
 
 /** What a caller may set for a run: any part of the configuration. */
 export type NodeContext = Partial<Configuration>;

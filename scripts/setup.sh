@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run setup`: what answering a question needs, and nothing the tests alone need
 # (scripts/setup-tests.sh adds those). Makes sure the local sandbox has a Python with pandas,
-# looking in the same order as tools/sandbox/python.ts (TABLEMINDS_PYTHON, python3,
+# looking in the same order as sandbox/python.ts (TABLEMINDS_PYTHON, python3,
 # /usr/bin/python3, python); when none has pandas, installs Debian's python3-pandas with
 # apt-get (as root, or through sudo without a password). Also matplotlib and fonts (charts)
 # and the embedded model. Safe to run again; fast when nothing is needed.

@@ -1,10 +1,10 @@
 import { getConfigTypeSchema } from "@langchain/langgraph/zod/schema";
 import { Hono } from "hono";
 import { z } from "zod";
-import { enterServedMode } from "../blackboard/operator.js";
 import { loadGraph } from "../graphs/registry.js";
-import { servedFigure } from "../tools/sandbox/figures.js";
-import { storeUpload, UploadError, uploadLimitBytes } from "../tools/tables/sources.js";
+import { servedFigure } from "../sandbox/figures.js";
+import { enterServedMode } from "../settings/operator.js";
+import { storeUpload, UploadError, uploadLimitBytes } from "../tables/sources.js";
 
 /*
  * Routes the LangGraph API server (`langgraphjs dev`, Studio's backend) takes from langgraph.json's

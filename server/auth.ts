@@ -1,10 +1,10 @@
 import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
 import { z } from "zod";
-import { enterServedMode, operatorSettings } from "../blackboard/operator.js";
 import { TableRefSchema, TableSourceSchema } from "../blackboard/schemas.js";
 import { callerProblems } from "../nodes/runtime.js";
-import { MEMORY_ROOT, memoryNamespace, userMemoryPrefix } from "../tools/memory/episodes.js";
-import { allowedSource, assertStoredTable } from "../tools/tables/sources.js";
+import { enterServedMode, operatorSettings } from "../settings/operator.js";
+import { MEMORY_ROOT, memoryNamespace, userMemoryPrefix } from "../storage/memory/episodes.js";
+import { allowedSource, assertStoredTable } from "../tables/sources.js";
 import { accessFromEnv, decide } from "./access.js";
 
 /*

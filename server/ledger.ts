@@ -1,7 +1,7 @@
 import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed";
 import { z } from "zod";
 import type { Migrations } from "../graphs/persistence-postgres.js";
-import type { Pool } from "../tools/postgres.js";
+import type { Pool } from "../storage/postgres.js";
 
 /*
  * What every replica of the API server shares in PostgreSQL besides LangGraph's checkpoints:

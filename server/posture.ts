@@ -1,6 +1,6 @@
 import path from "node:path";
-import { OperatorEnvSchema } from "../blackboard/operator.js";
-import { uploadLimitBytes } from "../tools/tables/sources.js";
+import { OperatorEnvSchema } from "../settings/operator.js";
+import { uploadLimitBytes } from "../tables/sources.js";
 import { keysOf, readLangGraphJson } from "./access.js";
 
 /** What `tableminds doctor` says about the API server's guards, from langgraph.json and the environment. */

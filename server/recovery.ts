@@ -1,6 +1,6 @@
 import { Command } from "@langchain/langgraph";
 import type { RunnableGraph } from "../graphs/registry.js";
-import { type Pool, tryThreadLock } from "../tools/postgres.js";
+import { type Pool, tryThreadLock } from "../storage/postgres.js";
 import type { Ledger, RunRecord, RunStatus } from "./ledger.js";
 
 /*

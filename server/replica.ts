@@ -5,7 +5,7 @@ import { Hono, type HonoRequest } from "hono";
 import { z } from "zod";
 import { migrateDatabase } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
-import { openPool, type ThreadLock, tryThreadLock } from "../tools/postgres.js";
+import { openPool, type ThreadLock, tryThreadLock } from "../storage/postgres.js";
 import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
 import { contextSchemaOf, app as tableRoutes } from "./app.js";
 import { checkRunSettings } from "./auth.js";

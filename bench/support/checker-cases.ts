@@ -38,8 +38,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { TableSource } from "../../blackboard/schemas.js";
+import { NA_VALUES } from "../../tables/dtypes.js";
 import { seeded } from "../../tests/support/generated-cases.js";
-import { NA_VALUES } from "../../tools/tables/dtypes.js";
 import type { CaseFile, CaseTable, CheckerCase, Template, Variant } from "./checker-runner.js";
 
 export type { CaseFile, CaseTable, CheckerCase, Template, Variant };
@@ -164,7 +164,7 @@ function sumOf(values: readonly Decimal[]): Decimal {
 
 // --- reading the tables ------------------------------------------------------------------
 
-/** A JSON cell as the text a run stores (tools/tables/grid.ts does the same). */
+/** A JSON cell as the text a run stores (tables/grid.ts does the same). */
 function jsonCellText(value: unknown): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;

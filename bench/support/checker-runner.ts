@@ -16,8 +16,8 @@ import { pathToFileURL } from "node:url";
 import type { Attempt, ExecResult, TableRef, TableSource } from "../../blackboard/schemas.js";
 import { evidenceFromExecution } from "../../grounding/evidence.js";
 import { ruleVerdict } from "../../grounding/verdict.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { loadTables } from "../../tools/tables/load.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { loadTables } from "../../tables/load.js";
 
 /** A table of the cases, as a run receives it: a file path or inline `{columns, data}`. */
 export interface CaseTable {

@@ -18,7 +18,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { CodeResult, TableRef } from "../../blackboard/schemas.js";
 import { exactMatch } from "../../evals/metrics/tablebench.js";
-import type { Sandbox } from "../../tools/sandbox/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
 import type { CaseFile, CheckerCase } from "./checker-runner.js";
 import { answerLike, ingest, type TableBenchRow, tableBenchRows } from "./right-code.js";
 

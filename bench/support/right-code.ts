@@ -13,8 +13,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CodeResult, TableRef } from "../../blackboard/schemas.js";
 import { exactMatch } from "../../evals/metrics/tablebench.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { loadTables } from "../../tools/tables/load.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { loadTables } from "../../tables/load.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const TABLEBENCH = path.resolve(ROOT, "../shared/datasets/tablebench/tablebench_test.jsonl");

@@ -15,8 +15,8 @@ import path from "node:path";
 import type { Attempt, TableRef } from "../../blackboard/schemas.js";
 import { evidenceFromExecution } from "../../grounding/evidence.js";
 import { ruleVerdict } from "../../grounding/verdict.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { loadTables } from "../../tools/tables/load.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { loadTables } from "../../tables/load.js";
 import {
   coverage,
   type ObviousSpec,

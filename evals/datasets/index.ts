@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { tablemindsHome } from "../../tools/artifacts.js";
+import { tablemindsHome } from "../../storage/artifacts.js";
 import type { EvalExample } from "../types.js";
 import { loadFinQA } from "./finqa.js";
 import { DATASETS, type DatasetName, isDataset } from "./names.js";

@@ -7,7 +7,7 @@ import {
   ChartReadingSchema,
   type Figure,
 } from "../../blackboard/schemas.js";
-import type { Sandbox } from "../../tools/sandbox/types.js";
+import type { Sandbox } from "../../sandbox/types.js";
 import type { ChartRunner, EvalExample } from "../types.js";
 
 export const VERDICT_MARKER = "__TABLEMINDS_CHART__";
@@ -32,7 +32,7 @@ function source(relative: string): string {
 }
 
 /** The sandbox's reader of drawn values (one engine: the sandbox's figures use it too). */
-const READING = "../../tools/sandbox/chart_reading.py";
+const READING = "../../sandbox/chart_reading.py";
 /** Upstream's comparison (chart_metric_utils). */
 const COMPARING = "./chart_compare.py";
 /** chart_parser.py: upstream's Visualization parser, rewritten to behave the same. */
@@ -42,7 +42,7 @@ const PARSING = "./chart_parser.py";
  * The script that runs one chart as upstream's parser does: table.csv written from the row
  * dicts, then the code run twice in one process with no figure closed in between (the second
  * run with the references appended). It prints one marker line and leaves its figures open:
- * the sandbox reads them as it reads any run's (tools/sandbox/figures.py).
+ * the sandbox reads them as it reads any run's (sandbox/figures.py).
  */
 export function chartScript(code: string, example: EvalExample): string {
   const table = example.tables[0];

@@ -1,7 +1,7 @@
 # TableBench's Visualization parser, rewritten to behave as upstream's
 # parse_tablebench_instruction_response_script.py does for one chart question.
 # chart.ts puts `_REQUEST = {"code", "answer", "chart_type", "columns", "data"}`, then
-# tools/sandbox/chart_reading.py (upstream's readings of a figure) and chart_compare.py
+# sandbox/chart_reading.py (upstream's readings of a figure) and chart_compare.py
 # (its comparison) above this text, and runs the whole in the sandbox.
 #
 # The drawn values are not read here: upstream reads `plt.gca()` at the end of its second run,

@@ -4,7 +4,7 @@ import {
   isModelField,
   OPERATOR_FIELDS,
   type OperatorField,
-} from "../../blackboard/configuration.js";
+} from "../../settings/configuration.js";
 import { DATASETS } from "../datasets/names.js";
 import { ResultRecordSchema } from "../results-file.js";
 import { EndpointFailed, NotRun, ScoringFailed } from "../runner.js";
@@ -54,7 +54,7 @@ const JobExampleSchema = EvalExampleSchema.superRefine((example, ctx) => {
 
 /** One question of a run, as a worker runs it; a key it does not know is refused, not dropped. */
 export const QuestionJobSchema = z.strictObject({
-  /** The run's id on the queue (tools/queue/connection.ts: runIdOf). */
+  /** The run's id on the queue (storage/queue/connection.ts: runIdOf). */
   run: z.string().min(1),
   /** The invocation of the run that queued it; its record carries it. */
   invocation: z.number().int().positive(),

@@ -1,7 +1,7 @@
-import type { Configuration } from "../../blackboard/configuration.js";
-import { ensureConfiguration } from "../../blackboard/configuration.js";
 import { loadGraph, type RunLimits, type RunnableGraph, runLimits } from "../../graphs/registry.js";
-import { getSandbox } from "../../tools/sandbox/index.js";
+import { getSandbox } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { ensureConfiguration } from "../../settings/configuration.js";
 import { sandboxChartRunner } from "../metrics/chart.js";
 import { getScorer } from "../metrics/index.js";
 import { inQuestion } from "../question-scope.js";

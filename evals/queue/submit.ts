@@ -1,13 +1,13 @@
 import { createReadStream } from "node:fs";
 import type { z } from "zod";
+import type { TableSource } from "../../blackboard/schemas.js";
 import {
   isModelField,
   OPERATOR_SOURCE,
   splitOperatorFields,
-} from "../../blackboard/configuration.js";
-import type { TableSource } from "../../blackboard/schemas.js";
-import { JobBatch } from "../../tools/queue/batch.js";
-import { jobIdOf, runIdOf, shownUrl } from "../../tools/queue/connection.js";
+} from "../../settings/configuration.js";
+import { JobBatch } from "../../storage/queue/batch.js";
+import { jobIdOf, runIdOf, shownUrl } from "../../storage/queue/connection.js";
 import {
   jobLabel,
   QueueSealError,
@@ -15,8 +15,8 @@ import {
   resultLabel,
   seal,
   unseal,
-} from "../../tools/queue/seal.js";
-import { storeUpload } from "../../tools/tables/sources.js";
+} from "../../storage/queue/seal.js";
+import { storeUpload } from "../../tables/sources.js";
 import {
   type Answerer,
   type AnswererFactory,

@@ -1,10 +1,10 @@
-import type { Configuration } from "../../blackboard/configuration.js";
 import { namespaced } from "../../blackboard/namespaces.js";
 import { addBudget, EMPTY_BUDGET } from "../../blackboard/reducers.js";
 import type { Budget, TableRef } from "../../blackboard/schemas.js";
 import type { Turn } from "../../blackboard/turns.js";
-import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
-import { getSandbox } from "../../tools/sandbox/index.js";
+import { DuckDbSql } from "../../sandbox/duckdb.js";
+import { getSandbox } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
 import type { SolveRunnable } from "../branch.js";
 import { ask } from "../llm.js";
 import { promptPrivacy } from "../prompts.js";

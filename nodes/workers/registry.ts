@@ -1,8 +1,8 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Configuration } from "../../blackboard/configuration.js";
-import { WorkCache } from "../../tools/bounded-cache.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { WorkCache } from "../../storage/bounded-cache.js";
 import { type Worker, WorkerDeclarationSchema } from "./worker.js";
 
 /*

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { Attempt, Evidence, ExecResult, TableRef } from "../../blackboard/schemas.js";
 import type { SolveOutputValue } from "../../blackboard/state.js";
-import type { SqlResult } from "../../tools/sandbox/duckdb.js";
+import type { SqlResult } from "../../sandbox/duckdb.js";
+import type { Configuration } from "../../settings/configuration.js";
 
 /*
  * The contract of a worker: what a worker file exports and what it gets to do its job. A worker
@@ -42,7 +42,7 @@ export interface WorkerKit {
   /**
    * A read-only SQL query over the tables (DuckDB), each table under its name; its
    * `derivation` says whether the result depends on the tables (re-run on perturbed copies).
-   * `sqlAttempt` (tools/sandbox/duckdb-result.ts) makes it an attempt the checker can read.
+   * `sqlAttempt` (sandbox/duckdb-result.ts) makes it an attempt the checker can read.
    */
   sql(query: string): Promise<SqlResult>;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_LOCAL_MODEL } from "../../tools/models/local-spec.js";
+import { DEFAULT_LOCAL_MODEL } from "../../models/local-spec.js";
 import { runCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
 import { MEDALS_QUESTION, orchestratedMedalsTeam } from "../support/scripts.js";

@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { Sandbox as CloudSandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
-import { E2BSandbox, killCreatedE2BSandboxes } from "../../tools/sandbox/e2b.js";
+import { E2BSandbox, killCreatedE2BSandboxes } from "../../sandbox/e2b.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 
 /**

@@ -4,7 +4,6 @@ import os from "node:os";
 import path from "node:path";
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type {
   MomStateValue,
   OrchestratorStateValue,
@@ -14,9 +13,10 @@ import * as mom from "../../graphs/mom.js";
 import * as orchestrator from "../../graphs/orchestrator.js";
 import { graphFromModule } from "../../graphs/registry.js";
 import * as tableQa from "../../graphs/table_qa.js";
-import { offlineEmbed } from "../../tools/memory/embeddings.js";
-import { auditRun, readAuditRun } from "../../tools/models/audit.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { auditRun, readAuditRun } from "../../models/audit.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { offlineEmbed } from "../../storage/memory/embeddings.js";
 import { runCli } from "../support/cli.js";
 import { useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { citingAnswerer } from "../support/privacy-team.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef, Verdict } from "../../blackboard/schemas.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import { loadTables } from "../../tools/tables/load.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import { loadTables } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 import { judgeRun } from "../support/verdicts.js";
 

@@ -15,21 +15,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
-import { artifactStore } from "../../tools/artifact-store.js";
-import { parseStoreUrl, S3ArtifactStore } from "../../tools/artifact-store-s3.js";
+import { DuckDbSql } from "../../sandbox/duckdb.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import { artifactStore } from "../../storage/artifact-store.js";
+import { parseStoreUrl, S3ArtifactStore } from "../../storage/artifact-store-s3.js";
 import {
   artifactDir,
   hashFile,
   localArtifact,
   putArtifact,
   sha256,
-} from "../../tools/artifacts.js";
-import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import { loadTable, loadTables } from "../../tools/tables/load.js";
-import { clearTableCache, readTable } from "../../tools/tables/read.js";
-import { assertStoredTable, storeUpload } from "../../tools/tables/sources.js";
+} from "../../storage/artifacts.js";
+import { loadTable, loadTables } from "../../tables/load.js";
+import { clearTableCache, readTable } from "../../tables/read.js";
+import { assertStoredTable, storeUpload } from "../../tables/sources.js";
 import { EXAMPLES, useStubEndpoint, withContext } from "../support/env.js";
 import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type Service, startService } from "../support/services.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ask, RunDeadlineError } from "../../cli/ask.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
 import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
 import { MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type StubReply, type StubServer, startStubOpenAI } from "../support/stub-openai.js";

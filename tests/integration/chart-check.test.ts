@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Attempt, TableRef, Verdict } from "../../blackboard/schemas.js";
 import { evidenceFromExecution } from "../../grounding/evidence.js";
 import { ruleVerdict } from "../../grounding/verdict.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { loadTable } from "../../tables/load.js";
 import { CHART_QUESTION } from "../support/chart-team.js";
 import { EXAMPLES, useTempHome } from "../support/env.js";
 

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import {
   addBudget,
   appendUniqueById,
@@ -21,7 +20,8 @@ import { coder } from "../../nodes/coder.js";
 import { executor } from "../../nodes/executor.js";
 import { ingest } from "../../nodes/ingest.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
 import { EXAMPLES, useStubEndpoint, useTempHome } from "../support/env.js";
 import { lastMessage, MEDALS_CODE, MEDALS_QUESTION } from "../support/scripts.js";
 import {

@@ -3,7 +3,7 @@ import { sandboxChartRunner } from "../../evals/metrics/chart.js";
 import { tablebenchScorer } from "../../evals/metrics/tablebench.js";
 import type { EvalExample } from "../../evals/types.js";
 import { CODER_SYSTEM } from "../../nodes/coder.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
 import { useTempHome } from "../support/env.js";
 
 useTempHome();

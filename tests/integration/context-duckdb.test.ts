@@ -4,13 +4,13 @@ import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { artifactDir } from "../../tools/artifacts.js";
-import { DuckDbTable } from "../../tools/tables/cell-index-duckdb.js";
-import { tableContext } from "../../tools/tables/context.js";
-import { indexedTable, retrieveCells } from "../../tools/tables/context-retrieval.js";
-import { loadTable } from "../../tools/tables/load.js";
-import { isLargeTable, LARGE_TABLE_ROWS } from "../../tools/tables/profile.js";
-import { countTokens } from "../../tools/tables/tokens.js";
+import { artifactDir } from "../../storage/artifacts.js";
+import { DuckDbTable } from "../../tables/cell-index-duckdb.js";
+import { tableContext } from "../../tables/context.js";
+import { indexedTable, retrieveCells } from "../../tables/context-retrieval.js";
+import { loadTable } from "../../tables/load.js";
+import { isLargeTable, LARGE_TABLE_ROWS } from "../../tables/profile.js";
+import { countTokens } from "../../tables/tokens.js";
 import { useTempHome } from "../support/env.js";
 
 const ROWS = LARGE_TABLE_ROWS + 50_000;
@@ -121,10 +121,8 @@ describe("the table context of a large table (DuckDB)", () => {
 describe("the cell index of a large table, kept on disk", () => {
   it("is written beside the artifacts, and a new process would read it instead of rebuilding", async () => {
     const built = await indexedTable(large);
-    const { readDerived } = await import("../../tools/tables/derived-cache.js");
-    const { TableIndexSchema, DEFAULT_MAX_CELLS } = await import(
-      "../../tools/tables/cell-index.js"
-    );
+    const { readDerived } = await import("../../tables/derived-cache.js");
+    const { TableIndexSchema, DEFAULT_MAX_CELLS } = await import("../../tables/cell-index.js");
     const kept = await readDerived(
       "cells-1",
       [large.sha256, large.columns, DEFAULT_MAX_CELLS],

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateDatabase } from "../../graphs/persistence-postgres.js";
-import { LEDGER_MIGRATIONS } from "../../server/ledger.js";
 import {
   deploymentBroken,
   deploymentDoctorLines,
   deploymentFacts,
-} from "../../tools/deployment-probe.js";
+} from "../../cli/deployment-probe.js";
+import { migrateDatabase } from "../../graphs/persistence-postgres.js";
+import { LEDGER_MIGRATIONS } from "../../server/ledger.js";
 import { freePort } from "../support/dev-server.js";
 import { type Service, startService } from "../support/services.js";
 

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EvidenceSchema, type TableRef } from "../../blackboard/schemas.js";
-import { DuckDbSql, SqlError, type SqlResult, sqlEvidence } from "../../tools/sandbox/duckdb.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { DuckDbSql, SqlError, type SqlResult, sqlEvidence } from "../../sandbox/duckdb.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

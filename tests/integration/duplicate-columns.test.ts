@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { DuckDbSql } from "../../tools/sandbox/duckdb.js";
-import { tableContext } from "../../tools/tables/context.js";
-import { loadTables } from "../../tools/tables/load.js";
-import { uniqueColumnNames } from "../../tools/tables/names.js";
-import { readTable } from "../../tools/tables/read.js";
+import { DuckDbSql } from "../../sandbox/duckdb.js";
+import { tableContext } from "../../tables/context.js";
+import { loadTables } from "../../tables/load.js";
+import { uniqueColumnNames } from "../../tables/names.js";
+import { readTable } from "../../tables/read.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

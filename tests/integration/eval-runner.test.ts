@@ -12,7 +12,7 @@ import { loadResults } from "../../evals/results-file.js";
 import { readRunInfo } from "../../evals/run-info.js";
 import { type RunOptions, runEvaluation, systemOutput } from "../../evals/runner.js";
 import type { EvalExample } from "../../evals/types.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
 import { decodeRgbaPng } from "../support/png.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";

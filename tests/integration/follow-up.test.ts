@@ -1,6 +1,5 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type {
   MctsStateValue,
   MomStateValue,
@@ -11,7 +10,8 @@ import { builder as mctsBuilder } from "../../graphs/mcts.js";
 import { builder as momBuilder } from "../../graphs/mom.js";
 import { builder as orchestratorBuilder } from "../../graphs/orchestrator.js";
 import { builder as tableQaBuilder } from "../../graphs/table_qa.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { FOLLOW_UP, followUpTeam, promptsOf, silverTotal } from "../support/follow-up.js";
 import { lastMessage, MEDALS_QUESTION } from "../support/scripts.js";

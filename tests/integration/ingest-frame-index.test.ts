@@ -3,30 +3,31 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetOperatorSettings, setOperatorSettings } from "../../blackboard/operator.js";
 import type { TableRef } from "../../blackboard/schemas.js";
 import { ingest } from "../../nodes/ingest.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import { findPython } from "../../tools/sandbox/python.js";
-import { buildIndexInNode, DEFAULT_MAX_CELLS, keptIndex } from "../../tools/tables/cell-index.js";
-import { DuckDbTable } from "../../tools/tables/cell-index-duckdb.js";
-import { indexedTable } from "../../tools/tables/context-retrieval.js";
-import { isMissing } from "../../tools/tables/dtypes.js";
-import { FAST_CSV_BYTES } from "../../tools/tables/fast-csv.js";
-import { type FrameIndexer, sandboxIndexer } from "../../tools/tables/frame-index.js";
-import { loadTable } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
+import { sandboxIndexer } from "../../sandbox/frame-indexer.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import { findPython } from "../../sandbox/python.js";
+import { resetOperatorSettings, setOperatorSettings } from "../../settings/operator.js";
+import { buildIndexInNode, DEFAULT_MAX_CELLS, keptIndex } from "../../tables/cell-index.js";
+import { DuckDbTable } from "../../tables/cell-index-duckdb.js";
+import { indexedTable } from "../../tables/context-retrieval.js";
+import { isMissing } from "../../tables/dtypes.js";
+import { FAST_CSV_BYTES } from "../../tables/fast-csv.js";
+import type { FrameIndexer } from "../../tables/frame-index.js";
+import { loadTable } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 
 /**
  * A large clean CSV is parsed once, by the sandbox, whose DataFrame gives the table's rows, its
- * dtypes and its cell index (tools/tables/frame-index.ts); Node only copies and checks the file.
+ * dtypes and its cell index (tables/frame-index.ts); Node only copies and checks the file.
  */
 
 const run = promisify(execFile);
-const SCRIPT = path.resolve(import.meta.dirname, "../../tools/tables/frame_index.py");
+const SCRIPT = path.resolve(import.meta.dirname, "../../sandbox/frame_index.py");
 
 /**
  * Values pandas reads back as they are written (numbers as Python writes them), with ties,

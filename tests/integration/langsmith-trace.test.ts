@@ -4,7 +4,7 @@ import { Client } from "langsmith";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { traceOf } from "../../evals/runner.js";
 import { graph } from "../../graphs/table_qa.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type CaptureServer, startLangSmithCapture } from "../support/langsmith-capture.js";
 import { medalsTeam } from "../support/scripts.js";

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DownloadError, downloadFile } from "../../tools/models/download.js";
+import { DownloadError, downloadFile } from "../../models/download.js";
 import { type RangeServer, startRangeServer } from "../support/range-server.js";
 
 const BODY = randomBytes(300_000);

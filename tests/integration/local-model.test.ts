@@ -2,9 +2,9 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { callModel, clearChatModelCache, ModelCallError } from "../../tools/models/chat.js";
-import { ChatLocalModel } from "../../tools/models/local-chat.js";
-import { installedDefaultModel, LocalEnvSchema } from "../../tools/models/local-spec.js";
+import { callModel, clearChatModelCache, ModelCallError } from "../../models/chat.js";
+import { ChatLocalModel } from "../../models/local-chat.js";
+import { installedDefaultModel, LocalEnvSchema } from "../../models/local-spec.js";
 
 // Runs the real default model (SmolLM2-135M-Instruct): a few short generations on the CPU.
 const model = installedDefaultModel(LocalEnvSchema.parse(process.env));

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { MctsStateValue } from "../../blackboard/state.js";
 import { graph, stepBound } from "../../graphs/mcts.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
 import { branchOf, branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";

@@ -6,8 +6,8 @@ import { type BaseStore, InMemoryStore } from "@langchain/langgraph";
 import type { PutOperation, SearchItem, SearchOperation } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { OfflineEmbeddings } from "../../tools/memory/embeddings.js";
-import { SqliteStore, STORE_SCHEMA_VERSION } from "../../tools/memory/sqlite-store.js";
+import { OfflineEmbeddings } from "../../storage/memory/embeddings.js";
+import { SqliteStore, STORE_SCHEMA_VERSION } from "../../storage/memory/sqlite-store.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-store-"));
 const opened: SqliteStore[] = [];

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { judgeChart, sandboxChartRunner } from "../../evals/metrics/chart.js";
 import { tablebenchScorer } from "../../evals/metrics/tablebench.js";
 import type { EvalExample } from "../../evals/types.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
 import { useTempHome } from "../support/env.js";
 
 useTempHome();

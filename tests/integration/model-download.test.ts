@@ -6,13 +6,13 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DownloadError } from "../../tools/models/download.js";
-import { installFromHub } from "../../tools/models/hub.js";
+import { DownloadError } from "../../models/download.js";
+import { installFromHub } from "../../models/hub.js";
 import {
   type CatalogModel,
   DEFAULT_LOCAL_MODEL,
   FALLBACK_LOCAL_MODEL,
-} from "../../tools/models/local-spec.js";
+} from "../../models/local-spec.js";
 import { type RangeServer, startRangeServer } from "../support/range-server.js";
 
 /*

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { displayUrl, probeEndpoint } from "../../tools/models/probe.js";
+import { displayUrl, probeEndpoint } from "../../models/probe.js";
 import { type StubOptions, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 const open: StubServer[] = [];

@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelCallsInFlight, reportSlowModelCalls } from "../../tools/models/activity.js";
-import { callModel, isEndpointFailure, ModelCallError } from "../../tools/models/chat.js";
-import type { ModelSettings, Role } from "../../tools/models/config.js";
+import { modelCallsInFlight, reportSlowModelCalls } from "../../models/activity.js";
+import { callModel, isEndpointFailure, ModelCallError } from "../../models/chat.js";
+import type { ModelSettings, Role } from "../../models/config.js";
 import { type StubOptions, type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
 const open: StubServer[] = [];

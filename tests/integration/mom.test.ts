@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
 import type { MomStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/mom.js";
 import { runLimits } from "../../graphs/registry.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
 import { branchOf, branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { lastMessage } from "../support/scripts.js";

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graph as mcts } from "../../graphs/mcts.js";
 import { graph as mom } from "../../graphs/mom.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
 import { branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";

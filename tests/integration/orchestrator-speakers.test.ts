@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
-import { adoptOperatorFields } from "../../blackboard/operator.js";
 import { graph } from "../../graphs/orchestrator.js";
+import { reportSlowModelCalls } from "../../models/activity.js";
 import { ask } from "../../nodes/llm.js";
 import { SQL_SYSTEM } from "../../nodes/workers/builtin/sql.js";
-import { reportSlowModelCalls } from "../../tools/models/activity.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
+import { adoptOperatorFields } from "../../settings/operator.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { MEDALS_QUESTION } from "../support/scripts.js";
 import {

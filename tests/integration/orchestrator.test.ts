@@ -1,11 +1,11 @@
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
-import { adoptOperatorFields } from "../../blackboard/operator.js";
 import type { OrchestratorStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/orchestrator.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { adoptOperatorFields } from "../../settings/operator.js";
 import { useStubEndpoint, useTempHome } from "../support/env.js";
 import { answerFromOutput, lastMessage } from "../support/scripts.js";
 import {

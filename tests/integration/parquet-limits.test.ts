@@ -1,10 +1,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { artifactDir } from "../../tools/artifacts.js";
-import { sqlString } from "../../tools/sandbox/duckdb-csv.js";
-import { withDuckDb } from "../../tools/tables/duckdb-scan.js";
-import { loadTables } from "../../tools/tables/load.js";
+import { artifactDir } from "../../storage/artifacts.js";
+import { sqlString } from "../../tables/duckdb-csv.js";
+import { withDuckDb } from "../../tables/duckdb-scan.js";
+import { loadTables } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir } from "../support/table-fixtures.js";
 

@@ -4,29 +4,29 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { recall } from "../../nodes/recall.js";
-import type { NodeRuntime } from "../../nodes/runtime.js";
-import { encodeVector, OFFLINE_ID, offlineEmbed } from "../../tools/memory/embeddings.js";
-import {
-  EPISODE_VERSION,
-  type Episode,
-  memoryNamespace,
-  questionPattern,
-} from "../../tools/memory/episodes.js";
-import { tableSchema } from "../../tools/memory/table-schema.js";
 import {
   auditDir,
   auditRun,
   listAuditRuns,
   readAuditRun,
   recordLocalCall,
-} from "../../tools/models/audit.js";
-import { guardedFetch } from "../../tools/models/fetch.js";
-import { privacyOf, privateTableContexts } from "../../tools/tables/privacy.js";
-import { tableFacts } from "../../tools/tables/privacy-facts.js";
-import { LARGE_TABLE_ROWS } from "../../tools/tables/profile.js";
+} from "../../models/audit.js";
+import { guardedFetch } from "../../models/fetch.js";
+import { recall } from "../../nodes/recall.js";
+import type { NodeRuntime } from "../../nodes/runtime.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { encodeVector, OFFLINE_ID, offlineEmbed } from "../../storage/memory/embeddings.js";
+import {
+  EPISODE_VERSION,
+  type Episode,
+  memoryNamespace,
+  questionPattern,
+} from "../../storage/memory/episodes.js";
+import { tableSchema } from "../../storage/memory/table-schema.js";
+import { privacyOf, privateTableContexts } from "../../tables/privacy.js";
+import { tableFacts } from "../../tables/privacy-facts.js";
+import { LARGE_TABLE_ROWS } from "../../tables/profile.js";
 import { useTempHome } from "../support/env.js";
 import { tableRef } from "../support/table-fixtures.js";
 
@@ -214,12 +214,12 @@ describe("the audit log", () => {
 
 describe("the values scrub over what pandas says", () => {
   afterAll(async () => {
-    const { closeSandboxes } = await import("../../tools/sandbox/index.js");
+    const { closeSandboxes } = await import("../../sandbox/index.js");
     await closeSandboxes();
   });
 
   it("leaves no canary cell in the errors of code run over the table", async () => {
-    const { getSandbox } = await import("../../tools/sandbox/index.js");
+    const { getSandbox } = await import("../../sandbox/index.js");
     const canaries = ["ZQX-canary-7741", "İSTANBUL-GİZLİ-5512", "qqq-secret-0042", "ÆØÅ-hush-9931"];
     const csv = [
       "name,city,amount",

@@ -1,7 +1,7 @@
 import { truncateSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import {
   EXAMPLES_PER_COLUMN,
   formatProfile,
@@ -10,8 +10,8 @@ import {
   LARGE_TABLE_ROWS,
   profileTable,
   summarizeInNode,
-} from "../../tools/tables/profile.js";
-import { summarizeWithDuckDb } from "../../tools/tables/profile-duckdb.js";
+} from "../../tables/profile.js";
+import { summarizeWithDuckDb } from "../../tables/profile-duckdb.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

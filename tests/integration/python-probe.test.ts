@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findPython, probePython } from "../../tools/sandbox/python.js";
+import { findPython, probePython } from "../../sandbox/python.js";
 
 /* The probe finds pandas and its version without importing it (the worker imports it). */
 

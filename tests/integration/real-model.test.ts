@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExecResultSchema } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graph } from "../../graphs/table_qa.js";
+import { clearChatModelCache } from "../../models/chat.js";
+import { installedDefaultModel, LocalEnvSchema } from "../../models/local-spec.js";
 import { ReplyParseError } from "../../nodes/llm.js";
-import { clearChatModelCache } from "../../tools/models/chat.js";
-import { installedDefaultModel, LocalEnvSchema } from "../../tools/models/local-spec.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
 import { EXAMPLES, useTempHome, withContext } from "../support/env.js";
 
 /*

@@ -3,28 +3,28 @@ import os from "node:os";
 import path from "node:path";
 import { AsyncBatchedStore, type BaseStore, InMemoryStore } from "@langchain/langgraph";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import { EvidenceSchema, MemorySchema, type Verdict } from "../../blackboard/schemas.js";
 import { archiver } from "../../nodes/archiver.js";
 import { plannerPrompt } from "../../nodes/planner.js";
 import { renderMemories } from "../../nodes/prompts.js";
 import { recall } from "../../nodes/recall.js";
 import type { NodeRuntime } from "../../nodes/runtime.js";
+import type { Configuration } from "../../settings/configuration.js";
 import {
   decodeVector,
   encodeVector,
   OFFLINE_ID,
   offlineEmbed,
-} from "../../tools/memory/embeddings.js";
+} from "../../storage/memory/embeddings.js";
 import {
   EPISODE_VERSION,
   type Episode,
   EpisodeSchema,
   memoryNamespace,
   questionPattern,
-} from "../../tools/memory/episodes.js";
-import { openMemoryStore, pruneMemory } from "../../tools/memory/index.js";
-import { cosine, SqliteStore } from "../../tools/memory/sqlite-store.js";
+} from "../../storage/memory/episodes.js";
+import { openMemoryStore, pruneMemory } from "../../storage/memory/index.js";
+import { cosine, SqliteStore } from "../../storage/memory/sqlite-store.js";
 import { runCli } from "../support/cli.js";
 import { useStubEndpoint } from "../support/env.js";
 import {

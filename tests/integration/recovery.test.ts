@@ -6,7 +6,7 @@ import { migrateDatabase } from "../../graphs/persistence-postgres.js";
 import type { RunnableGraph } from "../../graphs/registry.js";
 import { LEDGER_MIGRATIONS, Ledger } from "../../server/ledger.js";
 import { type RecoveryOptions, recoverRun } from "../../server/recovery.js";
-import { openPool, type Pool, tryThreadLock } from "../../tools/postgres.js";
+import { openPool, type Pool, tryThreadLock } from "../../storage/postgres.js";
 import { type Service, startService } from "../support/services.js";
 
 /*

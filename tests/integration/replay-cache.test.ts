@@ -4,14 +4,14 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { callModel } from "../../tools/models/chat.js";
-import type { ModelSettings } from "../../tools/models/config.js";
+import { callModel } from "../../models/chat.js";
+import type { ModelSettings } from "../../models/config.js";
 import {
   closeReplayCaches,
   ReplayCache,
   ReplayCacheError,
   replayCacheStats,
-} from "../../tools/models/replay-cache.js";
+} from "../../models/replay-cache.js";
 import { useStubEndpoint } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -179,7 +179,7 @@ describe("the replay cache in callModel, against the real ChatOpenAI", () => {
 
 /** Writes `count` entries under `prefix` from a separate Node process. */
 function writerProcess(file: string, prefix: string, count: number): Promise<number | null> {
-  const module = path.resolve(import.meta.dirname, "../../tools/models/replay-cache.ts");
+  const module = path.resolve(import.meta.dirname, "../../models/replay-cache.ts");
   const script = `
     import { ReplayCache } from ${JSON.stringify(module)};
     const cache = new ReplayCache(${JSON.stringify(file)});

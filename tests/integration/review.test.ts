@@ -6,7 +6,7 @@ import { routeAfterCodeReview, routeAfterCoder } from "../../graphs/solve.js";
 import { builder, routeAfterAnswerReview, routeAfterSolve } from "../../graphs/table_qa.js";
 import { RunEventSchema } from "../../nodes/events.js";
 import { ReviewDecisionSchema, ReviewRequestSchema } from "../../nodes/reviewer.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
 import { EXAMPLES, MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { lastMessage, MEDALS_CODE, MEDALS_QUESTION, medalsTeam } from "../support/scripts.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";

@@ -10,8 +10,8 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactDir, putArtifact } from "../../tools/artifacts.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { artifactDir, putArtifact } from "../../storage/artifacts.js";
 import { type RewardServer, startRewardServer } from "../../training/server/index.js";
 import { useTempHome } from "../support/env.js";
 

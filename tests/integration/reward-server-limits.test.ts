@@ -1,6 +1,6 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
 import { scoreReward } from "../../training/rewards/index.js";
 import { type RewardServer, startRewardServer } from "../../training/server/index.js";
 import { useTempHome } from "../support/env.js";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { findPython } from "../../tools/sandbox/python.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { findPython } from "../../sandbox/python.js";
 import { OPERATION_LABELS, operationLabels } from "../../training/rewards/operations.js";
 import { pandasSnippets } from "../support/generated-cases.js";
 import { askReference } from "../support/reference-python.js";

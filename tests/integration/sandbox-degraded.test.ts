@@ -9,15 +9,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
 import {
   DEGRADED_OPT_IN,
   DEGRADED_REFUSAL,
   degradedRefusal,
   degradedSandboxAllowed,
-} from "../../tools/sandbox/hardening.js";
-import { LocalSandbox, LocalSandboxRefusedError } from "../../tools/sandbox/local.js";
-import { findPython } from "../../tools/sandbox/python.js";
+} from "../../sandbox/hardening.js";
+import { LocalSandbox, LocalSandboxRefusedError } from "../../sandbox/local.js";
+import { findPython } from "../../sandbox/python.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
 

@@ -1,7 +1,7 @@
 import { CommandExitError, FileNotFoundError } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { killCreatedE2BSandboxes, leftovers, spawnReaper } from "../../tools/sandbox/e2b-reaper.js";
-import { cloudE2BSdk, type E2BCreateOptions } from "../../tools/sandbox/e2b-sdk.js";
+import { killCreatedE2BSandboxes, leftovers, spawnReaper } from "../../sandbox/e2b-reaper.js";
+import { cloudE2BSdk, type E2BCreateOptions } from "../../sandbox/e2b-sdk.js";
 import { E2BApiServer } from "../support/e2b-api-server.js";
 import { eventually } from "./hostile/procfs.js";
 
@@ -88,7 +88,7 @@ describe("the E2B SDK adapter, against a local E2B API", () => {
     expect(leftovers().some((l) => l.ids.includes(kept.sandboxId))).toBe(true);
     // A sandbox of the same pool whose create answer never reached us.
     const orphan = await cloudE2BSdk.create({ ...options, metadata: { pool: "pool-b" } });
-    const { forgetSandbox } = await import("../../tools/sandbox/e2b-reaper.js");
+    const { forgetSandbox } = await import("../../sandbox/e2b-reaper.js");
     forgetSandbox(orphan.sandboxId);
 
     const { killed } = await killCreatedE2BSandboxes();

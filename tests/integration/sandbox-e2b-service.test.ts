@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
-import { E2BSandbox, type E2BSandboxOptions } from "../../tools/sandbox/e2b.js";
+import { E2BSandbox, type E2BSandboxOptions } from "../../sandbox/e2b.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
 import { medalsRef } from "../support/table-fixtures.js";

@@ -11,7 +11,7 @@ import {
   type E2BSandboxOptions,
   E2BStartError,
   E2BTemplateError,
-} from "../../tools/sandbox/e2b.js";
+} from "../../sandbox/e2b.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
 import { medalsRef } from "../support/table-fixtures.js";

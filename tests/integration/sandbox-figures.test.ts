@@ -2,15 +2,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setOperatorSettings } from "../../blackboard/operator.js";
 import type { Figure, TableRef } from "../../blackboard/schemas.js";
 import { chartScript, judgeChart, sandboxChartRunner } from "../../evals/metrics/chart.js";
 import type { ChartRunner, EvalExample } from "../../evals/types.js";
+import { E2BSandbox } from "../../sandbox/e2b.js";
+import { LocalSandbox } from "../../sandbox/local.js";
 import { app } from "../../server/app.js";
-import { putArtifact } from "../../tools/artifacts.js";
-import { E2BSandbox } from "../../tools/sandbox/e2b.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { setOperatorSettings } from "../../settings/operator.js";
+import { putArtifact } from "../../storage/artifacts.js";
+import { loadTable } from "../../tables/load.js";
 import { EXAMPLES, useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
 

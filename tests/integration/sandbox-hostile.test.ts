@@ -5,8 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecResult, TableRef } from "../../blackboard/schemas.js";
-import { artifactDir, putArtifact } from "../../tools/artifacts.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import { artifactDir, putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
 

@@ -9,14 +9,14 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
-import { LocalSandbox, WarmWorker } from "../../tools/sandbox/local.js";
-import { findPython } from "../../tools/sandbox/python.js";
+import { LocalSandbox, WarmWorker } from "../../sandbox/local.js";
+import { findPython } from "../../sandbox/python.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
 
 const run = promisify(execFile);
-const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../tools/sandbox");
+const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../sandbox");
 const MARKER = `foreign-${process.pid}-${Date.now()}`;
 
 async function table(csv: string, name: string): Promise<TableRef> {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CodeResult, ExecResult, TableRef } from "../../blackboard/schemas.js";
-import { E2BSandbox } from "../../tools/sandbox/e2b.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import type { ExecRequest, Sandbox } from "../../tools/sandbox/types.js";
+import { E2BSandbox } from "../../sandbox/e2b.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import type { ExecRequest, Sandbox } from "../../sandbox/types.js";
 import { useTempHome } from "../support/env.js";
 import { FakeE2B } from "../support/fake-e2b.js";
 import { medalsRef, tableRef } from "../support/table-fixtures.js";

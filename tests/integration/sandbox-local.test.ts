@@ -5,15 +5,15 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { defaultWorkerCount, LocalSandbox } from "../../tools/sandbox/local.js";
-import { LineSplitter, parseWorkerLine } from "../../tools/sandbox/local-protocol.js";
-import { findPython, PythonNotFoundError } from "../../tools/sandbox/python.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { defaultWorkerCount, LocalSandbox } from "../../sandbox/local.js";
+import { LineSplitter, parseWorkerLine } from "../../sandbox/local-protocol.js";
+import { findPython, PythonNotFoundError } from "../../sandbox/python.js";
 import { useTempHome } from "../support/env.js";
 import { tableRef } from "../support/table-fixtures.js";
 import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../../tools/sandbox/worker.py", import.meta.url));
+const WORKER_SCRIPT = fileURLToPath(new URL("../../sandbox/worker.py", import.meta.url));
 
 function someTable() {
   return tableRef("single", "x\n1", [{ name: "x", dtype: "int64" }]);

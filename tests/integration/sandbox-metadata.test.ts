@@ -19,13 +19,13 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
-import { findPython } from "../../tools/sandbox/python.js";
+import { LocalSandbox } from "../../sandbox/local.js";
+import { findPython } from "../../sandbox/python.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 
 const run = promisify(execFile);
-const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../tools/sandbox");
+const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../sandbox");
 const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
 
 /**

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { LocalSandbox } from "../../sandbox/local.js";
 import { useTempHome } from "../support/env.js";
 import { tableRef } from "../support/table-fixtures.js";
 

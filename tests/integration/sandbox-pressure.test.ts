@@ -4,12 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { findPython } from "../../tools/sandbox/python.js";
+import { findPython } from "../../sandbox/python.js";
 
-const SANDBOX_DIR = fileURLToPath(new URL("../../tools/sandbox/", import.meta.url));
+const SANDBOX_DIR = fileURLToPath(new URL("../../sandbox/", import.meta.url));
 
 /**
- * Feeds tools/sandbox/pressure.py a fake PSI file and clock: each step sets the file's
+ * Feeds sandbox/pressure.py a fake PSI file and clock: each step sets the file's
  * `some total` (microseconds stalled) and the time, then asks whether the CPUs are busy.
  */
 async function decisions(

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecResult } from "../../blackboard/schemas.js";
-import { LocalSandbox } from "../../tools/sandbox/local.js";
+import { LocalSandbox } from "../../sandbox/local.js";
 import { useTempHome } from "../support/env.js";
 
 const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");

@@ -5,11 +5,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { findPython } from "../../tools/sandbox/python.js";
-import { RunnerResultSchema } from "../../tools/sandbox/results.js";
+import { findPython } from "../../sandbox/python.js";
+import { RunnerResultSchema } from "../../sandbox/results.js";
 
 describe("runner.py as a one-shot command", () => {
-  const RUNNER = fileURLToPath(new URL("../../tools/sandbox/runner.py", import.meta.url));
+  const RUNNER = fileURLToPath(new URL("../../sandbox/runner.py", import.meta.url));
 
   async function runOnce(request: object, dir: string): Promise<{ code: number; result: unknown }> {
     const requestPath = path.join(dir, "request.json");

@@ -7,10 +7,10 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { findPython } from "../../tools/sandbox/python.js";
-import { reclaimDeadScratch } from "../../tools/sandbox/scratch-reclaim.js";
+import { findPython } from "../../sandbox/python.js";
+import { reclaimDeadScratch } from "../../sandbox/scratch-reclaim.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../../tools/sandbox/worker.py", import.meta.url));
+const WORKER_SCRIPT = fileURLToPath(new URL("../../sandbox/worker.py", import.meta.url));
 const root = mkdtempSync(path.join(os.tmpdir(), "tableminds-reclaim-"));
 
 /** A pid that ran and has exited. */

@@ -1,13 +1,13 @@
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graphFromModule } from "../../graphs/registry.js";
 import * as tableQa from "../../graphs/table_qa.js";
-import { offlineEmbed } from "../../tools/memory/embeddings.js";
-import { EpisodeSchema, memoryNamespace } from "../../tools/memory/episodes.js";
-import { SqliteStore } from "../../tools/memory/sqlite-store.js";
-import { closeSandboxes } from "../../tools/sandbox/index.js";
+import { closeSandboxes } from "../../sandbox/index.js";
+import type { Configuration } from "../../settings/configuration.js";
+import { offlineEmbed } from "../../storage/memory/embeddings.js";
+import { EpisodeSchema, memoryNamespace } from "../../storage/memory/episodes.js";
+import { SqliteStore } from "../../storage/memory/sqlite-store.js";
 import { EXAMPLES, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import {
   answerFromOutput,

@@ -1,15 +1,11 @@
 import { mkdirSync, readdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  enterServedMode,
-  operatorSettings,
-  setOperatorSettings,
-} from "../../blackboard/operator.js";
-import { artifactDir } from "../../tools/artifacts.js";
-import { loadTables } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
-import { allowedSource } from "../../tools/tables/sources.js";
+import { enterServedMode, operatorSettings, setOperatorSettings } from "../../settings/operator.js";
+import { artifactDir } from "../../storage/artifacts.js";
+import { loadTables } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
+import { allowedSource } from "../../tables/sources.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir } from "../support/table-fixtures.js";
 

@@ -5,11 +5,11 @@
 import { utils, write } from "@e965/xlsx";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
-import { tableContexts } from "../../tools/tables/context.js";
-import { loadTables } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
-import type { ReadingOptions } from "../../tools/tables/reading.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { tableContexts } from "../../tables/context.js";
+import { loadTables } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
+import type { ReadingOptions } from "../../tables/reading.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 import { judgeRun } from "../support/verdicts.js";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { putArtifact } from "../../tools/artifacts.js";
-import { closeSandboxes, getSandbox } from "../../tools/sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
+import { putArtifact } from "../../storage/artifacts.js";
 import { type VerlRow, VerlRowSchema } from "../../training/exports/rows.js";
 import { scoreReward } from "../../training/rewards/index.js";
 import {

@@ -1,8 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { graph } from "../../graphs/table_qa.js";
+import type { Configuration } from "../../settings/configuration.js";
 import { MEDALS_QUESTION } from "./scripts.js";
 
 /** Points the artifact store at a fresh temporary directory for this test file. */

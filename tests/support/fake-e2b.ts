@@ -21,7 +21,7 @@ import type {
   E2BRunOptions,
   E2BSdk,
   E2BTransferOptions,
-} from "../../tools/sandbox/e2b-sdk.js";
+} from "../../sandbox/e2b-sdk.js";
 
 /** The Python that fake sandboxes run as `python3` (it has pandas on this machine). */
 const HOST_PYTHON = "/usr/bin/python3";

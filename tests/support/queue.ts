@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
-import { QUEUE_NAME, redisOptions } from "../../tools/queue/connection.js";
+import { QUEUE_NAME, redisOptions } from "../../storage/queue/connection.js";
 import { type CliResult, type RunningCli, startCli } from "./cli.js";
 
 /*

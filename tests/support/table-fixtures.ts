@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { putArtifact } from "../../tools/artifacts.js";
+import { putArtifact } from "../../storage/artifacts.js";
 
 /** A fresh directory for fixture files, under the system temp directory. */
 export function fixtureDir(): string {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { WarmWorker, type WorkerResult } from "../../tools/sandbox/local.js";
+import { WarmWorker, type WorkerResult } from "../../sandbox/local.js";
 
 /**
  * A warm worker whose children run without Landlock (the audit hook and seccomp alone), started

@@ -6,13 +6,13 @@ import { Readable } from "node:stream";
 import { S3Client } from "@aws-sdk/client-s3";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { artifactStore, localFolderStore } from "../../tools/artifact-store.js";
-import { parseStoreUrl, S3ArtifactStore } from "../../tools/artifact-store-s3.js";
-import { artifactDir, localArtifact, putArtifact, sha256 } from "../../tools/artifacts.js";
-import { verifyArtifact } from "../../tools/sandbox/duckdb-csv.js";
-import { loadTables } from "../../tools/tables/load.js";
-import { clearTableCache, readTable } from "../../tools/tables/read.js";
-import { assertStoredTable, storeUpload, uploadPath } from "../../tools/tables/sources.js";
+import { artifactStore, localFolderStore } from "../../storage/artifact-store.js";
+import { parseStoreUrl, S3ArtifactStore } from "../../storage/artifact-store-s3.js";
+import { artifactDir, localArtifact, putArtifact, sha256 } from "../../storage/artifacts.js";
+import { verifyArtifact } from "../../tables/duckdb-csv.js";
+import { loadTables } from "../../tables/load.js";
+import { clearTableCache, readTable } from "../../tables/read.js";
+import { assertStoredTable, storeUpload, uploadPath } from "../../tables/sources.js";
 import { useTempHome } from "../support/env.js";
 
 /* The local folder backend (the default) and the rules every backend shares. */

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { artifactDir, putArtifact, sha256 } from "../../tools/artifacts.js";
+import { artifactDir, putArtifact, sha256 } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
 
 describe("artifact store", () => {

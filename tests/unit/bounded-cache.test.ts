@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BoundedCache, WorkCache } from "../../tools/bounded-cache.js";
+import { BoundedCache, WorkCache } from "../../storage/bounded-cache.js";
 
 describe("BoundedCache", () => {
   it("drops the least recently used entry past its limit", () => {

@@ -1,13 +1,13 @@
 import path from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { ConfigurationSchema } from "../../blackboard/configuration.js";
-import { operatorSettings, resetOperatorSettings } from "../../blackboard/operator.js";
 import {
   ASK_FLAGS,
   configurationFromFlags,
   withConfigurationFlags,
 } from "../../cli/configuration-flags.js";
+import { ConfigurationSchema } from "../../settings/configuration.js";
+import { operatorSettings, resetOperatorSettings } from "../../settings/operator.js";
 
 /** A command with the `ask` flags that keeps its errors instead of exiting. */
 function askCommand() {

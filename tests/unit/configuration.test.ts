@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ConfigurationError, configurationOf } from "../../nodes/runtime.js";
 import {
   ConfigurationSchema,
   ContextSchema,
   OPERATOR_FIELDS,
-} from "../../blackboard/configuration.js";
-import { ConfigurationError, configurationOf } from "../../nodes/runtime.js";
+} from "../../settings/configuration.js";
 
 describe("the run configuration", () => {
   it("shows Studio and the SDK the configuration's own schema, defaults included", () => {

@@ -5,7 +5,7 @@ import {
   normalizeText,
   questionTerms,
   stem,
-} from "../../tools/tables/context-keywords.js";
+} from "../../tables/context-keywords.js";
 
 const texts = (question: string) => questionTerms(question).cellKeywords.map((k) => k.text);
 

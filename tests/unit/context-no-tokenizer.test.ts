@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { tableContext, tableContexts } from "../../tools/tables/context.js";
-import { loadTable } from "../../tools/tables/load.js";
-import * as tokens from "../../tools/tables/tokens.js";
+import { tableContext, tableContexts } from "../../tables/context.js";
+import { loadTable } from "../../tables/load.js";
+import * as tokens from "../../tables/tokens.js";
 import { useTempHome } from "../support/env.js";
 
-vi.mock("../../tools/tables/tokens.js", { spy: true });
+vi.mock("../../tables/tokens.js", { spy: true });
 
 /* Loading o200k_base takes about half a second: a table whose bytes fit never pays for it. */
 

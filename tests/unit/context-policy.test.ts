@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { tableContext, tableContexts } from "../../tools/tables/context.js";
-import { packSections } from "../../tools/tables/context-budget.js";
-import { retrieveCells } from "../../tools/tables/context-retrieval.js";
-import { loadTable } from "../../tools/tables/load.js";
-import { countTokens, loadTokenizer } from "../../tools/tables/tokens.js";
+import { tableContext, tableContexts } from "../../tables/context.js";
+import { packSections } from "../../tables/context-budget.js";
+import { retrieveCells } from "../../tables/context-retrieval.js";
+import { loadTable } from "../../tables/load.js";
+import { countTokens, loadTokenizer } from "../../tables/tokens.js";
 import { useTempHome } from "../support/env.js";
 
 const CITIES = ["Oslo", "Lima", "Kyiv", "Pune", "Turin", "Quito", "Hanoi", "Perth"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countTokens, loadTokenizer, TOKEN_ENCODING } from "../../tools/tables/tokens.js";
+import { countTokens, loadTokenizer, TOKEN_ENCODING } from "../../tables/tokens.js";
 
 describe("token counting", () => {
   it("counts o200k_base tokens, loading the encoding once", async () => {

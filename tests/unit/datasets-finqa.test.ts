@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadFinQA } from "../../evals/datasets/finqa.js";
 import { DatasetFormatError, loadDataset } from "../../evals/datasets/index.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const DIR = path.resolve(import.meta.dirname, "../fixtures/datasets/finqa");

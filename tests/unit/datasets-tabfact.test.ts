@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DatasetFormatError, loadDataset } from "../../evals/datasets/index.js";
 import { loadTabFact, parseTabFactCsv } from "../../evals/datasets/tabfact.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../fixtures/datasets/tabfact");
@@ -48,7 +48,7 @@ describe("the TabFact loader on the 3-table fixture", () => {
     }
   });
 
-  it("reads the '#'-separated tables, which load through tools/tables", async () => {
+  it("reads the '#'-separated tables, which load through tables", async () => {
     const examples = await loadDataset("tabfact", { path: ROOT });
     const lines = readFileSync(path.join(ROOT, "data/all_csv/2-1570274-4.html.csv"), "utf8")
       .trim()

@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DatasetFormatError, loadDataset, SHARED_TABLEBENCH } from "../../evals/datasets/index.js";
 import { loadTableBench } from "../../evals/datasets/tablebench.js";
-import { loadTable, loadTables } from "../../tools/tables/load.js";
+import { loadTable, loadTables } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const SAMPLE = path.resolve(
@@ -67,7 +67,7 @@ describe("the TableBench loader on the 40-question fixture", () => {
     expect(examples.filter((e) => e.chartType !== undefined)).toHaveLength(6);
   });
 
-  it("gives tables that load through tools/tables with their rows and columns", async () => {
+  it("gives tables that load through tables with their rows and columns", async () => {
     const examples = await loadDataset("tablebench", { path: SAMPLE });
     const raw = rawRows() as { table: { columns: string[]; data: unknown[][] } }[];
     for (const [i, example] of examples.entries()) {

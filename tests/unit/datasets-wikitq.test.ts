@@ -5,7 +5,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DatasetFormatError, loadDataset } from "../../evals/datasets/index.js";
 import { loadWikiTQ, parseWikiTQCsv } from "../../evals/datasets/wikitq.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../fixtures/datasets/wikitq");
@@ -83,7 +83,7 @@ describe("the WikiTQ loader on the 15-question fixture", () => {
     expect(first && "columns" in first ? first.columns[4] : "").toBe("UCI ProTour\nPoints");
   });
 
-  it("gives tables that load through tools/tables", async () => {
+  it("gives tables that load through tables", async () => {
     const examples = await loadDataset("wikitq", { path: ROOT });
     for (const example of examples) {
       const source = example.tables[0];

@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigurationSchema } from "../../blackboard/configuration.js";
 import {
   CONFIGURATION_DOC,
   ENVIRONMENT,
@@ -13,6 +12,7 @@ import {
   renderFieldTable,
   withGeneratedParts,
 } from "../../scripts/docs-config.js";
+import { ConfigurationSchema } from "../../settings/configuration.js";
 
 const doc = () => readFileSync(path.join(ROOT, CONFIGURATION_DOC), "utf8");
 

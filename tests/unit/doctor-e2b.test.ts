@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type DoctorFacts, formatDoctorReport } from "../../cli/doctor.js";
-import { e2bSetupFacts } from "../../tools/sandbox/e2b-template.js";
+import { e2bSetupFacts } from "../../sandbox/e2b-template.js";
 
 const BASE: DoctorFacts = {
   python: { ok: true, executable: "/usr/bin/python3", version: "3.11.2", pandas: "1.5.3" },

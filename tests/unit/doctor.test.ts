@@ -5,7 +5,7 @@ import {
   environmentFacts,
   formatDoctorReport,
 } from "../../cli/doctor.js";
-import { DEGRADED_REFUSAL } from "../../tools/sandbox/hardening.js";
+import { DEGRADED_REFUSAL } from "../../sandbox/hardening.js";
 
 const WORKING: DoctorFacts = {
   python: { ok: true, executable: "/usr/bin/python3", version: "3.11.2", pandas: "1.5.3" },

@@ -5,7 +5,7 @@ import {
   referencedTables,
   rowIdColumnJson,
   traceTarget,
-} from "../../tools/sandbox/duckdb-ast.js";
+} from "../../sandbox/duckdb-ast.js";
 
 /** A hand-written stand-in for json_serialize_sql output of one SELECT. */
 function serialized(node: Record<string, unknown>): string {

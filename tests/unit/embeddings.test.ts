@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ModelConfigError } from "../../models/config.js";
+import { createEmbedder } from "../../models/embeddings.js";
 import {
-  createEmbedder,
   decodeVector,
   encodeVector,
   maskValues,
@@ -8,9 +9,8 @@ import {
   OFFLINE_ID,
   OfflineEmbeddings,
   offlineEmbed,
-} from "../../tools/memory/embeddings.js";
-import { cosine } from "../../tools/memory/sqlite-store.js";
-import { ModelConfigError } from "../../tools/models/config.js";
+} from "../../storage/memory/embeddings.js";
+import { cosine } from "../../storage/memory/sqlite-store.js";
 
 const similarity = (a: string, b: string) => cosine(offlineEmbed(a), offlineEmbed(b));
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../blackboard/schemas.js";
 import { episodeOutcome, isPlainLookup } from "../../nodes/archiver.js";
 import { renderMemories } from "../../nodes/prompts.js";
-import { decodeVector, encodeVector } from "../../tools/memory/embeddings.js";
+import { decodeVector, encodeVector } from "../../storage/memory/embeddings.js";
 import {
   addOrMerge,
   EPISODE_VERSION,
@@ -17,13 +17,13 @@ import {
   toMemory,
   userMemoryPrefix,
   withNotes,
-} from "../../tools/memory/episodes.js";
+} from "../../storage/memory/episodes.js";
 import {
   columnKind,
   normalizeColumnName,
   schemaSimilarity,
   tableSchema,
-} from "../../tools/memory/table-schema.js";
+} from "../../storage/memory/table-schema.js";
 import {
   attempt,
   contradictedState,

@@ -15,7 +15,7 @@ import {
   systemOutput,
 } from "../../evals/runner.js";
 import type { EvalExample, QuestionScore, Scorer } from "../../evals/types.js";
-import { ModelCallError } from "../../tools/models/errors.js";
+import { ModelCallError } from "../../models/errors.js";
 
 const examples: EvalExample[] = Array.from({ length: 12 }, (_, i) => ({
   id: `q${i}`,

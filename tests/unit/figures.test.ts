@@ -4,7 +4,7 @@ import { currentReading } from "../../evals/metrics/chart.js";
 import { drawingLines, evidenceFromExecution } from "../../grounding/evidence.js";
 import { describeFigure } from "../../grounding/figure-text.js";
 import { asksForChart, chartIssues, verifyChart } from "../../grounding/figures.js";
-import { figureFileProblem } from "../../tools/sandbox/figures.js";
+import { figureFileProblem } from "../../sandbox/figures.js";
 import { execResult } from "../support/exec-result.js";
 
 function point(label: string, value: number, derived: PlotPoint["derived"] = "yes"): PlotPoint {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type Grid, gridFromJson } from "../../tools/tables/grid.js";
+import { type Grid, gridFromJson } from "../../tables/grid.js";
 import {
   MAX_FLAT_COLUMNS,
   MAX_JSON_DEPTH,
   MAX_OBJECT_KEYS,
   PARENT_ROW,
-} from "../../tools/tables/json-records.js";
+} from "../../tables/json-records.js";
 
 const grid = (value: unknown): Grid => gridFromJson(JSON.stringify(value), "people.json");
 

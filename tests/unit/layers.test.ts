@@ -3,10 +3,24 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /*
- * Dependencies point down: a folder imports only from folders below it (and from itself).
+ * Dependencies point down: a room imports only from rooms below it (and from itself).
  * training/ sits beside evals/: it may use evals/ (its scorers) but not the cli.
  */
-const LAYERS = ["cli", "training", "evals", "graphs", "nodes", "grounding", "tools", "blackboard"];
+const LAYERS = [
+  "cli",
+  "server",
+  "training",
+  "evals",
+  "graphs",
+  "nodes",
+  "grounding",
+  "sandbox",
+  "models",
+  "tables",
+  "storage",
+  "settings",
+  "blackboard",
+];
 const root = path.resolve(import.meta.dirname, "../..");
 
 function sources(dir: string): string[] {
@@ -37,6 +51,15 @@ describe("the layers", () => {
         .map((target) => `${file} -> ${target}/`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it("lists every room that holds runtime code", () => {
+    const rooms = readdirSync(root, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && sources(entry.name).length > 0)
+      .map((entry) => entry.name)
+      .filter((name) => !["tests", "bench", "scripts", "node_modules", "dist"].includes(name))
+      .filter((name) => !name.startsWith("."));
+    expect(rooms.sort()).toEqual([...LAYERS].sort());
   });
 
   it("finds the imports it checks", () => {

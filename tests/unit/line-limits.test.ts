@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TableLoadError } from "../../tools/tables/errors.js";
+import { TableLoadError } from "../../tables/errors.js";
 import {
   DEFAULT_MAX_LINE_BYTES,
   duckDbLineOptions,
@@ -7,7 +7,7 @@ import {
   LineLengths,
   maxLineBytes,
   rejectLongLines,
-} from "../../tools/tables/line-limits.js";
+} from "../../tables/line-limits.js";
 
 function refusal(bytes: Uint8Array, max: number): TableLoadError {
   try {

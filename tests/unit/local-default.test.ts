@@ -8,7 +8,7 @@ import {
   hubUrl,
   installedDefault,
   resolveLocalSpec,
-} from "../../tools/models/local-spec.js";
+} from "../../models/local-spec.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "tableminds-local-default-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../blackboard/schemas.js";
+import { evidenceIdsIn, grammarFor, roleOfSystem } from "../../models/local-grammar.js";
+import { lit, rep, sample, seq, textExcept, toGbnf } from "../../models/local-grammar-dsl.js";
+import { localThreads } from "../../models/local-runtime.js";
 import { ANSWERER_SYSTEM, parseAnswer } from "../../nodes/answerer.js";
 import { ARCHIVER_SYSTEM, parseNotes } from "../../nodes/archiver.js";
 import { CHECKER_SYSTEM, parseCheck } from "../../nodes/checker.js";
@@ -13,9 +16,6 @@ import calc, { CALC_SYSTEM, parseExpression } from "../../nodes/workers/builtin/
 import lookup from "../../nodes/workers/builtin/lookup.js";
 import pandas from "../../nodes/workers/builtin/pandas.js";
 import sql, { parseQuery, SQL_SYSTEM } from "../../nodes/workers/builtin/sql.js";
-import { evidenceIdsIn, grammarFor, roleOfSystem } from "../../tools/models/local-grammar.js";
-import { lit, rep, sample, seq, textExcept, toGbnf } from "../../tools/models/local-grammar-dsl.js";
-import { localThreads } from "../../tools/models/local-runtime.js";
 
 /** A seeded generator (mulberry32), so a failing sample can be found again. */
 function seeded(seed: number): () => number {

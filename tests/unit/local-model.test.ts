@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ChatHistoryItem } from "node-llama-cpp";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { ModelConfigError, resolveModel } from "../../tools/models/config.js";
-import { fitHistory } from "../../tools/models/local-prompt.js";
+import { ModelConfigError, resolveModel } from "../../models/config.js";
+import { fitHistory } from "../../models/local-prompt.js";
 import {
   DEFAULT_LOCAL_MAX_TOKENS,
   DEFAULT_LOCAL_MODEL,
   LocalModelSpecError,
   modelsDir,
   resolveLocalSpec,
-} from "../../tools/models/local-spec.js";
+} from "../../models/local-spec.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "tableminds-local-spec-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

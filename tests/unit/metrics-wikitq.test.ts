@@ -13,7 +13,7 @@ import {
   tsvUnescapeList,
   wikitqScorer,
 } from "../../evals/metrics/wikitq.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../fixtures/datasets/wikitq");

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
+import { ModelCallError, NotChatCompletionError } from "../../models/errors.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
-import { ModelCallError, NotChatCompletionError } from "../../tools/models/errors.js";
 
 const failure = (extra: { status?: number; cause?: unknown }) =>
   new ModelCallError({

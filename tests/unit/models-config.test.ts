@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationSchema } from "../../blackboard/configuration.js";
-import { createChatModel } from "../../tools/models/chat.js";
+import { createChatModel } from "../../models/chat.js";
 import {
   ModelConfigError,
   ModelSettingsSchema,
   parseModelSettings,
   ROLES,
   resolveModel,
-} from "../../tools/models/config.js";
+} from "../../models/config.js";
+import { ConfigurationSchema } from "../../settings/configuration.js";
 
 const KEY = { OPENAI_API_KEY: "sk-test" };
 

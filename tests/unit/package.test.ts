@@ -12,7 +12,7 @@ import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { ASK_TABLE_FORMATS } from "../../cli/main.js";
 import { graphModuleFile } from "../../graphs/registry.js";
-import { TABLE_FORMATS } from "../../tools/tables/load.js";
+import { TABLE_FORMATS } from "../../tables/load.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 

@@ -1,17 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ensureConfiguration } from "../../blackboard/configuration.js";
-import { resetOperatorSettings, setOperatorSettings } from "../../blackboard/operator.js";
 import type { CodeResult, Evidence, ExecResult } from "../../blackboard/schemas.js";
 import { ask, PrivacyError } from "../../nodes/llm.js";
 import { configurationOf } from "../../nodes/runtime.js";
+import { ensureConfiguration } from "../../settings/configuration.js";
+import { resetOperatorSettings, setOperatorSettings } from "../../settings/operator.js";
 import {
   atLeastAsStrict,
   OPEN_PRIVACY,
   PromptPrivacy,
   stricterPrivacy,
-} from "../../tools/tables/privacy.js";
-import { shownNumber } from "../../tools/tables/privacy-context.js";
-import { CellScrubber, HIDDEN } from "../../tools/tables/privacy-scrub.js";
+} from "../../tables/privacy.js";
+import { shownNumber } from "../../tables/privacy-context.js";
+import { CellScrubber, HIDDEN } from "../../tables/privacy-scrub.js";
 import { execResult } from "../support/exec-result.js";
 
 const TEXTS = ["ZQX-canary-7741", "United States", "Q7", "Widget"];

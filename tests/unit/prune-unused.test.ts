@@ -8,9 +8,9 @@ import {
   putArtifact,
   removingOnFailure,
   tempPathFor,
-} from "../../tools/artifacts.js";
-import { loadTables } from "../../tools/tables/load.js";
-import { indexKey, unusedIndexEntry, writeIndex } from "../../tools/tables/load-index.js";
+} from "../../storage/artifacts.js";
+import { loadTables } from "../../tables/load.js";
+import { indexKey, unusedIndexEntry, writeIndex } from "../../tables/load-index.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { grammarFor } from "../../models/local-grammar.js";
+import { sample } from "../../models/local-grammar-dsl.js";
+import { compileQuery, describeQuery } from "../../models/query/compile.js";
+import { parseQuery, QueryParseError, queryGrammar } from "../../models/query/language.js";
+import { type QueryTable, queryTableIn, queryTableOf } from "../../models/query/table.js";
 import { queryAnswer } from "../../nodes/answerer.js";
 import { QUERY_SYSTEM, queryAnswerOf, queryAttempt, queryPrompt } from "../../nodes/coder.js";
-import { grammarFor } from "../../tools/models/local-grammar.js";
-import { sample } from "../../tools/models/local-grammar-dsl.js";
-import { compileQuery, describeQuery } from "../../tools/query/compile.js";
-import { parseQuery, QueryParseError, queryGrammar } from "../../tools/query/language.js";
-import { type QueryTable, queryTableIn, queryTableOf } from "../../tools/query/table.js";
 
 const COLUMNS = [
   { name: "rank", dtype: "int64" },

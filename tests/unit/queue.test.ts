@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { failureOf, failureReason, QuestionJobSchema } from "../../evals/queue/payload.js";
 import { uploadedTables } from "../../evals/queue/submit.js";
 import { EndpointFailed, NotRun, ScoringFailed } from "../../evals/runner.js";
-import { jobIdOf, queueUrl, redisOptions, runIdOf } from "../../tools/queue/connection.js";
+import { jobIdOf, queueUrl, redisOptions, runIdOf } from "../../storage/queue/connection.js";
 import {
   jobLabel,
   QueueSealError,
@@ -15,9 +15,9 @@ import {
   resultLabel,
   seal,
   unseal,
-} from "../../tools/queue/seal.js";
-import { processorFile } from "../../tools/queue/worker.js";
-import { uploadPath } from "../../tools/tables/sources.js";
+} from "../../storage/queue/seal.js";
+import { processorFile } from "../../storage/queue/worker.js";
+import { uploadPath } from "../../tables/sources.js";
 import { MineJobSchema } from "../../training/mining/queue.js";
 import { EXAMPLES, useTempHome } from "../support/env.js";
 

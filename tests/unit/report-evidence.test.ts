@@ -10,7 +10,7 @@ import type {
 } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { renderResult } from "../../cli/report.js";
-import { loadTable } from "../../tools/tables/load.js";
+import { loadTable } from "../../tables/load.js";
 import { useTempHome } from "../support/env.js";
 import { cell, ranAttempt } from "../support/evidence.js";
 import { fixtureDir, tableRef, writeFixture } from "../support/table-fixtures.js";

@@ -1,6 +1,5 @@
 import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import type { Configuration } from "../../blackboard/configuration.js";
 import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
 import { routeAfterExecutor, routeAfterPlanner, routeSolveStart } from "../../graphs/solve.js";
 import {
@@ -11,6 +10,7 @@ import {
   routeAfterSolve,
   stepBound,
 } from "../../graphs/table_qa.js";
+import type { Configuration } from "../../settings/configuration.js";
 import { verdict } from "../support/verdicts.js";
 
 /** What a router receives beside the state: the run's context. */

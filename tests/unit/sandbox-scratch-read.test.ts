@@ -1,5 +1,5 @@
 /**
- * readScratchFile (tools/sandbox/local.ts): how Node reads a table file a run left in its
+ * readScratchFile (sandbox/local.ts): how Node reads a table file a run left in its
  * scratch directory, where the code may have put anything under that name.
  */
 import { execFileSync } from "node:child_process";
@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readScratchFile } from "../../tools/sandbox/local.js";
+import { readScratchFile } from "../../sandbox/local.js";
 
 const LIMITS = { maxBytes: 1_000, timeoutMs: 5_000 };
 

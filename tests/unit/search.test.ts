@@ -8,10 +8,8 @@ import {
   stageAfter,
   stagesThrough,
 } from "../../blackboard/branches.js";
-import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
 import { EMPTY_BUDGET, upsertById } from "../../blackboard/reducers.js";
 import type { Branch, Stage, TreeNode } from "../../blackboard/schemas.js";
-import { backup, ROOT, selectExpansions, uct } from "../../blackboard/tree.js";
 import { routeAfterVote, routeBranches } from "../../graphs/mom.js";
 import { sameAnswer, searchReward } from "../../grounding/agreement.js";
 import { branchOrder, majorityVote } from "../../grounding/tally.js";
@@ -26,6 +24,8 @@ import {
   searchSchedule,
   worstCalls,
 } from "../../nodes/search-pool.js";
+import { backup, ROOT, selectExpansions, uct } from "../../nodes/search-tree.js";
+import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
 import { verdict } from "../support/verdicts.js";
 
 function branch(id: string, stage: Stage, final?: string, over: Partial<Branch> = {}): Branch {

@@ -2,17 +2,17 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ingest } from "../../nodes/ingest.js";
+import { callerProblems, configurationOf } from "../../nodes/runtime.js";
+import { parseExecRequest } from "../../sandbox/types.js";
+import { type Access, decide, isLoopbackUrl, keysOf, LOCAL_USER } from "../../server/access.js";
+import { serverDoctorLines, serverFacts } from "../../server/posture.js";
 import {
   adoptOperatorFields,
   operatorSettings,
   resetOperatorSettings,
-} from "../../blackboard/operator.js";
-import { ingest } from "../../nodes/ingest.js";
-import { callerProblems, configurationOf } from "../../nodes/runtime.js";
-import { type Access, decide, isLoopbackUrl, keysOf, LOCAL_USER } from "../../server/access.js";
-import { serverDoctorLines, serverFacts } from "../../server/posture.js";
-import { parseExecRequest } from "../../tools/sandbox/types.js";
-import { allowedSource, assertStoredTable } from "../../tools/tables/sources.js";
+} from "../../settings/operator.js";
+import { allowedSource, assertStoredTable } from "../../tables/sources.js";
 
 const STUDIO = "https://smith.langchain.com";
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { AttemptSchema } from "../../blackboard/schemas.js";
-import type { SqlResult } from "../../tools/sandbox/duckdb.js";
-import { canonicalRows, perturbedCopySql } from "../../tools/sandbox/duckdb-perturb.js";
+import type { SqlResult } from "../../sandbox/duckdb.js";
+import { canonicalRows, perturbedCopySql } from "../../sandbox/duckdb-perturb.js";
 import {
   failedSqlAttempt,
   renderRows,
   sqlAttempt,
   sqlCodeResult,
-} from "../../tools/sandbox/duckdb-result.js";
+} from "../../sandbox/duckdb-result.js";
 
 function result(over: Partial<SqlResult> = {}): SqlResult {
   return {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readStructure, type TableBlock } from "../../tools/tables/structure.js";
-import { rawSheetsFromWorkbook } from "../../tools/tables/xlsx.js";
+import { readStructure, type TableBlock } from "../../tables/structure.js";
+import { rawSheetsFromWorkbook } from "../../tables/xlsx.js";
 
 /**
  * The structure reader on public spreadsheets no one here wrote (tests/fixtures/messy, their

@@ -10,7 +10,7 @@ import {
   type Span,
   type StructureOptions,
   type TableBlock,
-} from "../../tools/tables/structure.js";
+} from "../../tables/structure.js";
 
 /** A sheet from rows of text (the first row at index 0), with merges and hidden parts. */
 function sheetOf(rows: string[][], extra: Partial<RawSheet> = {}): RawSheet {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headerUnit, parseNumber, readColumn } from "../../tools/tables/values.js";
+import { headerUnit, parseNumber, readColumn } from "../../tables/values.js";
 
 /** Reads a column under a plain header and returns it. */
 const read = (values: string[], prefer?: Parameters<typeof readColumn>[2]) =>

@@ -1,15 +1,10 @@
 import { readFileSync } from "node:fs";
 import { CFB, utils, write } from "@e965/xlsx";
 import { beforeAll, describe, expect, it } from "vitest";
-import { withDuckDb } from "../../tools/tables/duckdb-scan.js";
-import { decodeTable, detectEncoding } from "../../tools/tables/encoding.js";
-import {
-  type LoadedTable,
-  loadTable,
-  loadTables,
-  TableLoadError,
-} from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
+import { withDuckDb } from "../../tables/duckdb-scan.js";
+import { decodeTable, detectEncoding } from "../../tables/encoding.js";
+import { type LoadedTable, loadTable, loadTables, TableLoadError } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

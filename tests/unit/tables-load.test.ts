@@ -4,10 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TableRefSchema } from "../../blackboard/schemas.js";
-import { inferDtype } from "../../tools/tables/dtypes.js";
-import { loadTable, MAX_TABLE_BYTES, TableLoadError } from "../../tools/tables/load.js";
-import { tableName, uniqueColumnNames } from "../../tools/tables/names.js";
-import { clearTableCache, readTable } from "../../tools/tables/read.js";
+import { inferDtype } from "../../tables/dtypes.js";
+import { loadTable, MAX_TABLE_BYTES, TableLoadError } from "../../tables/load.js";
+import { tableName, uniqueColumnNames } from "../../tables/names.js";
+import { clearTableCache, readTable } from "../../tables/read.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

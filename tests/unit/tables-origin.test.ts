@@ -9,13 +9,13 @@ import {
   rowAddress,
   rowPlacesText,
   sheetReference,
-} from "../../tools/tables/cell-address.js";
-import { parseDelimited } from "../../tools/tables/csv.js";
-import { withDuckDb } from "../../tools/tables/duckdb-scan.js";
-import { RecordLines } from "../../tools/tables/fast-csv.js";
-import { loadTable, loadTables } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
-import { placeOf, rowPlaces } from "../../tools/tables/row-places.js";
+} from "../../tables/cell-address.js";
+import { parseDelimited } from "../../tables/csv.js";
+import { withDuckDb } from "../../tables/duckdb-scan.js";
+import { RecordLines } from "../../tables/fast-csv.js";
+import { loadTable, loadTables } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
+import { placeOf, rowPlaces } from "../../tables/row-places.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

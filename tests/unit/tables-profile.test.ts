@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadTable } from "../../tools/tables/load.js";
-import { profileTable, renderTable } from "../../tools/tables/profile.js";
+import { loadTable } from "../../tables/load.js";
+import { profileTable, renderTable } from "../../tables/profile.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 

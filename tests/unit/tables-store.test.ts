@@ -11,9 +11,9 @@ import { utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { artifactDir, pruneArtifacts } from "../../tools/artifacts.js";
-import { loadTable } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
+import { artifactDir, pruneArtifacts } from "../../storage/artifacts.js";
+import { loadTable } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
 import { ROOT } from "../support/cli.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
@@ -78,7 +78,7 @@ describe("reuse of stored tables", () => {
     const script = path.join(dir, "load.mts");
     writeFileSync(
       script,
-      `import { loadTable } from ${JSON.stringify(path.join(ROOT, "tools/tables/load.ts"))};\n` +
+      `import { loadTable } from ${JSON.stringify(path.join(ROOT, "tables/load.ts"))};\n` +
         `const { table } = await loadTable({ path: ${JSON.stringify(file)} });\n` +
         "console.log(JSON.stringify(table));\n",
     );

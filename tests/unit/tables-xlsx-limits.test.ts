@@ -1,8 +1,8 @@
 import { crc32, deflateRawSync } from "node:zlib";
 import { CFB, utils, type WorkBook, write } from "@e965/xlsx";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { loadTables, TableLoadError } from "../../tools/tables/load.js";
-import { readTable } from "../../tools/tables/read.js";
+import { loadTables, TableLoadError } from "../../tables/load.js";
+import { readTable } from "../../tables/read.js";
 import {
   CellTagCounter,
   checkSheetRanges,
@@ -10,7 +10,7 @@ import {
   DEFAULT_XLSX_MAX_BYTES,
   DEFAULT_XLSX_MAX_CELLS,
   workbookLimits,
-} from "../../tools/tables/xlsx-limits.js";
+} from "../../tables/xlsx-limits.js";
 import { useTempHome } from "../support/env.js";
 import { fixtureDir, writeFixture } from "../support/table-fixtures.js";
 import { MAIN, SHEET_PART, WORKBOOK_SKELETON } from "../support/workbook-xml.js";

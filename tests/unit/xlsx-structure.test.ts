@@ -1,12 +1,12 @@
 import { type CellObject, utils, write } from "@e965/xlsx";
 import { describe, expect, it } from "vitest";
-import { TableLoadError } from "../../tools/tables/errors.js";
-import { readStructure, type TableBlock } from "../../tools/tables/structure.js";
+import { TableLoadError } from "../../tables/errors.js";
+import { readStructure, type TableBlock } from "../../tables/structure.js";
 import {
   gridsFromWorkbook,
   type RawWorkbookSheet,
   rawSheetsFromWorkbook,
-} from "../../tools/tables/xlsx.js";
+} from "../../tables/xlsx.js";
 import {
   dollars,
   FINANCE,

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../../tools/jsonl.js";
+import { JsonLinesWriter, jsonLines, readJsonLines, replaceFile } from "../../storage/jsonl.js";
 import { type MinedQuestion, MinedQuestionSchema } from "./records.js";
 
 /*

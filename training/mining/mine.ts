@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { type Configuration, ensureConfiguration } from "../../blackboard/configuration.js";
 import { BranchSchema, MemorySchema, TableRefSchema } from "../../blackboard/schemas.js";
 import { currentQuestion } from "../../evals/question-scope.js";
 import { loadResults, lockResults } from "../../evals/results-file.js";
@@ -15,6 +14,7 @@ import {
 import { stratifiedSample } from "../../evals/selection.js";
 import type { EvalExample, Scorer } from "../../evals/types.js";
 import { loadGraph, type RunLimits, runLimits } from "../../graphs/registry.js";
+import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
 import { type ExportCounts, writeExports } from "../exports/write.js";
 import { collectQuestion } from "./collect.js";
 import { MinedWriter, readMined, repairMined } from "./journal.js";

@@ -1,12 +1,12 @@
 import path from "node:path";
 import { z } from "zod";
-import { ensureConfiguration } from "../../blackboard/configuration.js";
 import { inQuestion } from "../../evals/question-scope.js";
 import { QuestionJobSchema, QuestionResultSchema } from "../../evals/queue/payload.js";
 import { type GraphSource, projectGraphs, questionSetup } from "../../evals/queue/run-job.js";
 import { queuedAnswerer } from "../../evals/queue/submit.js";
 import { type AnswererFactory, answerQuestion } from "../../evals/runner.js";
-import { artifactDir } from "../../tools/artifacts.js";
+import { ensureConfiguration } from "../../settings/configuration.js";
+import { artifactDir } from "../../storage/artifacts.js";
 import { miningGraph } from "./mine.js";
 import { MINE_STAGES, type MinedQuestion, MinedQuestionSchema } from "./records.js";
 
@@ -27,7 +27,7 @@ export type MineResult = z.infer<typeof MineResultSchema>;
 
 /**
  * A mined search as if mined here: its tables' files named in this machine's artifact folder,
- * where readers look for them by hash (tools/artifacts.ts: localArtifact), not in the
+ * where readers look for them by hash (storage/artifacts.ts: localArtifact), not in the
  * worker's.
  */
 export function minedHere(mined: MinedQuestion): MinedQuestion {

@@ -1,6 +1,6 @@
 import type { ExecResult } from "../../blackboard/schemas.js";
 import { normalizeAnswer } from "../../evals/metrics/squad.js";
-import { getSandbox } from "../../tools/sandbox/index.js";
+import { getSandbox } from "../../sandbox/index.js";
 import { sentenceBleu } from "./bleu.js";
 import { executesByOutput, outputText, run, runReference } from "./execution.js";
 import { codeOf } from "./format.js";

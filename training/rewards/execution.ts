@@ -1,6 +1,6 @@
 import type { ExecResult, TableRef } from "../../blackboard/schemas.js";
-import { WorkCache } from "../../tools/bounded-cache.js";
-import type { Sandbox } from "../../tools/sandbox/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
+import { WorkCache } from "../../storage/bounded-cache.js";
 
 /** What a run printed, and its error as `Type: message` after it when it failed. */
 export function outputText(result: ExecResult): string {

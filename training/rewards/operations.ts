@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { WorkCache } from "../../tools/bounded-cache.js";
-import type { Sandbox } from "../../tools/sandbox/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
+import { WorkCache } from "../../storage/bounded-cache.js";
 
 /*
  * The pandas operations of a piece of code, read by Python's own `ast` module (operations.py)

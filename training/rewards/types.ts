@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type TableRef, TableRefSchema } from "../../blackboard/schemas.js";
-import type { Sandbox } from "../../tools/sandbox/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
 import type { PlanFormat } from "./format.js";
 
 export const PRESETS = ["paper", "release"] as const;

@@ -3,8 +3,8 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { artifactDir, cachedArtifact, putArtifact, sha256 } from "../../tools/artifacts.js";
-import { BoundedCache } from "../../tools/bounded-cache.js";
+import { artifactDir, cachedArtifact, putArtifact, sha256 } from "../../storage/artifacts.js";
+import { BoundedCache } from "../../storage/bounded-cache.js";
 import type { InlineTable, LabelTable, StoredTable } from "./label.js";
 
 /*

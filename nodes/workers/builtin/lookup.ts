@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { cellEvidence } from "../../../grounding/evidence.js";
-import { retrieve } from "../../../tools/tables/context-retrieval.js";
+import { retrieve } from "../../../tables/context-retrieval.js";
 import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
 
 const SHOWN_ROWS = 3;

@@ -1,7 +1,7 @@
 import type { Attempt, Evidence } from "../../../blackboard/schemas.js";
 import { lineageParents } from "../../../grounding/evidence.js";
-import { SqlError, type SqlResult, sqlEvidence } from "../../../tools/sandbox/duckdb.js";
-import { failedSqlAttempt, sqlAttempt } from "../../../tools/sandbox/duckdb-result.js";
+import { SqlError, type SqlResult, sqlEvidence } from "../../../sandbox/duckdb.js";
+import { failedSqlAttempt, sqlAttempt } from "../../../sandbox/duckdb-result.js";
 import { ReplyParseError } from "../../llm.js";
 import { renderTables } from "../../prompts.js";
 import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
