@@ -1,26 +1,13 @@
 import { z } from "zod";
 import { hostOf } from "../models/activity.js";
-import {
-  type Env,
-  OPENAI_DEFAULT_BASE_URL,
-  ROLES,
-  type Role,
-  resolveModel,
-} from "../models/config.js";
+import { type Env, OPENAI_DEFAULT_BASE_URL, type Role, resolveModel } from "../models/config.js";
 import { modelsOf } from "../nodes/llm.js";
 import { type Configuration, ensureConfiguration } from "../settings/configuration.js";
+import { ROLES, roleEnvVar, roleModelField } from "../settings/roles.js";
 import { describeSelection, type Selection, SelectionSchema } from "./selection.js";
 
 /** Model fields of the configuration: recorded as the models they resolve to instead. */
-const MODEL_KEYS = [
-  "model",
-  "plannerModel",
-  "coderModel",
-  "answererModel",
-  "checkerModel",
-  "reflectorModel",
-  "archiverModel",
-] as const satisfies readonly (keyof Configuration)[];
+const MODEL_KEYS: readonly (keyof Configuration)[] = ["model", ...ROLES.map(roleModelField)];
 
 /** Fields that change how a run goes (speed, where code runs, caching), not what it answers. */
 export const OPERATIONAL_KEYS = [
@@ -67,7 +54,7 @@ export function resolveRunConfig(
     { model: config.model },
     {
       ...env,
-      TABLEMINDS_PLANNER_MODEL: undefined,
+      [roleEnvVar("planner")]: undefined,
     },
   );
   const roleModels: Partial<Record<Role, string>> = {};

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigurationSchema } from "../settings/configuration.js";
+import { ROLES, type Role, roleEnvVar } from "../settings/roles.js";
 import {
   installedDefault,
   isLocalSpec,
@@ -10,9 +11,7 @@ import {
   resolveLocalSpec,
 } from "./local-spec.js";
 
-/** The agents that talk to a model; each may use a different one. */
-export const ROLES = ["planner", "coder", "answerer", "checker", "reflector", "archiver"] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role } from "../settings/roles.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 /** Where ChatOpenAI goes when no base URL is configured. */
@@ -61,22 +60,11 @@ const ModelEnvSchema = z.object({
   OPENAI_API_KEY: envValue(z.string()),
   OPENAI_BASE_URL: envValue(httpUrl),
   TABLEMINDS_MODEL: envValue(name),
-  TABLEMINDS_PLANNER_MODEL: envValue(name),
-  TABLEMINDS_CODER_MODEL: envValue(name),
-  TABLEMINDS_ANSWERER_MODEL: envValue(name),
-  TABLEMINDS_CHECKER_MODEL: envValue(name),
-  TABLEMINDS_REFLECTOR_MODEL: envValue(name),
-  TABLEMINDS_ARCHIVER_MODEL: envValue(name),
+  ...(Object.fromEntries(ROLES.map((role) => [roleEnvVar(role), envValue(name)])) as Record<
+    ReturnType<typeof roleEnvVar>,
+    ReturnType<typeof envValue<typeof name>>
+  >),
 });
-
-const ROLE_ENV = {
-  planner: "TABLEMINDS_PLANNER_MODEL",
-  coder: "TABLEMINDS_CODER_MODEL",
-  answerer: "TABLEMINDS_ANSWERER_MODEL",
-  checker: "TABLEMINDS_CHECKER_MODEL",
-  reflector: "TABLEMINDS_REFLECTOR_MODEL",
-  archiver: "TABLEMINDS_ARCHIVER_MODEL",
-} as const satisfies Record<Role, keyof z.infer<typeof ModelEnvSchema>>;
 
 export interface ResolvedModel {
   model: string;
@@ -93,7 +81,7 @@ const HOW_TO_CONFIGURE = [
   "  a local OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp, LM Studio):",
   "                                  OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=none",
   "and optionally TABLEMINDS_MODEL=<model name> (default gpt-4o-mini), or per role",
-  "TABLEMINDS_PLANNER_MODEL, TABLEMINDS_CODER_MODEL, TABLEMINDS_ANSWERER_MODEL.",
+  `${ROLES.slice(0, 3).map(roleEnvVar).join(", ")}.`,
   "Or run an embedded GGUF model: --model local (installed by `npm run setup`) or --model local:<file.gguf>.",
 ].join("\n");
 
@@ -138,7 +126,7 @@ export function resolveModel(
   const model =
     blankToUndefined(settings.roleModels?.[role]) ??
     blankToUndefined(settings.model) ??
-    vars[ROLE_ENV[role]] ??
+    vars[roleEnvVar(role)] ??
     vars.TABLEMINDS_MODEL ??
     DEFAULT_MODEL;
   if (isLocalSpec(model)) return localModel(model, env);

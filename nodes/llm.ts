@@ -2,6 +2,7 @@ import type { Budget } from "../blackboard/schemas.js";
 import { callModel, ModelCallError } from "../models/chat.js";
 import { type Role, resolveModel } from "../models/config.js";
 import type { Configuration } from "../settings/configuration.js";
+import { ROLES, roleModelField, roleTemperatureField } from "../settings/roles.js";
 import { atLeastAsStrict, type PromptPrivacy } from "../tables/privacy.js";
 
 export interface NodeReply {
@@ -13,25 +14,14 @@ export interface NodeReply {
 export function modelsOf(config: Configuration) {
   return {
     model: config.model,
-    roleModels: {
-      planner: config.plannerModel,
-      coder: config.coderModel,
-      answerer: config.answererModel,
-      checker: config.checkerModel,
-      reflector: config.reflectorModel,
-      archiver: config.archiverModel,
-    },
+    roleModels: Object.fromEntries(ROLES.map((role) => [role, config[roleModelField(role)]])),
   };
 }
 
 /** A role's own temperature when it has one (planner, coder, answerer), else the run's. */
 export function temperatureOf(role: Role, config: Configuration): number {
-  const own = {
-    planner: config.plannerTemperature,
-    coder: config.coderTemperature,
-    answerer: config.answererTemperature,
-  } as Partial<Record<Role, number | undefined>>;
-  return own[role] ?? config.temperature;
+  const own = roleTemperatureField(role);
+  return (own && config[own]) ?? config.temperature;
 }
 
 /** The agent a system prompt speaks for, from its header `# tableminds <agent>`. */

@@ -45,6 +45,7 @@ export function workerNode(solve: SolveRunnable) {
     }
     const { kit, spent, close } = makeKit({
       id,
+      worker: worker.name,
       question: task.question,
       tables: task.tables,
       turns: task.turns,

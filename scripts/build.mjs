@@ -39,7 +39,7 @@ const DIST = path.join(ROOT, CHECKOUT ? CHECKOUT_BUILD : "dist");
 const CONFIG = path.join(ROOT, "tsconfig.build.json");
 
 /** Files that stay where they are: the TypeScript tsc compiles, and the bin, which is not in dist. */
-const SKIP_FILE = /\.(ts|tsbuildinfo)$|^\.|\.pyc$/;
+const SKIP_FILE = /\.(ts|tsbuildinfo)$|^\.|\.pyc$|^README\.md$/;
 const SKIP_DIR = new Set(["__pycache__", "node_modules"]);
 const KEEP_IN_PLACE = new Set(["cli/bin.js"]);
 

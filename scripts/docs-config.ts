@@ -16,6 +16,7 @@ import {
   ConfigurationSchema,
   OPERATOR_SOURCE,
 } from "../settings/configuration.js";
+import { ROLE_TABLE, ROLES, roleEnvVar } from "../settings/roles.js";
 import { runtimeFolders } from "./source-stamp.mjs";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
@@ -212,36 +213,11 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     meaning:
       "model for every role unless the configuration's `model` says otherwise (default `gpt-4o-mini`); `local` or `local:<file-or-name>` runs an embedded GGUF model",
   },
-  {
-    name: "TABLEMINDS_PLANNER_MODEL",
+  ...ROLES.map((role) => ({
+    name: roleEnvVar(role),
     readBy: "model resolution",
-    meaning: `model of the planner${NO_ROLE_MODEL}`,
-  },
-  {
-    name: "TABLEMINDS_CODER_MODEL",
-    readBy: "model resolution",
-    meaning: `model of the coder${NO_ROLE_MODEL}`,
-  },
-  {
-    name: "TABLEMINDS_ANSWERER_MODEL",
-    readBy: "model resolution",
-    meaning: `model of the answerer${NO_ROLE_MODEL}`,
-  },
-  {
-    name: "TABLEMINDS_CHECKER_MODEL",
-    readBy: "model resolution",
-    meaning: `model of the LLM checker and of mom's judge${NO_ROLE_MODEL}`,
-  },
-  {
-    name: "TABLEMINDS_REFLECTOR_MODEL",
-    readBy: "model resolution",
-    meaning: `model of the reflector${NO_ROLE_MODEL}`,
-  },
-  {
-    name: "TABLEMINDS_ARCHIVER_MODEL",
-    readBy: "model resolution",
-    meaning: `model that summarizes episodes for memory (\`llmArchiver\`)${NO_ROLE_MODEL}`,
-  },
+    meaning: `model of ${ROLE_TABLE[role].does}${NO_ROLE_MODEL}`,
+  })),
   {
     name: "TABLEMINDS_MODELS_DIR",
     readBy: "local models (`models/local-spec.ts`), `scripts/setup-model.sh`",
@@ -541,6 +517,8 @@ export function environmentNamesInCode(root: string = ROOT): string[] {
       }
     }
   }
+  // The roles' variables are spelled by the table of roles, not in the sources.
+  for (const role of ROLES) names.add(roleEnvVar(role));
   return [...names].filter((name) => !constants.has(name)).sort();
 }
 

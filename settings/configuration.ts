@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { roleModelFields, roleTemperatureFields } from "./roles.js";
 
 /** The confidence below which a run says it is not sure (see `minConfidence`). */
 export const DEFAULT_MIN_CONFIDENCE = 0.5;
@@ -12,38 +13,14 @@ export const ConfigurationSchema = z.object({
     .string()
     .optional()
     .describe("Model for every role (else TABLEMINDS_MODEL, else gpt-4o-mini)"),
-  plannerModel: z.string().optional().describe("Model for the planner only"),
-  coderModel: z.string().optional().describe("Model for the coder only"),
-  answererModel: z.string().optional().describe("Model for the answerer only"),
-  checkerModel: z.string().optional().describe("Model for the LLM checker only"),
-  reflectorModel: z.string().optional().describe("Model for the reflector only"),
-  archiverModel: z.string().optional().describe("Model that summarizes episodes for memory"),
+  ...roleModelFields(),
   temperature: z.number().min(0).max(2).default(0).describe("Sampling temperature"),
-  plannerTemperature: z
-    .number()
-    .min(0)
-    .max(2)
-    .optional()
-    .describe("Sampling temperature of the planner (else temperature; mom's plans: 1.0)"),
-  coderTemperature: z
-    .number()
-    .min(0)
-    .max(2)
-    .optional()
-    .describe("Sampling temperature of the coder (else temperature; 1.0 when mom samples codes)"),
+  ...roleTemperatureFields(),
   coderDialect: z
     .enum(["auto", "python", "query"])
     .default("auto")
     .describe(
       "What the coder writes: pandas, or a query over the table's own columns compiled to pandas (for models too small to write Python); auto: a query for a local model file under 500 MB over one table (besides its totals), else pandas",
-    ),
-  answererTemperature: z
-    .number()
-    .min(0)
-    .max(2)
-    .optional()
-    .describe(
-      "Sampling temperature of the answerer (else temperature; 1.0 when mom samples answers)",
     ),
   seed: z
     .number()

@@ -96,5 +96,17 @@ export async function runEngines(
 
 /** Whether this tree's engine has changes not committed. */
 export function engineDirty(): boolean {
-  return git(["status", "--porcelain", "--", "grounding", "tools", "nodes", "blackboard"]) !== "";
+  return (
+    git([
+      "status",
+      "--porcelain",
+      "--",
+      "grounding",
+      "tables",
+      "sandbox",
+      "models",
+      "nodes",
+      "blackboard",
+    ]) !== ""
+  );
 }

@@ -10,10 +10,13 @@ import { ask } from "../llm.js";
 import { promptPrivacy } from "../prompts.js";
 import type { NodeRuntime } from "../runtime.js";
 import { subrunConfig } from "../subrun.js";
+import { codeFinding, sqlFinding } from "./findings.js";
 import type { WorkerInput, WorkerKit } from "./worker.js";
 
 export interface KitParts {
   id: string;
+  /** The worker's name: the source its evidence names. */
+  worker: string;
   question: string;
   tables: TableRef[];
   /** The thread's earlier turns, for a follow-up question. */
@@ -36,6 +39,8 @@ export function makeKit(parts: KitParts): {
     budget = addBudget(budget, cost);
   };
   let engine: Promise<DuckDbSql> | null = null;
+  let queries = 0;
+  let runs = 0;
   // Earlier subtasks' answers reach a worker's prompts only as the run's privacy shows them.
   const privacy = promptPrivacy({ tables, question: parts.question }, config);
   privacy.catch(() => {}); // its failure is reported where it is awaited
@@ -82,6 +87,14 @@ export function makeKit(parts: KitParts): {
       } finally {
         spend({ execMs: performance.now() - started });
       }
+    },
+    async findBySql(query, raw = query) {
+      const id = `${parts.id}.q${++queries}`;
+      return sqlFinding(id, query, raw, await kit.sql(query), parts.worker);
+    },
+    async findByCode(code, raw = code) {
+      const id = `${parts.id}.a${++runs}`;
+      return codeFinding(id, code, raw, await kit.run(code), parts.worker);
     },
     async sql(query) {
       engine ??= DuckDbSql.open(tables, { timeoutMs: config.execTimeoutMs });

@@ -1,4 +1,5 @@
 import { readdir, stat } from "node:fs/promises";
+import { register } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Configuration } from "../../settings/configuration.js";
@@ -66,8 +67,33 @@ async function importWorkerFile(file: string): Promise<Record<string, unknown>> 
   }
 }
 
+/** The specifier a worker file imports the contract by. */
+export const CONTRACT = "tableminds/workers";
+
+let contractResolved = false;
+
+/**
+ * Makes `tableminds/workers` resolve, in a worker file, to the contract module this runtime
+ * itself loaded: its sources in a checkout run through tsx, its checkout build, or the
+ * package's dist. A worker then works from a clone with no build step and no install, and
+ * shares the runtime's module rather than a second copy of it.
+ */
+function resolveContractToOurs(): void {
+  if (contractResolved) return;
+  contractResolved = true;
+  const own = new URL(import.meta.url);
+  const contract = new URL(`./worker${path.extname(own.pathname)}`, own).href;
+  const hook = `export async function resolve(specifier, context, next) {
+  return specifier === ${JSON.stringify(CONTRACT)}
+    ? { url: ${JSON.stringify(contract)}, shortCircuit: true }
+    : next(specifier, context);
+}`;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+}
+
 async function workerOf(file: string): Promise<Worker> {
   let loaded: Record<string, unknown>;
+  if (!file.startsWith(BUILTIN_DIR)) resolveContractToOurs();
   try {
     loaded = await importWorkerFile(file);
   } catch (error) {

@@ -3,12 +3,16 @@ import type { Attempt, Evidence, ExecResult, TableRef } from "../../blackboard/s
 import type { SolveOutputValue } from "../../blackboard/state.js";
 import type { SqlResult } from "../../sandbox/duckdb.js";
 import type { Configuration } from "../../settings/configuration.js";
+import type { Finding } from "./findings.js";
 
 /*
  * The contract of a worker: what a worker file exports and what it gets to do its job. A worker
  * never touches the blackboard itself; the orchestrator's `worker` node turns its result into a
  * packet, with its evidence, attempts and cost.
  */
+
+/** The zod the contract is written in: a worker file needs no other import to declare its input. */
+export { z };
 
 /** Every worker reads at least the sub-question. */
 export const TaskInput = z.object({ task: z.string().min(1) });
@@ -45,6 +49,14 @@ export interface WorkerKit {
    * `sqlAttempt` (sandbox/duckdb-result.ts) makes it an attempt the checker can read.
    */
   sql(query: string): Promise<SqlResult>;
+  /**
+   * `sql`, with what it found ready to return: the query as an attempt (`<id>.q1`, ...) the
+   * checker reads, its rows and result as evidence, the answer its rows state.
+   * `return { ...(await kit.findBySql(query)), trajectory, score }` is a whole result.
+   */
+  findBySql(query: string, raw?: string): Promise<Finding<SqlResult>>;
+  /** `run`, with what it found ready to return: the attempt (`<id>.a1`, ...), evidence, answer. */
+  findByCode(code: string, raw?: string): Promise<Finding<ExecResult>>;
 }
 
 /** What a worker returns for its subtask. */
@@ -71,6 +83,8 @@ export interface Worker<Input extends z.ZodObject = z.ZodObject> {
   input: Input;
   run(input: z.infer<Input>, kit: WorkerKit): Promise<WorkerResult>;
 }
+
+export type { Finding } from "./findings.js";
 
 /** Declares a worker (the identity, typed: the input schema types `run`). */
 export function defineWorker<Input extends z.ZodObject<{ task: z.ZodString }>>(

@@ -133,7 +133,7 @@ describe("the npm package", () => {
     expect(files).toContain(path.join("dist", "cli", "main.js"));
     expect(files).toContain(path.join("dist", "graphs", "table_qa.js"));
     expect(files).toContain(path.join("dist", "nodes", "workers", "worker.d.ts"));
-    expect(files).toContain(path.join("dist", "tools", "sandbox", "worker.py"));
+    expect(files).toContain(path.join("dist", "sandbox", "worker.py"));
     expect(files).toContain(path.join("dist", "langgraph.json"));
     // Tests, benchmarks and the repository's scripts stay out.
     expect(files.filter((f) => /^(tests|bench|scripts|docs|examples)\b/.test(f))).toEqual([]);

@@ -16,7 +16,8 @@ import {
   inputsUsed,
   parseExpression,
 } from "../../nodes/workers/builtin/calc.js";
-import { answerOfRows, parseQuery } from "../../nodes/workers/builtin/sql.js";
+import { parseQuery } from "../../nodes/workers/builtin/sql.js";
+import { answerOfRows } from "../../nodes/workers/findings.js";
 import { loadWorkers, WorkerRegistryError, workerDirs } from "../../nodes/workers/registry.js";
 import { execResult } from "../support/exec-result.js";
 

@@ -1,7 +1,6 @@
-import type { Attempt, Evidence } from "../../../blackboard/schemas.js";
-import { lineageParents } from "../../../grounding/evidence.js";
-import { SqlError, type SqlResult, sqlEvidence } from "../../../sandbox/duckdb.js";
-import { failedSqlAttempt, sqlAttempt } from "../../../sandbox/duckdb-result.js";
+import type { Attempt } from "../../../blackboard/schemas.js";
+import { SqlError } from "../../../sandbox/duckdb.js";
+import { failedSqlAttempt } from "../../../sandbox/duckdb-result.js";
 import { ReplyParseError } from "../../llm.js";
 import { renderTables } from "../../prompts.js";
 import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
@@ -13,7 +12,6 @@ quotes. Select exactly the answer: one column, and one row when one value is ask
 Reply with the query in a \`\`\`sql block and nothing else.`;
 
 const TRIES = 2;
-const ANSWER_ROWS = 20;
 
 /** The query of a reply: a \`\`\`sql block, else a reply that is itself a SELECT or WITH. */
 export function parseQuery(reply: string): string {
@@ -22,44 +20,6 @@ export function parseQuery(reply: string): string {
   const bare = reply.trim();
   if (/^(select|with)\b/i.test(bare)) return bare;
   throw new ReplyParseError("sql", "SQL query (a ```sql block)", reply);
-}
-
-function cellText(value: SqlResult["rows"][number][number]): string {
-  return value === null ? "" : String(value);
-}
-
-/** The answer a result states: its one column's values, or each row's last value. */
-export function answerOfRows(result: SqlResult): string | null {
-  if (result.rows.length === 0) return null;
-  const rows = result.rows.slice(0, ANSWER_ROWS);
-  if (rows.length === 1) return (rows[0] ?? []).map(cellText).join(", ");
-  return rows.map((row) => cellText(row.at(-1) ?? null)).join(", ");
-}
-
-/**
- * The query's result as evidence, `<attempt>:result` as a pandas run's: its value (the cell,
- * else the rows' text), anchored to the query and the rows it comes from, the source cells
- * its lineage names as parents.
- */
-export function sqlResultEvidence(
-  attempt: Attempt,
-  result: SqlResult,
-  time: string,
-): Evidence | null {
-  const computed = attempt.result?.result;
-  if (!computed) return null;
-  const table = result.table ?? result.tables.join(", ");
-  const rows = computed.lineage.find((l) => l.table === result.table)?.rows ?? [];
-  return {
-    id: `${attempt.id}:result`,
-    modality: "sql",
-    source: "sql",
-    anchor: { kind: "sql", query: attempt.code, table, rowIds: rows },
-    value: computed.values.length === 1 ? (computed.values[0] ?? null) : computed.text,
-    time,
-    provenance: { attempt: attempt.id, parents: lineageParents(computed.lineage) },
-    confidence: 1,
-  };
 }
 
 /**
@@ -83,31 +43,24 @@ export default defineWorker({
     for (let i = 1; i <= TRIES; i++) {
       const reply = await kit.ask("coder", SQL_SYSTEM, base + feedback);
       const query = parseQuery(reply);
-      const id = `${kit.id}.q${i}`;
       const started = performance.now();
       try {
-        const result = await kit.sql(query);
-        const attempt = sqlAttempt(id, query, reply, result);
-        const derived = attempt.result?.result;
+        const found = await kit.findBySql(query, reply);
+        const [attempt] = found.attempts;
+        const derived = attempt?.result?.result;
         trajectory.push(
-          `${id}: ${query}`,
-          `${result.rows.length} rows; derived from the tables: ${derived?.derived} (${derived?.derivation})`,
+          `${attempt?.id}: ${query}`,
+          `${found.result.rows.length} rows; derived from the tables: ${derived?.derived} (${derived?.derivation})`,
         );
-        const time = new Date().toISOString();
-        const evidence: Evidence[] = [
-          ...sqlEvidence(result, query, id, time),
-          ...[sqlResultEvidence(attempt, result, time)].filter((e) => e !== null),
-        ];
-        const answer = answerOfRows(result);
         return {
-          answer,
-          evidence,
-          attempts: [...attempts, attempt],
+          ...found,
+          attempts: [...attempts, ...found.attempts],
           trajectory,
-          score: answer === null ? 0 : result.truncated ? 0.5 : 0.9,
+          score: found.answer === null ? 0 : found.result.truncated ? 0.5 : 0.9,
         };
       } catch (error) {
         if (!(error instanceof SqlError)) throw error;
+        const id = `${kit.id}.q${i}`;
         attempts.push(failedSqlAttempt(id, query, reply, error, performance.now() - started));
         trajectory.push(`${id}: ${query}`, `failed: ${error.message}`);
         feedback = `\n\nThis query failed:\n\`\`\`sql\n${query}\n\`\`\`\nError: ${error.message}\nWrite a corrected query.`;
