@@ -13,7 +13,7 @@ import path from "node:path";
 import { END, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TableQAStateValue } from "../blackboard/state.js";
-import { graph } from "../graphs/table_qa.js";
+import { graph } from "../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../sandbox/index.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
 import { spawnStub } from "./spawn-stub.js";

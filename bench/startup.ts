@@ -143,7 +143,7 @@ const env: NodeJS.ProcessEnv = {
 delete env.NODE_OPTIONS;
 
 const IN_PROCESS = `
-const { graph } = await import(${JSON.stringify(path.join(DIST, "graphs/table_qa.js"))});
+const { graph } = await import(${JSON.stringify(path.join(DIST, "graphs/table_qa/graph.js"))});
 const { closeSandboxes } = await import(${JSON.stringify(path.join(DIST, "sandbox/index.js"))});
 const state = await graph.invoke({ question: process.argv[1], sources: [{ path: process.argv[2] }] });
 await closeSandboxes();

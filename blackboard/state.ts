@@ -4,7 +4,6 @@ import { addBudget, appendUniqueById, EMPTY_BUDGET, upsertById, upsertEdges } fr
 import {
   AnswerSchema,
   AttemptSchema,
-  BallotSchema,
   BranchSchema,
   BudgetSchema,
   CheckedAnswerSchema,
@@ -12,14 +11,10 @@ import {
   EdgeSchema,
   EvidenceSchema,
   MemorySchema,
-  PacketSchema,
   ReflectionSchema,
-  SelectionSchema,
   StageSchema,
-  SubtaskSchema,
   TableRefSchema,
   TableSourceSchema,
-  TreeNodeSchema,
   VerdictSchema,
 } from "./schemas.js";
 import { TurnSchema } from "./turns.js";
@@ -114,7 +109,7 @@ const stopAfter = z.enum(["planner", "executor", "answerer"]).nullable().default
  * What `solve` reads: the question and tables, the conversation's earlier turns, what earlier
  * rounds left, where to start and stop.
  */
-const solveInput = {
+export const solveInput = {
   question,
   tables,
   turns,
@@ -127,7 +122,7 @@ const solveInput = {
   stopAfter,
 };
 /** What `solve` writes. Its budget starts empty inside, so the caller adds only its cost. */
-const solveOutput = { plan, attempts, evidence, claims, edges, answer, budget };
+export const solveOutput = { plan, attempts, evidence, claims, edges, answer, budget };
 
 /** The solve subgraph (plan -> code -> execute, retried -> answer) and its nodes. */
 export const SolveState = new StateSchema({ ...solveInput, ...solveOutput });
@@ -183,54 +178,6 @@ const branches = new ReducedValue(
   z.array(BranchSchema).default(() => []),
   { inputSchema: z.array(BranchSchema), reducer: upsertById },
 );
-/** How the branches' answers were settled; null until the vote. */
-const ballot = BallotSchema.nullable().default(null);
-/** The trajectory a search returns as the run's own: its chosen branch's. */
-const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
-
-/**
- * mom: branches of solve run side by side and vote. The winner's trajectory is the run's
- * (plan, attempts, evidence, claims, edges, answer, verdict); every branch stays in `branches`.
- */
-export const MomState = new StateSchema({
-  question,
-  asked,
-  turns,
-  sources,
-  tables,
-  memories,
-  branches,
-  ballot,
-  ...chosen,
-  budget,
-});
-
-/** The search tree over `branches` (mcts), upserted by id; the root is `root`. */
-const tree = new ReducedValue(
-  z.array(TreeNodeSchema).default(() => []),
-  { inputSchema: z.array(TreeNodeSchema), reducer: upsertById },
-);
-
-/**
- * mcts: a Monte-Carlo tree search over plans, codes and answers. Its rewards come from `gold`
- * when the caller knows the answer, else from the checker and agreement between answers. The
- * best answer's trajectory is the run's; the whole tree stays in `tree` and `branches`.
- */
-export const MctsState = new StateSchema({
-  question,
-  asked,
-  turns,
-  sources,
-  tables,
-  memories,
-  /** The expected answer, when known (mining training data); null otherwise. */
-  gold: z.string().nullable().default(null),
-  branches,
-  tree,
-  ...chosen,
-  budget,
-});
-
 /** One branch to grow: from its parent (none: a new plan) through the stages up to `until`. */
 export const BranchTask = new StateSchema({
   question,
@@ -249,71 +196,38 @@ export const BranchTask = new StateSchema({
 /** What a branch adds to the search: itself, and its cost. */
 export const BranchOutput = new StateSchema({ branches, budget });
 
-/** The orchestrator's subtasks, as its planner split the question (capped by maxSubtasks). */
-const subtasks = z.array(SubtaskSchema).default(() => []);
-/** What the workers returned, one packet per subtask and worker, upserted by id. */
-const packets = new ReducedValue(
-  z.array(PacketSchema).default(() => []),
-  { inputSchema: z.array(PacketSchema), reducer: upsertById },
-);
-/** Dispatch rounds begun so far. */
-const round = z.number().int().nonnegative().default(0);
-/** The workers the current round sends out, each for its subtask. */
-const dispatching = z
-  .array(z.object({ subtask: z.string(), worker: z.string() }))
-  .default(() => []);
-/** The packets the answer rests on; null until selected. */
-const selection = SelectionSchema.nullable().default(null);
-
-/**
- * orchestrator: a planner splits the question into subtasks, registered workers solve them
- * (independent ones side by side, dependent ones after their inputs), and the answer is
- * composed from the evidence selected out of their packets, then checked.
- */
-export const OrchestratorState = new StateSchema({
-  ...solveInput,
-  ...solveOutput,
-  asked,
-  sources,
-  verdict,
-  checked,
-  subtasks,
-  packets,
-  round,
-  dispatching,
-  selection,
-});
-
-/** One subtask for one worker, with the answers of the subtasks it depends on. */
-export const WorkerTask = new StateSchema({
-  question,
-  tables,
-  turns,
-  subtask: SubtaskSchema,
-  worker: z.string(),
-  inputs: z.array(
-    z.object({
-      id: z.string(),
-      task: z.string(),
-      answer: z.string().nullable(),
-      derived: PacketSchema.shape.derived,
-    }),
-  ),
-});
-
-/** What a worker adds to the blackboard: its packet, its evidence and attempts, its cost. */
-export const WorkerOutput = new StateSchema({ packets, attempts, evidence, budget });
-
 export type SolveStateValue = typeof SolveState.State;
 export type SolveInputValue = typeof SolveInput.State;
 export type SolveOutputValue = typeof SolveOutput.State;
-export type MomStateValue = typeof MomState.State;
-export type MctsStateValue = typeof MctsState.State;
 export type BranchTaskValue = typeof BranchTask.State;
 export type ReviewStateValue = typeof ReviewState.State;
 export type TableQAStateValue = typeof TableQAState.State;
 export type SolveGraphStateValue = typeof SolveGraphState.State;
 export type TableQAGraphStateValue = typeof TableQAGraphState.State;
 export type TableQAUpdate = typeof TableQAState.Update;
-export type OrchestratorStateValue = typeof OrchestratorState.State;
-export type WorkerTaskValue = typeof WorkerTask.State;
+
+/** The trajectory a search returns as the run's own: its chosen branch's. */
+export const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
+
+/** The keys graphs share, for a graph's own state to build on (graphs/<graph>/state.ts). */
+export const keys = {
+  question,
+  sources,
+  tables,
+  plan,
+  attempts,
+  evidence,
+  claims,
+  edges,
+  answer,
+  verdict,
+  checked,
+  reflections,
+  memories,
+  gold,
+  budget,
+  reviews,
+  turns,
+  asked,
+  branches,
+};

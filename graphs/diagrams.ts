@@ -1,8 +1,8 @@
-import { graph as mcts } from "./mcts.js";
-import { graph as mom } from "./mom.js";
-import { graph as orchestrator } from "./orchestrator.js";
-import { graph as solve } from "./solve.js";
-import { graph as tableQa } from "./table_qa.js";
+import { graph as mcts } from "./mcts/graph.js";
+import { graph as mom } from "./mom/graph.js";
+import { graph as orchestrator } from "./orchestrator/graph.js";
+import { graph as solve } from "./solve/graph.js";
+import { graph as tableQa } from "./table_qa/graph.js";
 
 /*
  * The pictures of the graphs in the docs, drawn by LangGraph from the compiled graphs, so they

@@ -8,7 +8,8 @@ export const DEFAULT_MIN_CONFIDENCE = 0.5;
  * The run configuration of every graph. Studio renders it as a form; the CLI
  * fills it from flags. Each field has a default so an empty object is valid.
  */
-export const ConfigurationSchema = z.object({
+/** What every graph reads: the models and their sampling, where and how code runs, model calls, how tables are read and what prompts may show of them. */
+const RUN = {
   model: z
     .string()
     .optional()
@@ -79,22 +80,6 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Retries per model call after a timeout, 429 or 5xx (never after a refused connection, 4xx or 501)",
     ),
-  runTimeoutMs: z
-    .number()
-    .int()
-    .min(0)
-    .default(600_000)
-    .describe(
-      "Deadline for a whole `tableminds ask` run, model waits and retries included (0: none)",
-    ),
-  localBudgetMs: z
-    .number()
-    .int()
-    .min(0)
-    .default(120_000)
-    .describe(
-      "Wall-clock budget of a `tableminds ask` run whose models are local: when it runs out the run ends not sure, with its best candidate (0: none)",
-    ),
   streaming: z
     .boolean()
     .default(false)
@@ -105,69 +90,6 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Pause for a person: before generated code runs, before the answer is final, or both (resume with approve, edit or reject)",
     ),
-  check: z
-    .boolean()
-    .default(true)
-    .describe("Check the answer: format, type and grounding in the evidence (no model needed)"),
-  llmChecker: z
-    .boolean()
-    .default(false)
-    .describe("Also ask a model to score answer type, format and grounding 0-2 each"),
-  minConfidence: z
-    .number()
-    .min(0)
-    .max(1)
-    .default(DEFAULT_MIN_CONFIDENCE)
-    .describe(
-      "Below this confidence (0-1) the run says it is not sure, with its reasons and best candidate, instead of asserting the answer",
-    ),
-  maxReflections: z
-    .number()
-    .int()
-    .min(0)
-    .max(5)
-    .default(2)
-    .describe("Reflect on a failed check and try again, at most this many times (0: never)"),
-  memory: z
-    .boolean()
-    .default(true)
-    .describe("Recall lessons of similar past questions and archive this one (needs a store)"),
-  memoryNamespace: z
-    .string()
-    .min(1)
-    .default("default")
-    .describe("Whose memory: a user or dataset name; episodes never cross namespaces"),
-  memoryK: z.number().int().min(1).max(10).default(2).describe("Past episodes recalled"),
-  memoryThreshold: z
-    .number()
-    .min(0)
-    .max(1)
-    .default(0.85)
-    .describe("Similarity above which a new episode merges into its neighbour instead"),
-  memoryRecallSimilarity: z
-    .number()
-    .min(0)
-    .max(1)
-    .default(0.5)
-    .describe(
-      "Question similarity (cosine of the questions with their values masked) a past episode needs to be recalled; below it, lessons are about something else",
-    ),
-  memorySchemaSimilarity: z
-    .number()
-    .min(0)
-    .max(1)
-    .default(0.5)
-    .describe(
-      "Table similarity (Jaccard of the normalized column names; a name whose type differs counts half) a past episode needs to be recalled or merged with",
-    ),
-  llmArchiver: z
-    .boolean()
-    .default(false)
-    .describe("Let a model summarize each episode for memory (else a summary built from the run)"),
-  embeddingModel: z
-    .string()
-    .optional()
-    .describe("Embedding model on the endpoint; unset: a deterministic offline embedding"),
   replayCache: z
     .string()
     .optional()
@@ -226,6 +148,105 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Tokens of table context per prompt: a table that fits is shown whole, a larger one as statistics and the rows the question names",
     ),
+};
+
+/** What only `tableminds ask` reads: the run's deadlines. */
+const COMMAND = {
+  runTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(600_000)
+    .describe(
+      "Deadline for a whole `tableminds ask` run, model waits and retries included (0: none)",
+    ),
+  localBudgetMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(120_000)
+    .describe(
+      "Wall-clock budget of a `tableminds ask` run whose models are local: when it runs out the run ends not sure, with its best candidate (0: none)",
+    ),
+};
+
+/** How an answer is checked: table_qa, mom, mcts and the orchestrator check. */
+const CHECK = {
+  check: z
+    .boolean()
+    .default(true)
+    .describe("Check the answer: format, type and grounding in the evidence (no model needed)"),
+  llmChecker: z
+    .boolean()
+    .default(false)
+    .describe("Also ask a model to score answer type, format and grounding 0-2 each"),
+  minConfidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_MIN_CONFIDENCE)
+    .describe(
+      "Below this confidence (0-1) the run says it is not sure, with its reasons and best candidate, instead of asserting the answer",
+    ),
+};
+
+/** How often a failed check is reflected on (table_qa). */
+const REFLECTION = {
+  maxReflections: z
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .default(2)
+    .describe("Reflect on a failed check and try again, at most this many times (0: never)"),
+};
+
+/** Long-term memory (table_qa). */
+const MEMORY = {
+  memory: z
+    .boolean()
+    .default(true)
+    .describe("Recall lessons of similar past questions and archive this one (needs a store)"),
+  memoryNamespace: z
+    .string()
+    .min(1)
+    .default("default")
+    .describe("Whose memory: a user or dataset name; episodes never cross namespaces"),
+  memoryK: z.number().int().min(1).max(10).default(2).describe("Past episodes recalled"),
+  memoryThreshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.85)
+    .describe("Similarity above which a new episode merges into its neighbour instead"),
+  memoryRecallSimilarity: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe(
+      "Question similarity (cosine of the questions with their values masked) a past episode needs to be recalled; below it, lessons are about something else",
+    ),
+  memorySchemaSimilarity: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe(
+      "Table similarity (Jaccard of the normalized column names; a name whose type differs counts half) a past episode needs to be recalled or merged with",
+    ),
+  llmArchiver: z
+    .boolean()
+    .default(false)
+    .describe("Let a model summarize each episode for memory (else a summary built from the run)"),
+  embeddingModel: z
+    .string()
+    .optional()
+    .describe("Embedding model on the endpoint; unset: a deterministic offline embedding"),
+};
+
+/** mom's branches and vote. */
+const VOTE = {
   plans: z
     .number()
     .int()
@@ -253,6 +274,10 @@ export const ConfigurationSchema = z.object({
     .describe(
       "mom: settle different answers by a model's pairwise knockout instead of the majority: never, for questions that want a sentence, or always",
     ),
+};
+
+/** How many branches or workers run at once (mom, mcts, orchestrator). */
+const CONCURRENCY = {
   maxConcurrency: z
     .number()
     .int()
@@ -262,6 +287,10 @@ export const ConfigurationSchema = z.object({
     .describe(
       "Branches of mom or mcts (or orchestrator workers) that run at once; LangGraph is given at least 2",
     ),
+};
+
+/** mcts's search. */
+const SEARCH = {
   searchBudget: z
     .number()
     .int()
@@ -288,6 +317,10 @@ export const ConfigurationSchema = z.object({
     .describe(
       "mcts: UCT search, or Mixture-of-Minds' fixed-width rollouts for one stage (planner 8/4/1, coder 1/8/1, answerer 1/4/8)",
     ),
+};
+
+/** The orchestrator's subtasks, rounds and workers. */
+const ORCHESTRATION = {
   maxSubtasks: z
     .number()
     .int()
@@ -317,6 +350,36 @@ export const ConfigurationSchema = z.object({
     .describe(
       "orchestrator: a folder of extra workers, one file each (see docs/adding-a-worker.md)",
     ),
+};
+
+/** The configuration's fields by group: a graph's form shows the groups it reads. */
+export const FIELD_GROUPS = {
+  run: RUN,
+  command: COMMAND,
+  check: CHECK,
+  reflection: REFLECTION,
+  memory: MEMORY,
+  vote: VOTE,
+  concurrency: CONCURRENCY,
+  search: SEARCH,
+  orchestration: ORCHESTRATION,
+};
+export type FieldGroup = keyof typeof FIELD_GROUPS;
+
+/**
+ * The run configuration of every graph. Studio renders a graph's groups of it as a form; the
+ * CLI fills it from flags. Each field has a default so an empty object is valid.
+ */
+export const ConfigurationSchema = z.object({
+  ...RUN,
+  ...COMMAND,
+  ...CHECK,
+  ...REFLECTION,
+  ...MEMORY,
+  ...VOTE,
+  ...CONCURRENCY,
+  ...SEARCH,
+  ...ORCHESTRATION,
 });
 
 export type Configuration = z.infer<typeof ConfigurationSchema>;
@@ -363,7 +426,11 @@ export const OPERATOR_SOURCE: Record<OperatorField, string> = {
   workersDir: "TABLEMINDS_WORKERS or --workers-dir",
 };
 
-/** Each field of `schema`, failing on no value; its JSON Schema (and default) unchanged. */
+/**
+ * Each field of `schema`, failing on no value; its JSON Schema (and default) unchanged. Keys
+ * of other groups pass through untouched: a graph hands its whole context on to the subgraphs
+ * and branches it runs.
+ */
 function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
   const shown = z.toJSONSchema(schema, { io: "input" }).properties ?? {};
   const fields = Object.entries(schema.shape).map(([key, field]) => {
@@ -371,22 +438,31 @@ function lenient<T extends z.ZodRawShape>(schema: z.ZodObject<T>) {
     const meta = fallback === undefined ? {} : { default: fallback };
     return [key, (field as z.ZodType).catch(undefined).meta(meta)];
   });
-  return z.object(Object.fromEntries(fields));
+  return z.looseObject(Object.fromEntries(fields));
 }
 
-/**
- * What a caller may pass: any subset; the defaults fill the rest (and show in Studio's form).
- * LangGraph checks a run's context against this schema before the first node and would throw
- * zod's issue list as JSON, so no value fails here: `configurationOf` (nodes/runtime.ts)
- * reports a bad one in one line instead. The JSON Schema is the configuration's own, without
- * the operator's fields.
- */
-const OPERATOR_MASK = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, true])) as Record<
-  OperatorField,
-  true
->;
+const isOperator = (key: string) => (OPERATOR_FIELDS as readonly string[]).includes(key);
 
-export const ContextSchema = lenient(ConfigurationSchema.omit(OPERATOR_MASK).partial());
+/**
+ * What a caller may pass to a graph that reads `groups`: any subset; the defaults fill the
+ * rest (and show in Studio's form, which lists only these groups' fields). LangGraph checks a
+ * run's context against this schema before the first node and would throw zod's issue list as
+ * JSON, so no value fails here: `configurationOf` (nodes/runtime.ts) reports a bad one in one
+ * line instead. The operator's fields are left out.
+ */
+export function contextSchemaOf(...groups: FieldGroup[]) {
+  const shape = Object.fromEntries(
+    groups
+      .flatMap((group) => Object.entries(FIELD_GROUPS[group]))
+      .filter(([key]) => !isOperator(key)),
+  ) as z.ZodRawShape;
+  return lenient(z.object(shape).partial());
+}
+
+/** Every group a graph may read: what the CLI and the SDK may pass to any graph. */
+export const ContextSchema = contextSchemaOf(
+  ...(Object.keys(FIELD_GROUPS) as FieldGroup[]).filter((group) => group !== "command"),
+);
 
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {

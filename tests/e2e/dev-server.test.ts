@@ -104,6 +104,11 @@ describe("langgraph dev server", () => {
         enum: ["off", "code", "answer", "both"],
         default: "off",
       });
+      // table_qa's form: its own groups, not mom's, mcts's or the orchestrator's.
+      for (const other of ["plans", "searchBudget", "maxSubtasks", "runTimeoutMs"]) {
+        expect(context.properties).not.toHaveProperty(other);
+      }
+      expect(context.properties).toHaveProperty("memoryK");
       expect(schemas.config_schema).toEqual(schemas.context_schema);
       expect(schemas.input_schema).toMatchObject({ properties: { question: {} } });
     },

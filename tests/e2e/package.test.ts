@@ -131,8 +131,8 @@ describe("the npm package", () => {
     const sources = files.filter((f) => /\.[cm]?ts$/.test(f) && !/\.d\.[cm]?ts$/.test(f));
     expect(sources).toEqual([]);
     expect(files).toContain(path.join("dist", "cli", "main.js"));
-    expect(files).toContain(path.join("dist", "graphs", "table_qa.js"));
-    expect(files).toContain(path.join("dist", "nodes", "workers", "worker.d.ts"));
+    expect(files).toContain(path.join("dist", "graphs", "table_qa", "graph.js"));
+    expect(files).toContain(path.join("dist", "graphs", "orchestrator", "workers", "worker.d.ts"));
     expect(files).toContain(path.join("dist", "sandbox", "worker.py"));
     expect(files).toContain(path.join("dist", "langgraph.json"));
     // Tests, benchmarks and the repository's scripts stay out.

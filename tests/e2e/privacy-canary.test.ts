@@ -4,15 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { InMemoryStore } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  MomStateValue,
-  OrchestratorStateValue,
-  TableQAStateValue,
-} from "../../blackboard/state.js";
-import * as mom from "../../graphs/mom.js";
-import * as orchestrator from "../../graphs/orchestrator.js";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import * as mom from "../../graphs/mom/graph.js";
+import type { MomStateValue } from "../../graphs/mom/state.js";
+import * as orchestrator from "../../graphs/orchestrator/graph.js";
+import type { OrchestratorStateValue } from "../../graphs/orchestrator/state.js";
 import { graphFromModule } from "../../graphs/registry.js";
-import * as tableQa from "../../graphs/table_qa.js";
+import * as tableQa from "../../graphs/table_qa/graph.js";
 import { auditRun, readAuditRun } from "../../models/audit.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import type { Configuration } from "../../settings/configuration.js";

@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { DuckDbSql } from "../../sandbox/duckdb.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { LocalSandbox } from "../../sandbox/local.js";

@@ -107,7 +107,9 @@ describe("a checkout's start", () => {
         "};",
       ].join("\n"),
     );
-    const registry = pathToFileURL(path.join(copy, ".build/nodes/workers/registry.js")).href;
+    const registry = pathToFileURL(
+      path.join(copy, ".build/graphs/orchestrator/workers/registry.js"),
+    ).href;
     const script = `const { loadWorkers } = await import(${JSON.stringify(registry)});
       const workers = await loadWorkers([${JSON.stringify(dir)}]);
       console.log([...workers.keys()].join(","));`;

@@ -1,15 +1,13 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  MctsStateValue,
-  MomStateValue,
-  OrchestratorStateValue,
-  TableQAStateValue,
-} from "../../blackboard/state.js";
-import { builder as mctsBuilder } from "../../graphs/mcts.js";
-import { builder as momBuilder } from "../../graphs/mom.js";
-import { builder as orchestratorBuilder } from "../../graphs/orchestrator.js";
-import { builder as tableQaBuilder } from "../../graphs/table_qa.js";
+import type { TableQAStateValue } from "../../blackboard/state.js";
+import { builder as mctsBuilder } from "../../graphs/mcts/graph.js";
+import type { MctsStateValue } from "../../graphs/mcts/state.js";
+import { builder as momBuilder } from "../../graphs/mom/graph.js";
+import type { MomStateValue } from "../../graphs/mom/state.js";
+import { builder as orchestratorBuilder } from "../../graphs/orchestrator/graph.js";
+import type { OrchestratorStateValue } from "../../graphs/orchestrator/state.js";
+import { builder as tableQaBuilder } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";

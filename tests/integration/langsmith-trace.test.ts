@@ -3,7 +3,7 @@ import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { Client } from "langsmith";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { traceOf } from "../../evals/runner.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";
 import { type CaptureServer, startLangSmithCapture } from "../support/langsmith-capture.js";
@@ -91,7 +91,7 @@ describe("a traced mom run", () => {
     const stub = await startStubOpenAI({ respond: medalsTeam() });
     try {
       useStubEndpoint(stub.url);
-      const { graph: mom } = await import("../../graphs/mom.js");
+      const { graph: mom } = await import("../../graphs/mom/graph.js");
       const client = new Client({ apiUrl: capture.url, apiKey: "test", autoBatchTracing: false });
       const tracer = new LangChainTracer({ client, projectName: "tableminds-test" });
       await mom.invoke(MEDALS_INPUT, {

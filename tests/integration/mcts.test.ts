@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { MctsStateValue } from "../../blackboard/state.js";
-import { graph, stepBound } from "../../graphs/mcts.js";
+import { graph, stepBound } from "../../graphs/mcts/graph.js";
+import type { MctsStateValue } from "../../graphs/mcts/state.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { branchOf, branchTeam } from "../support/branch-team.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { MomStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/mom.js";
+import { graph } from "../../graphs/mom/graph.js";
+import type { MomStateValue } from "../../graphs/mom/state.js";
 import { runLimits } from "../../graphs/registry.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { graph as mcts } from "../../graphs/mcts.js";
-import { graph as mom } from "../../graphs/mom.js";
+import { graph as mcts } from "../../graphs/mcts/graph.js";
+import { graph as mom } from "../../graphs/mom/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { branchTeam } from "../support/branch-team.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome } from "../support/env.js";

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { graph } from "../../graphs/orchestrator.js";
+import { graph } from "../../graphs/orchestrator/graph.js";
+import { SQL_SYSTEM } from "../../graphs/orchestrator/workers/builtin/sql.js";
 import { reportSlowModelCalls } from "../../models/activity.js";
 import { ask } from "../../nodes/llm.js";
-import { SQL_SYSTEM } from "../../nodes/workers/builtin/sql.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
 import { adoptOperatorFields } from "../../settings/operator.js";

@@ -1,8 +1,8 @@
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { OrchestratorStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/orchestrator.js";
+import { graph } from "../../graphs/orchestrator/graph.js";
+import type { OrchestratorStateValue } from "../../graphs/orchestrator/state.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { adoptOperatorFields } from "../../settings/operator.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExecResultSchema } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { clearChatModelCache } from "../../models/chat.js";
 import { installedDefaultModel, LocalEnvSchema } from "../../models/local-spec.js";
 import { ReplyParseError } from "../../nodes/llm.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph, stepBound } from "../../graphs/table_qa.js";
+import { graph, stepBound } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { medalsTeam } from "../support/scripts.js";

@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
 import { graphFromModule } from "../../graphs/registry.js";
-import * as tableQa from "../../graphs/table_qa.js";
+import * as tableQa from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { offlineEmbed } from "../../storage/memory/embeddings.js";

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Edge } from "../../blackboard/schemas.js";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { answerFromOutput, lastMessage, medalsTeam } from "../support/scripts.js";

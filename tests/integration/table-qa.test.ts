@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph } from "../../graphs/table_qa.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { lastMessage, MEDALS_CODE, medalsTeam } from "../support/scripts.js";

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { graph } from "../../graphs/table_qa.js";
+import type { graph } from "../../graphs/table_qa/graph.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { MEDALS_QUESTION } from "./scripts.js";
 

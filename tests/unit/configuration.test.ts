@@ -14,8 +14,11 @@ describe("the run configuration", () => {
       sandbox: true,
       replayCache: true,
       workersDir: true,
+      // Read by `tableminds ask` alone, never by a graph.
+      runTimeoutMs: true,
+      localBudgetMs: true,
     });
-    expect(shown).toEqual(z.toJSONSchema(callers.partial(), { io: "input" }));
+    expect(shown).toEqual(z.toJSONSchema(z.looseObject(callers.partial().shape), { io: "input" }));
     for (const key of OPERATOR_FIELDS) expect(shown.properties).not.toHaveProperty(key);
     expect(shown.properties?.temperature).toMatchObject({ default: 0, maximum: 2 });
   });

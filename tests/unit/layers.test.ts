@@ -63,6 +63,6 @@ describe("the layers", () => {
   });
 
   it("finds the imports it checks", () => {
-    expect(importedLayers("graphs/table_qa.ts")).toContain("nodes");
+    expect(importedLayers("graphs/table_qa/graph.ts")).toContain("nodes");
   });
 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../blackboard/schemas.js";
+import { JUDGE_SYSTEM, parseJudgement } from "../../graphs/mom/judge.js";
+import { COMPOSER_SYSTEM } from "../../graphs/orchestrator/composer.js";
+import { decomposerSystem, parseSubtasks } from "../../graphs/orchestrator/decomposer.js";
+import calc, {
+  CALC_SYSTEM,
+  parseExpression,
+} from "../../graphs/orchestrator/workers/builtin/calc.js";
+import lookup from "../../graphs/orchestrator/workers/builtin/lookup.js";
+import pandas from "../../graphs/orchestrator/workers/builtin/pandas.js";
+import sql, { parseQuery, SQL_SYSTEM } from "../../graphs/orchestrator/workers/builtin/sql.js";
 import { evidenceIdsIn, grammarFor, roleOfSystem } from "../../models/local-grammar.js";
 import { lit, rep, sample, seq, textExcept, toGbnf } from "../../models/local-grammar-dsl.js";
 import { localThreads } from "../../models/local-runtime.js";
@@ -7,15 +17,8 @@ import { ANSWERER_SYSTEM, parseAnswer } from "../../nodes/answerer.js";
 import { ARCHIVER_SYSTEM, parseNotes } from "../../nodes/archiver.js";
 import { CHECKER_SYSTEM, parseCheck } from "../../nodes/checker.js";
 import { CODER_SYSTEM, parseCode } from "../../nodes/coder.js";
-import { COMPOSER_SYSTEM } from "../../nodes/composer.js";
-import { decomposerSystem, parseSubtasks } from "../../nodes/decomposer.js";
-import { JUDGE_SYSTEM, parseJudgement } from "../../nodes/judge.js";
 import { PLANNER_SYSTEM, parsePlan } from "../../nodes/planner.js";
 import { parseReflection, REFLECTOR_SYSTEM } from "../../nodes/reflector.js";
-import calc, { CALC_SYSTEM, parseExpression } from "../../nodes/workers/builtin/calc.js";
-import lookup from "../../nodes/workers/builtin/lookup.js";
-import pandas from "../../nodes/workers/builtin/pandas.js";
-import sql, { parseQuery, SQL_SYSTEM } from "../../nodes/workers/builtin/sql.js";
 
 /** A seeded generator (mulberry32), so a failing sample can be found again. */
 function seeded(seed: number): () => number {

@@ -4,21 +4,25 @@ import { describe, expect, it } from "vitest";
 import { namespaced } from "../../blackboard/namespaces.js";
 import type { Attempt, CodeResult, Evidence, Packet, Subtask } from "../../blackboard/schemas.js";
 import { finalSubtasks, inputsOf, readySubtasks } from "../../blackboard/subtasks.js";
-import { routeDispatch } from "../../graphs/orchestrator.js";
-import { evidenceGraph } from "../../grounding/evidence-graph.js";
-import { selectPackets } from "../../grounding/evidence-selection.js";
-import { answerDerived } from "../../grounding/verify.js";
-import { parseSubtasks, planOf } from "../../nodes/decomposer.js";
-import { ReplyParseError } from "../../nodes/llm.js";
+import { parseSubtasks, planOf } from "../../graphs/orchestrator/decomposer.js";
+import { routeDispatch } from "../../graphs/orchestrator/graph.js";
 import {
   calcProgram,
   calcResult,
   inputsUsed,
   parseExpression,
-} from "../../nodes/workers/builtin/calc.js";
-import { parseQuery } from "../../nodes/workers/builtin/sql.js";
-import { answerOfRows } from "../../nodes/workers/findings.js";
-import { loadWorkers, WorkerRegistryError, workerDirs } from "../../nodes/workers/registry.js";
+} from "../../graphs/orchestrator/workers/builtin/calc.js";
+import { parseQuery } from "../../graphs/orchestrator/workers/builtin/sql.js";
+import { answerOfRows } from "../../graphs/orchestrator/workers/findings.js";
+import {
+  loadWorkers,
+  WorkerRegistryError,
+  workerDirs,
+} from "../../graphs/orchestrator/workers/registry.js";
+import { evidenceGraph } from "../../grounding/evidence-graph.js";
+import { selectPackets } from "../../grounding/evidence-selection.js";
+import { answerDerived } from "../../grounding/verify.js";
+import { ReplyParseError } from "../../nodes/llm.js";
 import { execResult } from "../support/exec-result.js";
 
 const WORKERS = ["pandas", "sql", "calc"];

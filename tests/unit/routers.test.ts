@@ -1,7 +1,11 @@
 import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { Attempt, ExecResult, Reflection } from "../../blackboard/schemas.js";
-import { routeAfterExecutor, routeAfterPlanner, routeSolveStart } from "../../graphs/solve.js";
+import {
+  routeAfterExecutor,
+  routeAfterPlanner,
+  routeSolveStart,
+} from "../../graphs/solve/graph.js";
 import {
   RECURSION_LIMIT,
   routeAfterCheck,
@@ -9,7 +13,7 @@ import {
   routeAfterIngest,
   routeAfterSolve,
   stepBound,
-} from "../../graphs/table_qa.js";
+} from "../../graphs/table_qa/graph.js";
 import type { Configuration } from "../../settings/configuration.js";
 import { verdict } from "../support/verdicts.js";
 

@@ -10,11 +10,6 @@ import {
 } from "../../blackboard/branches.js";
 import { EMPTY_BUDGET, upsertById } from "../../blackboard/reducers.js";
 import type { Branch, Stage, TreeNode } from "../../blackboard/schemas.js";
-import { routeAfterVote, routeBranches } from "../../graphs/mom.js";
-import { sameAnswer, searchReward } from "../../grounding/agreement.js";
-import { branchOrder, majorityVote } from "../../grounding/tally.js";
-import { branchContext, stagesOf } from "../../nodes/branch.js";
-import { parseJudgement } from "../../nodes/judge.js";
 import {
   type Grown,
   PRESETS,
@@ -23,8 +18,13 @@ import {
   type SearchSchedule,
   searchSchedule,
   worstCalls,
-} from "../../nodes/search-pool.js";
-import { backup, ROOT, selectExpansions, uct } from "../../nodes/search-tree.js";
+} from "../../graphs/mcts/search-pool.js";
+import { backup, ROOT, selectExpansions, uct } from "../../graphs/mcts/search-tree.js";
+import { routeAfterVote, routeBranches } from "../../graphs/mom/graph.js";
+import { parseJudgement } from "../../graphs/mom/judge.js";
+import { sameAnswer, searchReward } from "../../grounding/agreement.js";
+import { branchOrder, majorityVote } from "../../grounding/tally.js";
+import { branchContext, stagesOf } from "../../nodes/branch.js";
 import { type Configuration, ensureConfiguration } from "../../settings/configuration.js";
 import { verdict } from "../support/verdicts.js";
 

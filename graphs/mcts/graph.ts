@@ -1,0 +1,49 @@
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { ingest } from "../../nodes/ingest.js";
+import { turn } from "../../nodes/turn.js";
+import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import { graph as solve, solveSteps } from "../solve/graph.js";
+import { best } from "./best.js";
+import { context } from "./configuration.js";
+import { searchNode } from "./search.js";
+import { MctsState } from "./state.js";
+
+/*
+ * mcts: a Monte-Carlo tree search over plans, codes and answers. `search` keeps up to
+ * maxConcurrency branches growing: whenever one finishes, its answer's reward is backed up the
+ * tree and the next place to grow is selected by UCT (those still growing count as visits that
+ * brought nothing), grown by one new plan, code or answer and rolled out to an answer, while the
+ * model-call budget allows. In a fixed-width mode it grows Mixture-of-Minds' rollouts for one
+ * stage instead, valued the same way. `best` picks the answer.
+ */
+
+/**
+ * The recursion limit a search needs: turn, ingest, search and best, or one solve's inside a
+ * branch, plus the step LangGraph counts for the input.
+ */
+export function stepBound(config: Pick<Configuration, "maxCodeAttempts">) {
+  return 1 + Math.max(4, solveSteps(config));
+}
+
+export const builder = new StateGraph(MctsState, context)
+  .addNode("turn", turn)
+  .addNode("ingest", ingest)
+  .addNode("search", searchNode(solve))
+  .addNode("best", best)
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
+  .addEdge("ingest", "search")
+  .addEdge("search", "best")
+  .addEdge("best", END);
+
+const LIMITS = ConfigurationSchema.shape;
+
+/** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
+export const RECURSION_LIMIT = stepBound({
+  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
+});
+
+export const graph = builder.compile({ name: "mcts" }).withConfig({
+  recursionLimit: RECURSION_LIMIT,
+  maxConcurrency: LIMITS.maxConcurrency.parse(undefined),
+});

@@ -1,0 +1,34 @@
+import { ReducedValue, StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
+import { upsertById } from "../../blackboard/reducers.js";
+import { TreeNodeSchema } from "../../blackboard/schemas.js";
+import { chosen, keys } from "../../blackboard/state.js";
+
+const { question, asked, turns, sources, tables, memories, gold, branches, budget } = keys;
+
+/** The search tree over `branches` (mcts), upserted by id; the root is `root`. */
+const tree = new ReducedValue(
+  z.array(TreeNodeSchema).default(() => []),
+  { inputSchema: z.array(TreeNodeSchema), reducer: upsertById },
+);
+
+/**
+ * mcts: a Monte-Carlo tree search over plans, codes and answers. Its rewards come from `gold`
+ * when the caller knows the answer, else from the checker and agreement between answers. The
+ * best answer's trajectory is the run's; the whole tree stays in `tree` and `branches`.
+ */
+export const MctsState = new StateSchema({
+  question,
+  asked,
+  turns,
+  sources,
+  tables,
+  memories,
+  gold,
+  branches,
+  tree,
+  ...chosen,
+  budget,
+});
+
+export type MctsStateValue = typeof MctsState.State;

@@ -1,0 +1,4 @@
+import { contextSchemaOf } from "../../settings/configuration.js";
+
+/** What mom reads of the run configuration: its form in Studio, and what a caller may pass it. */
+export const context = contextSchemaOf("run", "check", "vote", "concurrency");

@@ -1,0 +1,145 @@
+import { readdir, stat } from "node:fs/promises";
+import { register } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Configuration } from "../../../settings/configuration.js";
+import { WorkCache } from "../../../storage/bounded-cache.js";
+import { type Worker, WorkerDeclarationSchema } from "./worker.js";
+
+/*
+ * Finds the workers: every module in `builtin/`, then in the folders the configuration
+ * (`workersDir`) and TABLEMINDS_WORKERS name. Adding a worker is adding a file; nothing else
+ * is edited.
+ */
+
+const BUILTIN_DIR = fileURLToPath(new URL("./builtin/", import.meta.url));
+const MODULE = /^[^._].*\.(ts|js|mjs)$/;
+const NOT_A_WORKER = /\.(d|test|spec)\.[^.]+$/;
+
+/** A worker file that cannot be used; the message names the file. */
+export class WorkerRegistryError extends Error {
+  override name = "WorkerRegistryError";
+}
+
+/** The folders searched for workers, built-ins first. */
+export function workerDirs(config: Pick<Configuration, "workersDir">): string[] {
+  const fromEnv = (process.env.TABLEMINDS_WORKERS ?? "").split(path.delimiter).filter(Boolean);
+  const extra = [config.workersDir, ...fromEnv].filter((dir): dir is string => Boolean(dir));
+  return [BUILTIN_DIR, ...new Set(extra.map((dir) => path.resolve(dir)))];
+}
+
+async function moduleFiles(dir: string): Promise<string[]> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(dir);
+  } catch {
+    throw new WorkerRegistryError(`${dir}: the workers folder does not exist`);
+  }
+  if (!info.isDirectory()) throw new WorkerRegistryError(`${dir}: the workers folder is a file`);
+  const names = await readdir(dir);
+  return names
+    .filter((name) => MODULE.test(name) && !NOT_A_WORKER.test(name))
+    .sort()
+    .map((name) => path.join(dir, name));
+}
+
+interface TsLoader {
+  tsImport(url: string, parent: string): Promise<Record<string, unknown>>;
+}
+
+/** A devDependency: a checkout has it, the npm package does not (and never asks for it). */
+const CHECKOUT_LOADER = "tsx/esm/api";
+
+/**
+ * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
+ * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
+ */
+async function importWorkerFile(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  try {
+    return await import(url);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) throw error;
+    const tsx: TsLoader | undefined = await import(CHECKOUT_LOADER).catch(() => undefined);
+    if (!tsx) throw error;
+    return tsx.tsImport(url, import.meta.url);
+  }
+}
+
+/** The specifier a worker file imports the contract by. */
+export const CONTRACT = "tableminds/workers";
+
+let contractResolved = false;
+
+/**
+ * Makes `tableminds/workers` resolve, in a worker file, to the contract module this runtime
+ * itself loaded: its sources in a checkout run through tsx, its checkout build, or the
+ * package's dist. A worker then works from a clone with no build step and no install, and
+ * shares the runtime's module rather than a second copy of it.
+ */
+function resolveContractToOurs(): void {
+  if (contractResolved) return;
+  contractResolved = true;
+  const own = new URL(import.meta.url);
+  const contract = new URL(`./worker${path.extname(own.pathname)}`, own).href;
+  const hook = `export async function resolve(specifier, context, next) {
+  return specifier === ${JSON.stringify(CONTRACT)}
+    ? { url: ${JSON.stringify(contract)}, shortCircuit: true }
+    : next(specifier, context);
+}`;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+}
+
+async function workerOf(file: string): Promise<Worker> {
+  let loaded: Record<string, unknown>;
+  if (!file.startsWith(BUILTIN_DIR)) resolveContractToOurs();
+  try {
+    loaded = await importWorkerFile(file);
+  } catch (error) {
+    throw new WorkerRegistryError(`${file}: could not be loaded: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const declared = loaded.default ?? loaded.worker;
+  if (declared === undefined) {
+    throw new WorkerRegistryError(
+      `${file}: exports no worker (export default defineWorker({...}), or export const worker)`,
+    );
+  }
+  const parsed = WorkerDeclarationSchema.safeParse(declared);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "it"}: ${i.message}`);
+    throw new WorkerRegistryError(`${file}: not a worker: ${problems.join("; ")}`);
+  }
+  if (!("task" in parsed.data.input.shape)) {
+    throw new WorkerRegistryError(`${file}: its input schema has no \`task\` field`);
+  }
+  return declared as Worker;
+}
+
+const registries = new WorkCache<ReadonlyMap<string, Worker>>(Number.POSITIVE_INFINITY);
+
+/** The workers in `dirs`, by name; a name declared twice is an error naming both files. */
+export function loadWorkers(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {
+  return registries.obtain(dirs.join("\0"), () => collect(dirs));
+}
+
+async function collect(dirs: string[]): Promise<ReadonlyMap<string, Worker>> {
+  const workers = new Map<string, Worker>();
+  const origin = new Map<string, string>();
+  for (const dir of dirs) {
+    for (const file of await moduleFiles(dir)) {
+      const worker = await workerOf(file);
+      const first = origin.get(worker.name);
+      if (first) {
+        throw new WorkerRegistryError(
+          `${file}: a worker named "${worker.name}" is already declared in ${first}`,
+        );
+      }
+      origin.set(worker.name, file);
+      workers.set(worker.name, worker);
+    }
+  }
+  return workers;
+}

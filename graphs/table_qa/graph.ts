@@ -1,0 +1,131 @@
+import { type ConditionalEdgeRouter, END, START, StateGraph } from "@langchain/langgraph";
+import {
+  TableQAGraphState,
+  type TableQAGraphStateValue,
+  type TableQAStateValue,
+} from "../../blackboard/state.js";
+import { archiver } from "../../nodes/archiver.js";
+import { checker } from "../../nodes/checker.js";
+import { finalizer } from "../../nodes/finalizer.js";
+import { ingest } from "../../nodes/ingest.js";
+import { recall } from "../../nodes/recall.js";
+import { reflector } from "../../nodes/reflector.js";
+import { reviewer, reviewing } from "../../nodes/reviewer.js";
+import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
+import { turn } from "../../nodes/turn.js";
+import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import { graph as solve, solveSteps } from "../solve/graph.js";
+import { context } from "./configuration.js";
+
+/*
+ * table_qa: one trajectory of `solve`, checked; a failed check is reflected on and solved again
+ * (from the plan or from the code, as the reflector decides) while reflections remain, then the
+ * best checked answer stands. With `review` on answers, a person sees the answer before it is
+ * final. With memory on, past episodes are recalled before solving and the episode is archived
+ * at the end. A new question on a thread opens a new turn of its conversation (`turn`).
+ */
+
+type Router<Nodes extends string> = ConditionalEdgeRouter<
+  typeof TableQAGraphState,
+  NodeContext,
+  Nodes
+>;
+
+/** Where a run with its final answer goes: to the archiver with memory on, else to the end. */
+function archived(runtime?: NodeRuntime): "archiver" | typeof END {
+  return configurationOf(runtime).memory ? "archiver" : END;
+}
+
+/** Where a settled run goes: to the reviewer when answers are reviewed, else as archived. */
+function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | typeof END {
+  return reviewing("answer", configurationOf(runtime)) ? "reviewer" : archived(runtime);
+}
+
+/** With memory on, recall past episodes before solving. */
+export const routeAfterIngest = ((_state: unknown, runtime?: NodeRuntime) =>
+  configurationOf(runtime).memory ? "recall" : "solve") satisfies Router<"recall" | "solve">;
+
+/** After solving: check the answer when checking is on, else the run is settled. */
+export const routeAfterSolve = ((_state: unknown, runtime?: NodeRuntime) =>
+  configurationOf(runtime).check ? "checker" : settled(runtime)) satisfies Router<
+  "checker" | "reviewer" | "archiver"
+>;
+
+/**
+ * After a check: keep a passing answer, and an unchecked one (prose with no claim to check:
+ * reflecting cannot make it checkable); reflect on a failing one while reflections remain.
+ */
+export const routeAfterCheck = ((
+  state: Pick<TableQAStateValue, "verdict" | "reflections">,
+  runtime?: NodeRuntime,
+) => {
+  if (state.verdict?.pass || state.verdict?.unchecked) return settled(runtime);
+  return state.reflections.length < configurationOf(runtime).maxReflections
+    ? "reflector"
+    : "finalizer";
+}) satisfies Router<"reviewer" | "archiver" | "reflector" | "finalizer">;
+
+/** Once the finalizer has settled the best checked answer. */
+export const routeAfterFinalizer = ((_state: unknown, runtime?: NodeRuntime) =>
+  settled(runtime)) satisfies Router<"reviewer" | "archiver">;
+
+/** After the answer's review: a rejected answer ends the run as it is; else as archived. */
+export const routeAfterAnswerReview = ((
+  state: Pick<TableQAGraphStateValue, "reviews">,
+  runtime?: NodeRuntime,
+) =>
+  state.reviews.find((r) => r.id === "review:answer")?.action === "reject"
+    ? END
+    : archived(runtime)) satisfies Router<"archiver">;
+
+/**
+ * The recursion limit a run needs: the steps of table_qa itself (turn, ingest, recall, a solve
+ * and a check per round, a reflection between rounds, finalizer, archiver) or of one solve,
+ * whichever is more (a subgraph counts its own steps), plus the step LangGraph counts for the
+ * input. A review pause ends the invocation and the resume counts afresh, so reviews add no
+ * steps.
+ */
+export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxReflections">) {
+  const rounds = config.maxReflections + 1;
+  const own = 3 + 2 * rounds + config.maxReflections + 2;
+  return 1 + Math.max(own, solveSteps(config));
+}
+
+export const builder = new StateGraph(TableQAGraphState, context)
+  .addNode("turn", turn)
+  .addNode("ingest", ingest)
+  .addNode("recall", recall)
+  .addNode("solve", solve)
+  .addNode("checker", checker)
+  .addNode("reflector", reflector)
+  .addNode("finalizer", finalizer)
+  .addNode("reviewer", reviewer)
+  .addNode("archiver", archiver)
+  .addEdge(START, "turn")
+  .addEdge("turn", "ingest")
+  .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
+  .addEdge("recall", "solve")
+  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", END])
+  .addConditionalEdges("checker", routeAfterCheck, [
+    "reviewer",
+    "archiver",
+    "reflector",
+    "finalizer",
+    END,
+  ])
+  .addEdge("reflector", "solve")
+  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", END])
+  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", END])
+  .addEdge("archiver", END);
+
+const LIMITS = ConfigurationSchema.shape;
+
+/** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
+export const RECURSION_LIMIT = stepBound({
+  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
+  maxReflections: LIMITS.maxReflections.unwrap().maxValue ?? 0,
+});
+
+export const graph = builder.compile({ name: "table_qa" }).withConfig({
+  recursionLimit: RECURSION_LIMIT,
+});

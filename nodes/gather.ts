@@ -1,9 +1,0 @@
-import type { GraphNode } from "@langchain/langgraph";
-import type { MomState } from "../blackboard/state.js";
-import type { NodeContext } from "./runtime.js";
-
-/**
- * Waits for every branch started together, so that the next stage, or the vote, is decided once
- * over all of them. It changes nothing itself.
- */
-export const gather = (async () => ({})) satisfies GraphNode<typeof MomState, NodeContext>;
