@@ -28,6 +28,7 @@ import {
 } from "./errors.js";
 import { type CallRecord, guardedFetch, notChatCompletion, recordingCall } from "./fetch.js";
 import { ChatLocalModel } from "./local-chat.js";
+import type { ReplyGrammar } from "./local-grammar.js";
 import { ReplayCache, replayCacheAt } from "./replay-cache.js";
 import { onFailedModelAttempt } from "./retry.js";
 
@@ -58,6 +59,8 @@ export interface CallModelOptions {
    * the role's model (the decomposer the planner's, the sql worker the coder's).
    */
   speaker?: string;
+  /** The grammar an embedded model answers in, when the speaker builds its own. */
+  grammar?: ReplyGrammar;
 }
 
 const MAX_CACHED_MODELS = 64;
@@ -202,7 +205,11 @@ export async function callModel(
   let reply: AIMessageChunk | undefined;
   try {
     const { signal, callbacks, runName, tags, metadata } = opts;
-    const callOptions = { signal, callbacks, runName, tags, metadata, seed: parsed.seed };
+    const common = { signal, callbacks, runName, tags, metadata, seed: parsed.seed };
+    // An embedded model answers in the grammar of whoever speaks.
+    const callOptions = resolved.local
+      ? { ...common, speaker: opts.speaker ?? role, grammar: opts.grammar }
+      : common;
     reply = await trackModelCall(activity, () =>
       recordingCall(record, () =>
         parsed.streaming

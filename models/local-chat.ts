@@ -8,7 +8,7 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { ChatHistoryItem, LlamaGrammar } from "node-llama-cpp";
 import { WorkCache } from "../storage/bounded-cache.js";
-import { grammarFor } from "./local-grammar.js";
+import { grammarFor, type ReplyGrammar } from "./local-grammar.js";
 import { fitHistory, textOf, toChatHistory } from "./local-prompt.js";
 import type { LocalRuntime } from "./local-runtime.js";
 import { DEFAULT_LOCAL_CONTEXT_SIZE, DEFAULT_LOCAL_MAX_TOKENS } from "./local-spec.js";
@@ -31,6 +31,10 @@ export interface ChatLocalModelFields extends BaseChatModelParams {
 export interface ChatLocalModelCallOptions extends BaseChatModelCallOptions {
   seed?: number;
   maxTokens?: number;
+  /** Who speaks (a role, or an agent using a role's model): the grammar its replies keep to. */
+  speaker?: string;
+  /** A grammar the speaker built itself (the decomposer's, from its workers' inputs). */
+  grammar?: ReplyGrammar;
 }
 
 /**
@@ -107,7 +111,9 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
       .map(textOf)
       .join("\n\n");
     const user = messages.filter((m) => m.getType() === "human").at(-1);
-    const shape = grammarFor(system, user ? textOf(user) : "");
+    const shape = options.speaker
+      ? grammarFor(options.speaker, user ? textOf(user) : "", options.grammar)
+      : undefined;
     const grammar = shape ? await grammarOf(runtime, shape.gbnf) : undefined;
     const maxTokens = Math.min(
       options.maxTokens ?? this.maxTokens,

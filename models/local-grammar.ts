@@ -153,32 +153,91 @@ function notes(): Grammar {
   );
 }
 
-/** The decomposer lists its workers as `- name: ...` lines and says `At most N subtasks`. */
-function subtasks(system: string): Grammar {
-  const named = [...system.matchAll(/^- ([\w-]+): /gm)].map((m) => m[1] ?? "");
-  const workers = named.length > 0 ? named : ["pandas"];
-  const most = Number(/at most (\d+) subtasks/i.exec(system)?.[1] ?? 3);
-  const max = Math.max(1, Math.min(3, most));
-  const worker = seq(lit('"'), alt(...workers.map(lit)), lit('"'));
-  const sid = seq(lit('"s'), textOf("123456789", 1, 1), lit('"'));
-  const subtask = seq(
-    lit('{"id": '),
-    sid,
-    lit(', "task": '),
-    jsonString(200),
-    lit(', "workers": '),
-    jsonList(worker, 1, 2),
-    lit(', "dependsOn": '),
-    jsonList(sid, 0, 2),
-    lit(', "args": {}}'),
-  );
-  return seq(lit('{"subtasks": '), jsonList(subtask, 1, max), lit("}"));
+/** A worker as the decomposer's grammar needs it: its name and its input's JSON Schema. */
+export interface WorkerShape {
+  name: string;
+  input: {
+    properties?: Record<string, { type?: string; enum?: unknown[] }>;
+    required?: string[];
+  };
 }
 
-/** The grammar and token cap for a reply to `system` (and the user's `user`), if its role has one. */
-export function grammarFor(system: string, user: string): RoleGrammar | undefined {
-  const role = roleOfSystem(system);
+const DIGITS = "0123456789";
+/** A JSON integer: no leading zeros. */
+const whole = seq(
+  opt(lit("-")),
+  alt(lit("0"), seq(textOf("123456789", 1, 1), textOf(DIGITS, 0, 11))),
+);
+
+/** A JSON value of a property's type: a number, true or false, one of an enum, else a string. */
+function jsonValue(property: { type?: string; enum?: unknown[] }): Grammar {
+  if (property.enum?.length) return alt(...property.enum.map((v) => lit(JSON.stringify(v))));
+  switch (property.type) {
+    case "integer":
+      return whole;
+    case "number":
+      return seq(whole, opt(seq(lit("."), textOf(DIGITS, 1, 6))));
+    case "boolean":
+      return alt(lit("true"), lit("false"));
+    default:
+      return jsonString(120);
+  }
+}
+
+/** A worker's `args`: every required field of its input but `task`, in the schema's order. */
+function argsOf(worker: WorkerShape): Grammar {
+  const required = (worker.input.required ?? []).filter((key) => key !== "task");
+  const fields = required.map((key, i) =>
+    seq(
+      lit(`${i ? ", " : ""}${JSON.stringify(key)}: `),
+      jsonValue(worker.input.properties?.[key] ?? {}),
+    ),
+  );
+  return seq(lit("{"), ...fields, lit("}"));
+}
+
+/**
+ * The decomposer's reply: subtasks whose workers are the registered ones and whose `args` fit
+ * the chosen worker's input schema. A worker that needs args has a subtask of its own; two
+ * workers that need none may cross-check one subtask.
+ */
+export function subtasksGrammar(workers: WorkerShape[], maxSubtasks: number): Grammar {
+  const known = workers.length > 0 ? workers : [{ name: "pandas", input: {} }];
+  const max = Math.max(1, Math.min(3, maxSubtasks));
+  const sid = seq(lit('"s'), textOf("123456789", 1, 1), lit('"'));
+  const head = seq(lit('{"id": '), sid, lit(', "task": '), jsonString(200), lit(', "workers": '));
+  const tail = (args: Grammar) =>
+    seq(lit(', "dependsOn": '), jsonList(sid, 0, 2), lit(', "args": '), args, lit("}"));
+  const needArgs = known.filter((w) => (w.input.required ?? []).some((key) => key !== "task"));
+  const argless = known.filter((w) => !needArgs.includes(w));
+  const name = (w: WorkerShape) => seq(lit('"'), lit(w.name), lit('"'));
+  const choices = [
+    ...(argless.length
+      ? [seq(head, jsonList(alt(...argless.map(name)), 1, 2), tail(lit("{}")))]
+      : []),
+    ...needArgs.map((w) => seq(head, lit("["), name(w), lit("]"), tail(argsOf(w)))),
+  ];
+  return seq(lit('{"subtasks": '), jsonList(alt(...choices), 1, max), lit("}"));
+}
+
+/** A grammar a speaker built for its own reply, with a cap on the reply's tokens. */
+export interface ReplyGrammar {
+  grammar: Grammar;
+  maxTokens: number;
+}
+
+/**
+ * The grammar and token cap for a reply by `speaker` (to the user's `user`): the one it built
+ * itself, else its own, if it has one.
+ */
+export function grammarFor(
+  speaker: string,
+  user: string,
+  given?: ReplyGrammar,
+): RoleGrammar | undefined {
+  const role = speaker;
   const made = ((): [Grammar, number] | undefined => {
+    if (given) return [given.grammar, given.maxTokens];
     switch (role) {
       case "planner":
         return [seq(lit("<plan>\n"), numbered(6, 160, 1, step), lit("</plan>")), 320];
@@ -195,8 +254,6 @@ export function grammarFor(system: string, user: string): RoleGrammar | undefine
         return [reflection(), 256];
       case "archiver":
         return [notes(), 224];
-      case "decomposer":
-        return [subtasks(system), 384];
       case "query": {
         // The coder's query dialect: the grammar is the table's, read from the prompt's listing.
         const table = queryTableIn(user);

@@ -251,7 +251,7 @@ export const coder = (async (state, runtime) => {
       }),
       retry ? { ...config, coderTemperature: QUERY_RETRY_TEMPERATURE } : config,
       runtime?.signal,
-      { metadata: { attempt: id }, privacy },
+      { metadata: { attempt: id }, privacy, speaker: "query" },
     );
     // `df` is the first table; the data table goes by its own name when it is not.
     const frame = first === state.tables[0] ? "df" : first.name;

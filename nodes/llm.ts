@@ -1,6 +1,7 @@
 import type { Budget } from "../blackboard/schemas.js";
 import { callModel, ModelCallError } from "../models/chat.js";
 import { type Role, resolveModel } from "../models/config.js";
+import type { ReplyGrammar } from "../models/local-grammar.js";
 import type { Configuration } from "../settings/configuration.js";
 import { ROLES, roleModelField, roleTemperatureField } from "../settings/roles.js";
 import { atLeastAsStrict, type PromptPrivacy } from "../tables/privacy.js";
@@ -24,9 +25,6 @@ export function temperatureOf(role: Role, config: Configuration): number {
   return (own && config[own]) ?? config.temperature;
 }
 
-/** The agent a system prompt speaks for, from its header `# tableminds <agent>`. */
-const SPEAKER = /^\s*#\s*tableminds\s+([\w-]+)/;
-
 /** What a trace tells of a model call beside its role, e.g. the attempt a coder writes. */
 export type TraceMetadata = Record<string, string | number>;
 
@@ -37,6 +35,13 @@ export interface AskOptions {
    * before it leaves. Required when the run's `privacy` is not `off`.
    */
   privacy?: PromptPrivacy;
+  /**
+   * Who speaks, when not the role itself: an agent that uses the role's model (the decomposer
+   * the planner's, the sql worker the coder's). An embedded model answers in its grammar.
+   */
+  speaker?: string;
+  /** The grammar an embedded model answers in, when the speaker builds its own. */
+  grammar?: ReplyGrammar;
 }
 
 /** A prompt that would leave without the privacy the run asks for. */
@@ -89,7 +94,7 @@ export async function ask(
   signal?: AbortSignal,
   options: AskOptions = {},
 ): Promise<NodeReply> {
-  const { metadata = {}, privacy } = options;
+  const { metadata = {}, privacy, speaker = role, grammar } = options;
   const reply = await callModel(
     role,
     [
@@ -110,7 +115,8 @@ export async function ask(
       runName: role,
       tags: ["model"],
       metadata: { ...metadata, role },
-      speaker: SPEAKER.exec(system)?.[1] ?? role,
+      speaker,
+      grammar,
     },
   );
   return {

@@ -83,7 +83,7 @@ export const judge = (async (state, runtime) => {
             judgePrompt(state.question, a, b, privacy),
             config,
             runtime?.signal,
-            { privacy },
+            { privacy, speaker: "judge" },
           ),
         );
         const winner = (reply ? pickOrFirst(reply.text) : "A") === "A" ? a : b;

@@ -107,7 +107,7 @@ export const composer = (async (state, runtime) => {
       composerPrompt(state, selection, privacy),
       config,
       runtime?.signal,
-      { privacy },
+      { privacy, speaker: "composer" },
     );
     budget = reply.budget;
     raw = reply.text;

@@ -1,6 +1,7 @@
 import type { GraphNode } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Subtask } from "../../blackboard/schemas.js";
+import { subtasksGrammar, type WorkerShape } from "../../models/local-grammar.js";
 import { ask, ReplyParseError } from "../../nodes/llm.js";
 import {
   promptPrivacy,
@@ -23,14 +24,29 @@ export const FALLBACK_WORKER = "pandas";
 
 /** A worker as the planner reads it: its name, what it is good for, and any input beyond the task. */
 export function describeWorker(worker: Worker): string {
-  const schema = z.toJSONSchema(worker.input) as {
+  const schema = z.toJSONSchema(worker.input, { io: "input" }) as {
     properties?: Record<string, { type?: string; description?: string }>;
+    required?: string[];
   };
-  const extra = Object.entries(schema.properties ?? {})
-    .filter(([key]) => key !== "task")
-    .map(([key, p]) => `${key} (${p.type ?? "any"}${p.description ? `: ${p.description}` : ""})`);
-  const args = extra.length > 0 ? ` Optional args: ${extra.join("; ")}.` : "";
+  const fields = Object.entries(schema.properties ?? {}).filter(([key]) => key !== "task");
+  const listed = (required: boolean) =>
+    fields
+      .filter(([key]) => (schema.required ?? []).includes(key) === required)
+      .map(([key, p]) => `${key} (${p.type ?? "any"}${p.description ? `: ${p.description}` : ""})`);
+  const [needed, optional] = [listed(true), listed(false)];
+  const args = [
+    needed.length > 0 ? ` Required args: ${needed.join("; ")}.` : "",
+    optional.length > 0 ? ` Optional args: ${optional.join("; ")}.` : "",
+  ].join("");
   return `- ${worker.name}: ${worker.description}${args}`;
+}
+
+/** A worker's name and input, for the grammar an embedded model writes the split in. */
+export function shapeOf(worker: Worker): WorkerShape {
+  return {
+    name: worker.name,
+    input: z.toJSONSchema(worker.input, { io: "input" }) as WorkerShape["input"],
+  };
 }
 
 export function decomposerSystem(workers: Worker[], maxSubtasks: number): string {
@@ -139,7 +155,14 @@ export const decomposer = (async (state, runtime) => {
     prompt,
     config,
     runtime?.signal,
-    { privacy },
+    {
+      privacy,
+      speaker: "decomposer",
+      grammar: {
+        grammar: subtasksGrammar(workers.map(shapeOf), config.maxSubtasks),
+        maxTokens: 384,
+      },
+    },
   );
   let subtasks: Subtask[];
   try {

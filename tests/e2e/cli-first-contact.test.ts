@@ -44,7 +44,7 @@ describe("the help a new user reads", () => {
     expect(result.stdout).toMatch(/^mom {11}Mixture-of-Minds: several plans/m);
     expect(result.stdout).toMatch(/^mcts {10}tree search over plans/m);
     expect(result.stdout).toMatch(/^orchestrator {2}subtasks for workers/m);
-    expect(result.stdout).toMatch(/^ {14}\.\/graphs\/orchestrator\.ts:graph$/m);
+    expect(result.stdout).toMatch(/^ {14}\.\/graphs\/orchestrator\/graph\.ts:graph$/m);
   });
 
   it("a question with no table is told so, not as a missing question", async () => {

@@ -104,11 +104,18 @@ describe("langgraph dev server", () => {
         enum: ["off", "code", "answer", "both"],
         default: "off",
       });
-      // table_qa's form: its own groups, not mom's, mcts's or the orchestrator's.
-      for (const other of ["plans", "searchBudget", "maxSubtasks", "runTimeoutMs"]) {
-        expect(context.properties).not.toHaveProperty(other);
+      // Each graph's form: its own groups, not the other graphs' (nor the CLI's deadline).
+      const own = {
+        table_qa: "memoryK",
+        mom: "plans",
+        mcts: "searchBudget",
+        orchestrator: "maxSubtasks",
+      };
+      for (const [graph, field] of Object.entries(own)) {
+        if (graph === graphId) expect(context.properties).toHaveProperty(field);
+        else expect(context.properties).not.toHaveProperty(field);
       }
-      expect(context.properties).toHaveProperty("memoryK");
+      expect(context.properties).not.toHaveProperty("runTimeoutMs");
       expect(schemas.config_schema).toEqual(schemas.context_schema);
       expect(schemas.input_schema).toMatchObject({ properties: { question: {} } });
     },

@@ -161,7 +161,7 @@ describe("the npm package", () => {
     );
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(
-      /^function .*\/node_modules\/tableminds\/dist\/nodes\/workers\/worker\.js$/m,
+      /^function .*\/node_modules\/tableminds\/dist\/graphs\/orchestrator\/workers\/worker\.js$/m,
     );
   });
 

@@ -110,7 +110,16 @@ describe("the orchestrator names who spoke", () => {
       write: (l) => lines.push(l),
     });
     try {
-      await ask("coder", SQL_SYSTEM, "Question: total gold?", ensureConfiguration(fast));
+      await ask(
+        "coder",
+        SQL_SYSTEM,
+        "Question: total gold?",
+        ensureConfiguration(fast),
+        undefined,
+        {
+          speaker: "sql",
+        },
+      );
     } finally {
       stop();
     }

@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { Verdict } from "../../blackboard/schemas.js";
 import { JUDGE_SYSTEM, parseJudgement } from "../../graphs/mom/judge.js";
 import { COMPOSER_SYSTEM } from "../../graphs/orchestrator/composer.js";
-import { decomposerSystem, parseSubtasks } from "../../graphs/orchestrator/decomposer.js";
+import {
+  decomposerSystem,
+  describeWorker,
+  parseSubtasks,
+  shapeOf,
+} from "../../graphs/orchestrator/decomposer.js";
 import calc, {
   CALC_SYSTEM,
   parseExpression,
@@ -10,7 +16,13 @@ import calc, {
 import lookup from "../../graphs/orchestrator/workers/builtin/lookup.js";
 import pandas from "../../graphs/orchestrator/workers/builtin/pandas.js";
 import sql, { parseQuery, SQL_SYSTEM } from "../../graphs/orchestrator/workers/builtin/sql.js";
-import { evidenceIdsIn, grammarFor, roleOfSystem } from "../../models/local-grammar.js";
+import { defineWorker, TaskInput } from "../../graphs/orchestrator/workers/worker.js";
+import {
+  evidenceIdsIn,
+  grammarFor,
+  roleOfSystem,
+  subtasksGrammar,
+} from "../../models/local-grammar.js";
 import { lit, rep, sample, seq, textExcept, toGbnf } from "../../models/local-grammar-dsl.js";
 import { localThreads } from "../../models/local-runtime.js";
 import { ANSWERER_SYSTEM, parseAnswer } from "../../nodes/answerer.js";
@@ -35,6 +47,17 @@ function seeded(seed: number): () => number {
 const USER = "Question: q\n\nResults:\n[a1:out1] printed line 3: 203\n[a1:by_nation] table\n";
 const WORKERS = ["pandas", "sql", "calc", "lookup"];
 const DECOMPOSER_SYSTEM = decomposerSystem([pandas, sql, calc, lookup], 6);
+const DECOMPOSER_GRAMMAR = {
+  grammar: subtasksGrammar([pandas, sql, calc, lookup].map(shapeOf), 6),
+  maxTokens: 384,
+};
+
+/** The grammar of the speaker a prompt's header names, as a node asks for it. */
+const grammarOf = (system: string, user: string) => {
+  const speaker = roleOfSystem(system) ?? "";
+  return grammarFor(speaker, user, speaker === "decomposer" ? DECOMPOSER_GRAMMAR : undefined);
+};
+
 const VERDICT = { scores: { type: 0, format: 0, grounding: 0 }, issues: [] } as unknown as Verdict;
 
 /** Each role's system prompt and what its own parser must make of any reply the grammar allows. */
@@ -90,14 +113,13 @@ describe("the local model's reply grammars", () => {
   it("reads the role from each prompt's header line", () => {
     for (const [role, system] of ROLES) expect(roleOfSystem(system)).toBe(role);
     expect(roleOfSystem("You are a table analyst.")).toBeUndefined();
-    expect(grammarFor("You are a table analyst.", "Question: x")).toBeUndefined();
-    expect(grammarFor("# tableminds somebody-new\nDo things.", "x")).toBeUndefined();
+    expect(grammarFor("somebody-new", "x")).toBeUndefined();
   });
 
   it.each(ROLES)(
     "every %s reply the grammar allows is one its parser reads",
     (role, system, check) => {
-      const shape = grammarFor(system, USER);
+      const shape = grammarOf(system, USER);
       expect(shape?.role).toBe(role);
       const random = seeded(role.length * 7919);
       for (let i = 0; i < 300; i++) {
@@ -113,30 +135,70 @@ describe("the local model's reply grammars", () => {
 
   it("caps each role's reply below the default 512 tokens, the judge's at a few", () => {
     for (const [, system] of ROLES) {
-      const shape = grammarFor(system, USER);
+      const shape = grammarOf(system, USER);
       expect(shape?.maxTokens).toBeGreaterThan(0);
       expect(shape?.maxTokens).toBeLessThanOrEqual(512);
     }
-    expect(grammarFor(JUDGE_SYSTEM, "")?.maxTokens).toBeLessThanOrEqual(8);
+    expect(grammarOf(JUDGE_SYSTEM, "")?.maxTokens).toBeLessThanOrEqual(8);
   });
 
   it("offers only the evidence ids the prompt shows", () => {
     expect(evidenceIdsIn(USER)).toEqual(["a1:out1", "a1:by_nation"]);
     const findings = "s1: task\n  pandas: 3 [s1.a1:out1, s1.a1:df]\nvalues [1, 2, 3] [note]";
     expect(evidenceIdsIn(findings)).toEqual(["s1.a1:out1", "s1.a1:df"]);
-    const gbnf = grammarFor(ANSWERER_SYSTEM, USER)?.gbnf ?? "";
+    const gbnf = grammarOf(ANSWERER_SYSTEM, USER)?.gbnf ?? "";
     expect(gbnf).toContain('"a1:out1"');
     expect(gbnf).toContain('"a1:by_nation"');
     // With no ids shown, the evidence line says so rather than inventing one.
-    expect(grammarFor(ANSWERER_SYSTEM, "Question: q")?.gbnf).toContain('"none"');
+    expect(grammarOf(ANSWERER_SYSTEM, "Question: q")?.gbnf).toContain('"none"');
   });
 
-  it("limits the decomposer to the workers its prompt lists", () => {
-    const gbnf = grammarFor(DECOMPOSER_SYSTEM, "")?.gbnf ?? "";
-    for (const worker of WORKERS) expect(gbnf).toContain(`"${worker}"`);
-    expect(
-      grammarFor("# tableminds decomposer\n- sql: x\nAt most 2 subtasks.", "")?.gbnf,
-    ).not.toContain('"pandas"');
+  it("limits the decomposer to its workers, with the args each one's input requires", () => {
+    const rowcount = defineWorker({
+      name: "rowcount",
+      description: "Counts the rows of one table.",
+      input: TaskInput.extend({ table: z.string().describe("the table to count") }),
+      run: async () => ({ answer: null, evidence: [], trajectory: [], score: 0 }),
+    });
+    const top = defineWorker({
+      name: "top",
+      description: "The n largest values.",
+      input: TaskInput.extend({
+        n: z.number().int(),
+        order: z.enum(["asc", "desc"]),
+        note: z.string().optional(),
+      }),
+      run: async () => ({ answer: null, evidence: [], trajectory: [], score: 0 }),
+    });
+    const workers = [pandas, sql, rowcount, top];
+    expect(describeWorker(rowcount)).toContain(
+      "Required args: table (string: the table to count).",
+    );
+    expect(describeWorker(top)).toMatch(
+      /Required args: n \(integer\); order \(string\)\. Optional args: note/,
+    );
+    expect(describeWorker(pandas)).not.toContain("args");
+    const grammar = subtasksGrammar(workers.map(shapeOf), 3);
+    const random = seeded(4242);
+    const chosen = new Set<string>();
+    for (let i = 0; i < 400; i++) {
+      const reply = sample(grammar, random);
+      const subtasks = parseSubtasks(
+        reply,
+        workers.map((w) => w.name),
+        3,
+      );
+      for (const subtask of subtasks) {
+        for (const name of subtask.workers) {
+          chosen.add(name);
+          const worker = workers.find((w) => w.name === name);
+          const input = worker?.input.safeParse({ ...subtask.args, task: subtask.task });
+          expect(input?.success, `${name} ${JSON.stringify(subtask.args)}`).toBe(true);
+        }
+      }
+    }
+    expect([...chosen].sort()).toEqual(["pandas", "rowcount", "sql", "top"]);
+    expect(toGbnf(subtasksGrammar([sql].map(shapeOf), 2))).not.toContain('"pandas"');
   });
 
   it("writes GBNF that escapes what it must and leaves often-repeated runs open", () => {
@@ -146,11 +208,11 @@ describe("the local model's reply grammars", () => {
     // A run whose bound would make llama.cpp expand thousands of rules is left open.
     expect(toGbnf(rep(seq(textExcept("\n", 0, 120), lit("\n")), 0, 23))).toContain("{0,}");
     // The coder's 14 lines of up to 100 characters stay bounded, and close within its cap.
-    const coder = grammarFor(CODER_SYSTEM, "");
+    const coder = grammarOf(CODER_SYSTEM, "");
     expect(coder?.gbnf).toMatch(/^root ::= \("```python\\n"/);
     expect(coder?.gbnf).toContain("{0,100}");
     expect(coder?.maxTokens).toBe(512);
-    expect(grammarFor(PLANNER_SYSTEM, "")?.gbnf).toMatch(/"1\. "[\s\S]*"6\. "[\s\S]*"<\/plan>"/);
+    expect(grammarOf(PLANNER_SYSTEM, "")?.gbnf).toMatch(/"1\. "[\s\S]*"6\. "[\s\S]*"<\/plan>"/);
   });
 });
 

@@ -162,11 +162,11 @@ describe("the query language", () => {
       question: "How many gold medals in total?",
       errorHistory: "",
     });
-    const shape = grammarFor(QUERY_SYSTEM, prompt);
+    const shape = grammarFor("query", prompt);
     expect(shape?.role).toBe("query");
     expect(shape?.gbnf).toContain('"points against"');
     expect(shape?.gbnf).not.toContain('"top"');
-    expect(grammarFor(QUERY_SYSTEM, "Question: no listing")).toBeUndefined();
+    expect(grammarFor("query", "Question: no listing")).toBeUndefined();
   });
 
   it("makes an attempt of a reply: compiled code and plan, or the parse error", () => {

@@ -69,6 +69,7 @@ export function makeKit(parts: KitParts): {
     async ask(role, system, user) {
       const reply = await ask(role, system, await shown(user), config, runtime?.signal, {
         privacy: await privacy,
+        speaker: parts.worker,
       });
       spend(reply.budget);
       return reply.text;

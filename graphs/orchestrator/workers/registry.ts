@@ -13,7 +13,7 @@ import { type Worker, WorkerDeclarationSchema } from "./worker.js";
  */
 
 const BUILTIN_DIR = fileURLToPath(new URL("./builtin/", import.meta.url));
-const MODULE = /^[^._].*\.(ts|js|mjs)$/;
+const MODULE = /^[^._].*\.(ts|mts|js|mjs)$/;
 const NOT_A_WORKER = /\.(d|test|spec)\.[^.]+$/;
 
 /** A worker file that cannot be used; the message names the file. */
@@ -70,30 +70,52 @@ async function importWorkerFile(file: string): Promise<Record<string, unknown>> 
 /** The specifier a worker file imports the contract by. */
 export const CONTRACT = "tableminds/workers";
 
-let contractResolved = false;
+/** esbuild, where installed (a checkout has it through tsx; the package does not). */
+function esbuildUrl(): string | undefined {
+  try {
+    return import.meta.resolve("esbuild");
+  } catch {
+    return undefined;
+  }
+}
+
+const hooked = new Set<string>();
 
 /**
- * Makes `tableminds/workers` resolve, in a worker file, to the contract module this runtime
- * itself loaded: its sources in a checkout run through tsx, its checkout build, or the
- * package's dist. A worker then works from a clone with no build step and no install, and
- * shares the runtime's module rather than a second copy of it.
+ * Module hooks for the workers of `dir`. `tableminds/workers` resolves to the contract module
+ * this runtime itself loaded (its sources through tsx, its checkout build, or the package's
+ * dist), so a worker works from a clone with no build and no install and shares the runtime's
+ * module rather than a second copy. A `.ts` file there is TypeScript in an ES module, whatever
+ * the folder's package.json says (or without one), when esbuild is at hand to strip its types.
  */
-function resolveContractToOurs(): void {
-  if (contractResolved) return;
-  contractResolved = true;
+function hookWorkersOf(dir: string): void {
+  if (hooked.has(dir)) return;
+  hooked.add(dir);
   const own = new URL(import.meta.url);
   const contract = new URL(`./worker${path.extname(own.pathname)}`, own).href;
+  const folder = pathToFileURL(`${dir}${path.sep}`).href;
+  const esbuild = esbuildUrl();
   const hook = `export async function resolve(specifier, context, next) {
   return specifier === ${JSON.stringify(CONTRACT)}
     ? { url: ${JSON.stringify(contract)}, shortCircuit: true }
     : next(specifier, context);
+}
+export async function load(url, context, next) {
+  if (${JSON.stringify(esbuild ?? "")} === "" || !url.startsWith(${JSON.stringify(folder)}) || !url.endsWith(".ts")) {
+    return next(url, context);
+  }
+  const { readFile } = await import("node:fs/promises");
+  const { transform } = await import(${JSON.stringify(esbuild ?? "")});
+  const text = await readFile(new URL(url), "utf8");
+  const { code } = await transform(text, { loader: "ts", format: "esm", sourcefile: url });
+  return { format: "module", source: code, shortCircuit: true };
 }`;
   register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
 async function workerOf(file: string): Promise<Worker> {
   let loaded: Record<string, unknown>;
-  if (!file.startsWith(BUILTIN_DIR)) resolveContractToOurs();
+  if (!file.startsWith(BUILTIN_DIR)) hookWorkersOf(path.dirname(file));
   try {
     loaded = await importWorkerFile(file);
   } catch (error) {
