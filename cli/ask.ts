@@ -9,6 +9,7 @@ import {
   runLimits,
 } from "../graphs/registry.js";
 import { reportSlowModelCalls } from "../models/activity.js";
+import { insideBranch, LABEL_WIDTH } from "../nodes/progress.js";
 import { type ReviewDecision, type ReviewRequest, ReviewRequestSchema } from "../nodes/reviewer.js";
 import { configurationOf } from "../nodes/runtime.js";
 import { closeSandboxes, getSandbox } from "../sandbox/index.js";
@@ -16,7 +17,6 @@ import type { Configuration } from "../settings/configuration.js";
 import { adoptOperatorFields, setOperatorSettings } from "../settings/operator.js";
 import { localBudget, outOfBudget } from "./budget.js";
 import { askOnTerminal, describeEvent } from "./events.js";
-import { describeUpdate, LABEL_WIDTH } from "./progress.js";
 import { jsonResult, renderResult } from "./report.js";
 import { terminalJson, terminalText } from "./terminal-text.js";
 
@@ -280,17 +280,11 @@ export async function ask(options: AskOptions): Promise<TableQAStateValue | unde
         if (mode === "values" && namespace.length === 1 && isRecord(payload)) {
           inner = payload as Partial<TableQAStateValue>;
         }
-        if (mode === "custom") {
+        if (mode === "custom" && !insideBranch(namespace)) {
           const line = describeEvent(payload, { live: true });
           if (line) say(line);
         }
         pause ??= mode === "updates" ? pauseIn(payload) : undefined;
-        if (mode === "updates" && isRecord(payload)) {
-          for (const [node, update] of Object.entries(payload)) {
-            const line = isRecord(update) ? describeUpdate(node, update, namespace) : null;
-            if (line) say(line);
-          }
-        }
       }
       if (!pause || !decide) break;
       endTokenLine();

@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import { RunEventSchema } from "../nodes/events.js";
+import { LABEL_WIDTH } from "../nodes/progress.js";
 import type { ReviewDecision, ReviewRequest } from "../nodes/reviewer.js";
-import { LABEL_WIDTH } from "./progress.js";
 
 /*
  * What the CLI shows of a run's custom stream events (nodes/events.ts) and of its review pauses.
@@ -11,12 +11,16 @@ const label = (node: string) => node.padEnd(LABEL_WIDTH);
 
 const DONE = { approve: "approved", edit: "edited", reject: "rejected" } as const;
 
-/** The events the node update lines do not tell already: code starting, evidence, reviews. */
-const LIVE = new Set(["code", "evidence", "review"]);
+/**
+ * What a run's progress shows: each node's line, code starting, evidence, reviews (the plan
+ * and the vote are in their nodes' lines already).
+ */
+const LIVE = new Set(["progress", "code", "evidence", "review"]);
 
 /**
  * One progress line for a custom stream event, under the node that sent it; null for what is
- * not one of ours. With `live`, only what the update lines do not say already.
+ * not one of ours, and for a node whose update makes no line. With `live`, only what a run's
+ * progress shows.
  */
 export function describeEvent(payload: unknown, options: { live?: boolean } = {}): string | null {
   const parsed = RunEventSchema.safeParse(payload);
@@ -24,6 +28,8 @@ export function describeEvent(payload: unknown, options: { live?: boolean } = {}
   const event = parsed.data;
   if (options.live && !LIVE.has(event.event)) return null;
   switch (event.event) {
+    case "progress":
+      return event.line;
     case "plan":
       return `${label("planner")} plan of ${event.steps.length} steps`;
     case "code":

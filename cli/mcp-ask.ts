@@ -2,9 +2,10 @@ import type { BaseStore } from "@langchain/langgraph";
 import type { TableSource } from "../blackboard/schemas.js";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { loadGraph, type RunnableGraph, runLimits } from "../graphs/registry.js";
+import { RunEventSchema } from "../nodes/events.js";
+import { insideBranch } from "../nodes/progress.js";
 import { configurationOf } from "../nodes/runtime.js";
 import type { Configuration } from "../settings/configuration.js";
-import { describeUpdate } from "./progress.js";
 
 /*
  * One question run through a graph for the MCP `ask` tool: the same run as `tableminds ask`,
@@ -42,14 +43,12 @@ export class GraphShelf {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A node update as one progress message: the CLI's line for it, else the node's name. */
-export function progressMessage(node: string, update: unknown, namespace: string[]): string {
-  const line = isRecord(update) ? describeUpdate(node, update, namespace) : null;
-  return line ? line.replace(/^(\S+)\s+/, "$1: ") : node;
+/** A node's progress event as one message: its line (`node: ...`), else the node's name. */
+export function progressMessage(payload: unknown, namespace: string[]): string | null {
+  const event = RunEventSchema.safeParse(payload);
+  if (!event.success || event.data.event !== "progress") return null;
+  if (insideBranch(namespace)) return event.data.node;
+  return event.data.line ? event.data.line.replace(/^(\S+)\s+/, "$1: ") : event.data.node;
 }
 
 /** The run passed its deadline (`runTimeoutMs`). */
@@ -72,7 +71,7 @@ export async function runAsk(shelf: GraphShelf, run: AskRun): Promise<TableQASta
     const stream = await graph.stream(
       { question: run.question, sources: run.sources },
       {
-        streamMode: ["updates", "values"],
+        streamMode: ["custom", "values"],
         subgraphs: true,
         context: run.context,
         recursionLimit: limits.recursionLimit,
@@ -86,11 +85,9 @@ export async function runAsk(shelf: GraphShelf, run: AskRun): Promise<TableQASta
       if (!Array.isArray(chunk)) continue;
       const [namespace, mode, payload] = chunk as [string[], string, unknown];
       if (mode === "values" && namespace.length === 0) state = payload as TableQAStateValue;
-      if (mode === "updates" && run.progress && isRecord(payload)) {
-        for (const [node, update] of Object.entries(payload)) {
-          if (!node.startsWith("__")) run.progress(progressMessage(node, update, namespace));
-        }
-      }
+      const message =
+        mode === "custom" && run.progress ? progressMessage(payload, namespace) : null;
+      if (message) run.progress?.(message);
     }
   } catch (error) {
     if (deadline?.aborted && !run.signal.aborted) throw new AskDeadlineError(config.runTimeoutMs);

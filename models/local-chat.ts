@@ -106,10 +106,6 @@ export class ChatLocalModel extends BaseChatModel<ChatLocalModelCallOptions> {
     const signal = AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
     const runtime = await this.load();
     signal.throwIfAborted();
-    const system = messages
-      .filter((m) => m.getType() === "system")
-      .map(textOf)
-      .join("\n\n");
     const user = messages.filter((m) => m.getType() === "human").at(-1);
     const shape = options.speaker
       ? grammarFor(options.speaker, user ? textOf(user) : "", options.grammar)

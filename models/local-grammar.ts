@@ -15,7 +15,8 @@ import { queryTableIn } from "./query/table.js";
 
 /*
  * The embedded model is too small to keep to a reply format on its own, so its replies are
- * constrained by a grammar chosen from the system message's header (`# tableminds <role>`).
+ * constrained by the grammar of whoever speaks: the speaker a node names when it asks (a role,
+ * or an agent using a role's model, such as the decomposer), never read from the prompt.
  * Each grammar is the format the role's prompt asks for and its parser reads, with free text
  * (of bounded length) inside. A role without one generates freely. Only the local model uses
  * these: prompts and parsers stay as they are.
@@ -28,13 +29,6 @@ export interface RoleGrammar {
   gbnf: string;
   /** A cap on the reply's tokens for this role (the smaller of it and the configured one wins). */
   maxTokens: number;
-}
-
-const HEADER = /^\s*#\s*tableminds\s+([\w-]+)/;
-
-/** The role a system message names in its first line, e.g. `planner`. */
-export function roleOfSystem(system: string): string | undefined {
-  return HEADER.exec(system)?.[1]?.toLowerCase();
 }
 
 const MAX_IDS = 32;

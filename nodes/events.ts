@@ -24,6 +24,8 @@ export const RunEventSchema = z.discriminatedUnion("event", [
     votes: z.number().int(),
     of: z.number().int(),
   }),
+  /** A node finished: its progress line, if its update makes one (nodes/progress.ts). */
+  z.object({ event: z.literal("progress"), node: z.string(), line: z.string().nullable() }),
   /** A person's decision at a review pause. */
   z.object({
     event: z.literal("review"),

@@ -1,5 +1,6 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ingest } from "../../nodes/ingest.js";
+import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
@@ -26,10 +27,10 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts">) {
 }
 
 export const builder = new StateGraph(MctsState, context)
-  .addNode("turn", turn)
-  .addNode("ingest", ingest)
-  .addNode("search", searchNode(solve))
-  .addNode("best", best)
+  .addNode("turn", reported("turn", turn))
+  .addNode("ingest", reported("ingest", ingest))
+  .addNode("search", reported("search", searchNode(solve)))
+  .addNode("best", reported("best", best))
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addEdge("ingest", "search")

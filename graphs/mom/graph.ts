@@ -4,6 +4,7 @@ import { BranchTask } from "../../blackboard/state.js";
 import { expectedAnswerType } from "../../grounding/answer-type.js";
 import { branchNode } from "../../nodes/branch.js";
 import { ingest } from "../../nodes/ingest.js";
+import { reported } from "../../nodes/progress.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
 import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
@@ -62,12 +63,12 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts">): numbe
 }
 
 export const builder = new StateGraph(MomState, context)
-  .addNode("turn", turn)
-  .addNode("ingest", ingest)
-  .addNode("branch", branchNode(solve), { input: BranchTask })
-  .addNode("gather", gather)
-  .addNode("vote", vote)
-  .addNode("judge", judge)
+  .addNode("turn", reported("turn", turn))
+  .addNode("ingest", reported("ingest", ingest))
+  .addNode("branch", reported("branch", branchNode(solve)), { input: BranchTask })
+  .addNode("gather", reported("gather", gather))
+  .addNode("vote", reported("vote", vote))
+  .addNode("judge", reported("judge", judge))
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeBranches, ["branch", "vote"])

@@ -3,6 +3,7 @@ import { inputsOf } from "../../blackboard/subtasks.js";
 import { checker } from "../../nodes/checker.js";
 import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
+import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
@@ -54,15 +55,18 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxDi
 }
 
 export const builder = new StateGraph(OrchestratorState, context)
-  .addNode("turn", turn)
-  .addNode("ingest", ingest)
-  .addNode("decomposer", decomposer, { retryPolicy: modelRetryPolicy })
-  .addNode("dispatcher", dispatcher)
-  .addNode("worker", workerNode(solve), { input: WorkerTask, retryPolicy: modelRetryPolicy })
-  .addNode("weigher", weigher)
-  .addNode("selector", selector)
-  .addNode("composer", composer, { retryPolicy: modelRetryPolicy })
-  .addNode("checker", checker)
+  .addNode("turn", reported("turn", turn))
+  .addNode("ingest", reported("ingest", ingest))
+  .addNode("decomposer", reported("decomposer", decomposer), { retryPolicy: modelRetryPolicy })
+  .addNode("dispatcher", reported("dispatcher", dispatcher))
+  .addNode("worker", reported("worker", workerNode(solve)), {
+    input: WorkerTask,
+    retryPolicy: modelRetryPolicy,
+  })
+  .addNode("weigher", reported("weigher", weigher))
+  .addNode("selector", reported("selector", selector))
+  .addNode("composer", reported("composer", composer), { retryPolicy: modelRetryPolicy })
+  .addNode("checker", reported("checker", checker))
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addEdge("ingest", "decomposer")

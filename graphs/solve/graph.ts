@@ -11,6 +11,7 @@ import { coder } from "../../nodes/coder.js";
 import { executor } from "../../nodes/executor.js";
 import { planner } from "../../nodes/planner.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
+import { reported } from "../../nodes/progress.js";
 import { reviewer, reviewing } from "../../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import type { Configuration } from "../../settings/configuration.js";
@@ -100,11 +101,11 @@ export const builder = new StateGraph({
   output: SolveGraphOutput,
   context,
 })
-  .addNode("planner", planner, { retryPolicy: modelRetryPolicy })
-  .addNode("coder", coder, { retryPolicy: modelRetryPolicy })
-  .addNode("reviewer", reviewer)
-  .addNode("executor", executor)
-  .addNode("answerer", answerer, { retryPolicy: modelRetryPolicy })
+  .addNode("planner", reported("planner", planner), { retryPolicy: modelRetryPolicy })
+  .addNode("coder", reported("coder", coder), { retryPolicy: modelRetryPolicy })
+  .addNode("reviewer", reported("reviewer", reviewer))
+  .addNode("executor", reported("executor", executor))
+  .addNode("answerer", reported("answerer", answerer), { retryPolicy: modelRetryPolicy })
   .addConditionalEdges(START, routeSolveStart, ["planner", "coder", "answerer"])
   .addConditionalEdges("planner", routeAfterPlanner, ["coder", END])
   .addConditionalEdges("coder", routeAfterCoder, ["reviewer", "executor"])

@@ -8,6 +8,7 @@ import { archiver } from "../../nodes/archiver.js";
 import { checker } from "../../nodes/checker.js";
 import { finalizer } from "../../nodes/finalizer.js";
 import { ingest } from "../../nodes/ingest.js";
+import { reported } from "../../nodes/progress.js";
 import { recall } from "../../nodes/recall.js";
 import { reflector } from "../../nodes/reflector.js";
 import { reviewer, reviewing } from "../../nodes/reviewer.js";
@@ -92,15 +93,15 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxRe
 }
 
 export const builder = new StateGraph(TableQAGraphState, context)
-  .addNode("turn", turn)
-  .addNode("ingest", ingest)
-  .addNode("recall", recall)
+  .addNode("turn", reported("turn", turn))
+  .addNode("ingest", reported("ingest", ingest))
+  .addNode("recall", reported("recall", recall))
   .addNode("solve", solve)
-  .addNode("checker", checker)
-  .addNode("reflector", reflector)
-  .addNode("finalizer", finalizer)
-  .addNode("reviewer", reviewer)
-  .addNode("archiver", archiver)
+  .addNode("checker", reported("checker", checker))
+  .addNode("reflector", reported("reflector", reflector))
+  .addNode("finalizer", reported("finalizer", finalizer))
+  .addNode("reviewer", reported("reviewer", reviewer))
+  .addNode("archiver", reported("archiver", archiver))
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])

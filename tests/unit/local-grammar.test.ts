@@ -17,12 +17,7 @@ import lookup from "../../graphs/orchestrator/workers/builtin/lookup.js";
 import pandas from "../../graphs/orchestrator/workers/builtin/pandas.js";
 import sql, { parseQuery, SQL_SYSTEM } from "../../graphs/orchestrator/workers/builtin/sql.js";
 import { defineWorker, TaskInput } from "../../graphs/orchestrator/workers/worker.js";
-import {
-  evidenceIdsIn,
-  grammarFor,
-  roleOfSystem,
-  subtasksGrammar,
-} from "../../models/local-grammar.js";
+import { evidenceIdsIn, grammarFor, subtasksGrammar } from "../../models/local-grammar.js";
 import { lit, rep, sample, seq, textExcept, toGbnf } from "../../models/local-grammar-dsl.js";
 import { localThreads } from "../../models/local-runtime.js";
 import { ANSWERER_SYSTEM, parseAnswer } from "../../nodes/answerer.js";
@@ -31,6 +26,9 @@ import { CHECKER_SYSTEM, parseCheck } from "../../nodes/checker.js";
 import { CODER_SYSTEM, parseCode } from "../../nodes/coder.js";
 import { PLANNER_SYSTEM, parsePlan } from "../../nodes/planner.js";
 import { parseReflection, REFLECTOR_SYSTEM } from "../../nodes/reflector.js";
+
+/** The speaker a prompt's header names (`# tableminds <speaker>`), as the nodes name it when they ask. */
+const roleOfSystem = (system: string) => /^\s*#\s*tableminds\s+([\w-]+)/.exec(system)?.[1];
 
 /** A seeded generator (mulberry32), so a failing sample can be found again. */
 function seeded(seed: number): () => number {

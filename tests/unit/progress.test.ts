@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { describeEvent, describePause } from "../../cli/events.js";
-import { describeUpdate } from "../../cli/progress.js";
+import { insideBranch, progressLine } from "../../nodes/progress.js";
 import { ranAttempt } from "../support/evidence.js";
 
 describe("progress lines", () => {
   it("are labelled with the node's name, and say the executor's time is the code's own", () => {
     const { attempt } = ranAttempt("a1", "print(1)", "1\n");
-    const line = describeUpdate("executor", { attempts: [attempt] });
+    const line = progressLine("executor", { attempts: [attempt] });
     expect(line).toBe("executor   a1 ok, the code ran 5 ms: 1 output line, 0 tables");
   });
 
   it("say nothing for a subgraph's own update; its nodes speak for themselves", () => {
     const { attempt } = ranAttempt("a1", "print(1)", "1\n");
-    expect(describeUpdate("solve", { attempts: [attempt], plan: ["x"] })).toBeNull();
+    expect(progressLine("solve", { attempts: [attempt], plan: ["x"] })).toBeNull();
   });
 
   it("tell the orchestrator's split, rounds, packets and choice, and nothing from inside a worker", () => {
@@ -31,17 +31,17 @@ describe("progress lines", () => {
       { id: "s1", task: "t", workers: ["sql", "pandas"], dependsOn: [], args: {} },
       { id: "s2", task: "u", workers: ["calc"], dependsOn: ["s1"], args: {} },
     ];
-    expect(describeUpdate("decomposer", { subtasks } as never)).toBe(
+    expect(progressLine("decomposer", { subtasks } as never)).toBe(
       "decomposer 2 subtasks: s1 [sql, pandas]; s2 [calc] after s1",
     );
     expect(
-      describeUpdate("dispatcher", {
+      progressLine("dispatcher", {
         round: 1,
         dispatching: [{ subtask: "s1", worker: "sql" }],
         packets: [{ ...packet, id: "s3.calc", answer: null, error: "not run: s1 found no answer" }],
       } as never),
     ).toBe("dispatcher s3.calc: not run: s1 found no answer\ndispatcher round 1: s1.sql");
-    expect(describeUpdate("worker", { packets: [packet] } as never)).toBe(
+    expect(progressLine("worker", { packets: [packet] } as never)).toBe(
       "worker     s1.sql answered 750 (score 0.90)",
     );
     const selection = {
@@ -60,10 +60,11 @@ describe("progress lines", () => {
         },
       ],
     };
-    expect(describeUpdate("selector", { selection } as never)).toBe(
+    expect(progressLine("selector", { selection } as never)).toBe(
       "selector   kept s1.sql (50% covered; s1 disputed (750 vs 430), kept s1.sql)",
     );
-    expect(describeUpdate("planner", { plan: ["x"] }, ["worker:abc"])).toBeNull();
+    expect(insideBranch(["worker:abc"])).toBe(true);
+    expect(insideBranch(["solve:abc"])).toBe(false);
   });
 
   it("tell the custom events under the node that sent them, the live ones only when asked", () => {

@@ -5,7 +5,7 @@ import { compileQuery, describeQuery } from "../../models/query/compile.js";
 import { parseQuery, QueryParseError, queryGrammar } from "../../models/query/language.js";
 import { type QueryTable, queryTableIn, queryTableOf } from "../../models/query/table.js";
 import { queryAnswer } from "../../nodes/answerer.js";
-import { QUERY_SYSTEM, queryAnswerOf, queryAttempt, queryPrompt } from "../../nodes/coder.js";
+import { queryAnswerOf, queryAttempt, queryPrompt } from "../../nodes/coder.js";
 
 const COLUMNS = [
   { name: "rank", dtype: "int64" },

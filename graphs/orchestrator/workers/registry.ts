@@ -70,10 +70,13 @@ async function importWorkerFile(file: string): Promise<Record<string, unknown>> 
 /** The specifier a worker file imports the contract by. */
 export const CONTRACT = "tableminds/workers";
 
-/** esbuild, where installed (a checkout has it through tsx; the package does not). */
+/** tsx's own TypeScript transform: a checkout has it, the npm package does not. */
+const CHECKOUT_TRANSFORM = "esbuild";
+
+/** esbuild, where installed. */
 function esbuildUrl(): string | undefined {
   try {
-    return import.meta.resolve("esbuild");
+    return import.meta.resolve(CHECKOUT_TRANSFORM);
   } catch {
     return undefined;
   }

@@ -8,6 +8,7 @@ import {
   TreeNodeSchema,
 } from "../blackboard/schemas.js";
 import type { TableQAUpdate } from "../blackboard/state.js";
+import { type EventSink, emit } from "./events.js";
 
 function count(n: number, noun: string, plural = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : plural}`;
@@ -112,20 +113,35 @@ function describeOrchestration(node: string, label: string, update: object): str
   return null;
 }
 
+/** Namespaces of runs inside a branch or a worker, whose own line says it all. */
+const INNER = ["branch:", "search:", "worker:"];
+
+/** Whether a stream chunk comes from inside a branch of mom or mcts, or an orchestrator worker. */
+export function insideBranch(namespace: readonly string[]): boolean {
+  return namespace.some((part) => INNER.some((prefix) => part.startsWith(prefix)));
+}
+
 /**
- * One progress line for a node's update, as the CLI prints it to stderr, under the node's name.
- * Inside a branch of mom or mcts (`namespace` names it), the branch's own line says it all.
+ * A node that reports its progress: after it returns, the line its update makes (or none) goes
+ * to the run's custom stream as a `progress` event, the one path every watcher reads (the CLI,
+ * the MCP server, Studio, the SDK).
  */
-export function describeUpdate(
-  node: string,
-  update: TableQAUpdate,
-  namespace: string[] = [],
-): string | null {
+export function reported<State, Runtime extends EventSink | undefined, Update>(
+  name: string,
+  node: (state: State, runtime: Runtime) => Update | Promise<Update>,
+): (state: State, runtime: Runtime) => Promise<Update> {
+  return async (state, runtime) => {
+    const update = await node(state, runtime);
+    const plain = typeof update === "object" && update !== null && !Array.isArray(update);
+    const line = plain && update.constructor === Object ? progressLine(name, update) : null;
+    emit(runtime, { event: "progress", node: name, line });
+    return update;
+  };
+}
+
+/** One progress line for a node's update, under the node's name, as the CLI prints it. */
+export function progressLine(node: string, update: TableQAUpdate): string | null {
   const label = node.padEnd(LABEL_WIDTH);
-  const inner = ["branch:", "search:", "worker:"];
-  if (namespace.some((part) => inner.some((prefix) => part.startsWith(prefix)))) {
-    return null;
-  }
   const search = describeSearch(node, label, update) ?? describeOrchestration(node, label, update);
   if (search) return search;
   if (node === "ingest") {
