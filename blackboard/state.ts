@@ -207,7 +207,23 @@ export type TableQAGraphStateValue = typeof TableQAGraphState.State;
 export type TableQAUpdate = typeof TableQAState.Update;
 
 /** The trajectory a search returns as the run's own: its chosen branch's. */
-export const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
+const chosen = { plan, attempts, evidence, claims, edges, answer, verdict };
+
+/**
+ * What a search over branches (mom, mcts) runs on: the question, tables and conversation, the
+ * memories recalled, its branches and cost, and the chosen branch's trajectory as the run's.
+ */
+export const searchKeys = {
+  question,
+  asked,
+  turns,
+  sources,
+  tables,
+  memories,
+  branches,
+  ...chosen,
+  budget,
+};
 
 /** The keys graphs share, for a graph's own state to build on (graphs/<graph>/state.ts). */
 export const keys = {

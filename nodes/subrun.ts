@@ -6,6 +6,15 @@ const INHERITED_SIGNALS = "__pregel_abort_signals";
 const LENT_CHECKPOINTER = "__pregel_checkpointer";
 
 /**
+ * The private keys of LangGraph's config this project touches, here and nowhere else;
+ * tests/unit/langgraph-private-keys.test.ts pins them to the installed LangGraph.
+ */
+export const LANGGRAPH_PRIVATE_KEYS = {
+  CONFIG_KEY_ABORT_SIGNALS: INHERITED_SIGNALS,
+  CONFIG_KEY_CHECKPOINTER: LENT_CHECKPOINTER,
+} as const;
+
+/**
  * The config a node passes to a subgraph it runs itself (a branch's solve, a worker's).
  * LangGraph hangs abort listeners on the run's external signal, which subgraphs inherit, once
  * per nested run and per step of it: branches running side by side on their parent's signal

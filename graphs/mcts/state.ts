@@ -2,9 +2,7 @@ import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { upsertById } from "../../blackboard/reducers.js";
 import { TreeNodeSchema } from "../../blackboard/schemas.js";
-import { chosen, keys } from "../../blackboard/state.js";
-
-const { question, asked, turns, sources, tables, memories, gold, branches, budget } = keys;
+import { keys, searchKeys } from "../../blackboard/state.js";
 
 /** The search tree over `branches` (mcts), upserted by id; the root is `root`. */
 const tree = new ReducedValue(
@@ -17,18 +15,6 @@ const tree = new ReducedValue(
  * when the caller knows the answer, else from the checker and agreement between answers. The
  * best answer's trajectory is the run's; the whole tree stays in `tree` and `branches`.
  */
-export const MctsState = new StateSchema({
-  question,
-  asked,
-  turns,
-  sources,
-  tables,
-  memories,
-  gold,
-  branches,
-  tree,
-  ...chosen,
-  budget,
-});
+export const MctsState = new StateSchema({ ...searchKeys, gold: keys.gold, tree });
 
 export type MctsStateValue = typeof MctsState.State;
