@@ -132,6 +132,7 @@ export function reported<State, Runtime extends EventSink | undefined, Update>(
 ): (state: State, runtime: Runtime) => Promise<Update> {
   return async (state, runtime) => {
     const update = await node(state, runtime);
+    if (!runtime?.writer) return update;
     const plain = typeof update === "object" && update !== null && !Array.isArray(update);
     const line = plain && update.constructor === Object ? progressLine(name, update) : null;
     emit(runtime, { event: "progress", node: name, line });
@@ -139,11 +140,15 @@ export function reported<State, Runtime extends EventSink | undefined, Update>(
   };
 }
 
+/** The nodes whose lines read mom's, mcts's or the orchestrator's keys (parsed only for them). */
+const SEARCH_NODES = new Set(["branch", "vote", "judge", "search"]);
+const ORCHESTRATION_NODES = new Set(["decomposer", "dispatcher", "worker", "weigher", "selector"]);
+
 /** One progress line for a node's update, under the node's name, as the CLI prints it. */
 export function progressLine(node: string, update: TableQAUpdate): string | null {
   const label = node.padEnd(LABEL_WIDTH);
-  const search = describeSearch(node, label, update) ?? describeOrchestration(node, label, update);
-  if (search) return search;
+  if (SEARCH_NODES.has(node)) return describeSearch(node, label, update);
+  if (ORCHESTRATION_NODES.has(node)) return describeOrchestration(node, label, update);
   if (node === "ingest") {
     const tables = Array.isArray(update.tables) ? update.tables : [];
     if (tables.length === 0) return null;
