@@ -29,6 +29,8 @@ version = os.path.basename(records[0]).split("-")[1].removesuffix(".dist").remov
 print(json.dumps({"executable": sys.executable, "version": platform.python_version(), "pandas": version}))
 `;
 
+import { pythonOverride } from "../settings/operator.js";
+
 const ProbeOutputSchema = z.object({
   executable: z.string().min(1),
   version: z.string(),
@@ -103,7 +105,7 @@ let cached: { override: string | undefined; info: Promise<PythonInfo> } | undefi
  * PYTHON_CANDIDATES that imports pandas. Found once per process (per override value).
  */
 export async function findPython(): Promise<PythonInfo> {
-  const override = process.env.TABLEMINDS_PYTHON || undefined;
+  const override = pythonOverride();
   if (cached?.override !== override || !cached) {
     const entry = { override, info: locatePython(override) };
     cached = entry;

@@ -22,6 +22,30 @@ export const OperatorEnvSchema = z.object({
   TABLEMINDS_TABLE_ROOTS: z.preprocess(blank, z.string().optional()),
 });
 
+/** Where this process keeps its files, which Python it runs, which folders hold workers. */
+const PlacesEnvSchema = z.object({
+  TABLEMINDS_HOME: z.preprocess(blank, z.string().optional()),
+  TABLEMINDS_PYTHON: z.preprocess(blank, z.string().trim().optional()),
+  TABLEMINDS_WORKERS: z.preprocess(blank, z.string().optional()),
+});
+
+const places = (env: NodeJS.ProcessEnv) => PlacesEnvSchema.parse(env);
+
+/** Where tableminds keeps its files: `TABLEMINDS_HOME`, default `./.tableminds`. */
+export function tablemindsHome(env: NodeJS.ProcessEnv = process.env): string {
+  return places(env).TABLEMINDS_HOME ?? path.resolve(".tableminds");
+}
+
+/** The Python the operator named (`TABLEMINDS_PYTHON`), if any. */
+export function pythonOverride(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return places(env).TABLEMINDS_PYTHON;
+}
+
+/** The folders `TABLEMINDS_WORKERS` names (separated as PATH is), absolute. */
+export function workerFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+  return rootsOf(places(env).TABLEMINDS_WORKERS ?? "");
+}
+
 /** The privacy floor: TABLEMINDS_PRIVACY, which a run may make stricter but never looser. */
 const PrivacyFloorSchema = z.preprocess(blank, ConfigurationSchema.shape.privacy.optional());
 

@@ -14,6 +14,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import path from "node:path";
+import { tablemindsHome } from "../settings/operator.js";
 import { artifactStore } from "./artifact-store.js";
 import { isAlive } from "./pids.js";
 
@@ -27,10 +28,7 @@ import { isAlive } from "./pids.js";
  * only: each machine makes and verifies its own.
  */
 
-/** Where tableminds keeps its files: `TABLEMINDS_HOME`, default `./.tableminds`. */
-export function tablemindsHome(): string {
-  return process.env.TABLEMINDS_HOME ?? path.resolve(".tableminds");
-}
+export { tablemindsHome };
 
 /** Where table bytes live on this machine (with a shared store: its local cache). */
 export function artifactDir(): string {

@@ -257,10 +257,12 @@ with zipfile.ZipFile(archive) as z:
     print(root)
 `;
 
+import { pythonOverride } from "../../settings/operator.js";
+
 function runPython(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const python = process.env.TABLEMINDS_PYTHON?.trim() || "python3";
+  const python = pythonOverride() ?? "python3";
   return new Promise((resolve, reject) => {
     const child = spawn(python, ["-c", UNZIP_SCRIPT, ...args], {
       stdio: ["ignore", "pipe", "pipe"],

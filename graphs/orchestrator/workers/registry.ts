@@ -3,6 +3,7 @@ import { register } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Configuration } from "../../../settings/configuration.js";
+import { workerFolders } from "../../../settings/operator.js";
 import { WorkCache } from "../../../storage/bounded-cache.js";
 import { type Worker, WorkerDeclarationSchema } from "./worker.js";
 
@@ -23,8 +24,9 @@ export class WorkerRegistryError extends Error {
 
 /** The folders searched for workers, built-ins first. */
 export function workerDirs(config: Pick<Configuration, "workersDir">): string[] {
-  const fromEnv = (process.env.TABLEMINDS_WORKERS ?? "").split(path.delimiter).filter(Boolean);
-  const extra = [config.workersDir, ...fromEnv].filter((dir): dir is string => Boolean(dir));
+  const extra = [config.workersDir, ...workerFolders()].filter((dir): dir is string =>
+    Boolean(dir),
+  );
   return [BUILTIN_DIR, ...new Set(extra.map((dir) => path.resolve(dir)))];
 }
 
