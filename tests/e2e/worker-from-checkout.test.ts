@@ -1,9 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli } from "../support/cli.js";
+import { runtimeFolders } from "../../scripts/source-stamp.mjs";
+import { ROOT, runCli as runRepoCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 
@@ -11,6 +22,8 @@ import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
  * The worker docs/adding-a-worker.md writes, added as one file in a folder outside the clone
  * (no node_modules beside it, nothing installed, nothing built by hand), run from the clone's
  * own command: its `tableminds/workers` import resolves, its answer is checked and passes.
+ * The clone is a copy of this one, built as `npm run setup` builds it, so that the build of the
+ * repository itself, which other tests run, is left alone.
  */
 
 const TABLE = path.join(EXAMPLES, "olympics_2020_medals.csv");
@@ -18,16 +31,41 @@ const QUESTION = "How many nations are listed?";
 const FIXTURE = path.join(ROOT, "tests/fixtures/workers/rowcount.ts");
 
 let dir = "";
+let clone = "";
+/** What the clone's checkout build says when it runs, so a fall back to the sources shows. */
+const BUILT = "ran the checkout build";
+
+const runCli = (args: string[], env: Record<string, string | undefined>) =>
+  runRepoCli(args, env, 60_000, path.join(clone, "cli/bin.js"));
 
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-workers-"));
   copyFileSync(FIXTURE, path.join(dir, "rowcount.ts"));
+  clone = mkdtempSync(path.join(os.tmpdir(), "tableminds-clone-"));
+  for (const entry of [
+    ...runtimeFolders(ROOT),
+    "scripts",
+    "package.json",
+    "tsconfig.json",
+    "langgraph.json",
+  ]) {
+    cpSync(path.join(ROOT, entry), path.join(clone, entry), {
+      recursive: true,
+      filter: (source) => !source.includes("__pycache__"),
+    });
+  }
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(clone, "node_modules"), "dir");
   // What `npm run setup` leaves in a clone: the checkout build the command starts from.
-  execFileSync(process.execPath, ["scripts/build.mjs", "--checkout"], { cwd: ROOT });
+  execFileSync(process.execPath, ["scripts/build.mjs", "--checkout"], { cwd: clone });
+  appendFileSync(
+    path.join(clone, ".build/cli/main.js"),
+    `\nprocess.stderr.write("${BUILT}\\n");\n`,
+  );
 });
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
+  rmSync(clone, { recursive: true, force: true });
 });
 
 describe("a worker added in one file, run from a checkout", () => {
@@ -57,14 +95,15 @@ describe("a worker added in one file, run from a checkout", () => {
   });
 
   it.each([
-    ["its checkout build", {}],
-    ["its sources", { TABLEMINDS_FROM_SOURCES: "1" }],
-  ])("loads, answers and passes the check, the command running %s", async (_, env) => {
+    ["its checkout build", {}, true],
+    ["its sources", { TABLEMINDS_FROM_SOURCES: "1" }, false],
+  ])("loads, answers and passes the check, the command running %s", async (_, env, built) => {
     const result = await runCli(
       ["ask", TABLE, QUESTION, "--graph", "orchestrator", "--workers-dir", dir, "--json"],
       { ...stubEnv(stub.url), ...env },
     );
     expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.includes(BUILT)).toBe(built);
     expect(result.stderr).not.toMatch(/Cannot find|could not be loaded/);
     expect(result.stderr).toMatch(/^worker\s+s1\.rowcount answered 10 \(score 1\.00\)$/m);
     const out = JSON.parse(result.stdout) as {

@@ -22,14 +22,15 @@ export function startCli(
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
+  bin = BIN,
 ): RunningCli {
   const merged: NodeJS.ProcessEnv = { ...process.env };
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) delete merged[key];
     else merged[key] = value;
   }
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: path.dirname(path.dirname(bin)),
     env: merged,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -57,6 +58,7 @@ export function runCli(
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
+  bin = BIN,
 ): Promise<CliResult> {
-  return startCli(args, env, timeoutMs).done;
+  return startCli(args, env, timeoutMs, bin).done;
 }
