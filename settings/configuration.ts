@@ -464,6 +464,19 @@ export const ContextSchema = contextSchemaOf(
   ...(Object.keys(FIELD_GROUPS) as FieldGroup[]).filter((group) => group !== "command"),
 );
 
+/**
+ * The largest value the form allows of each knob a graph's step limit depends on: Studio and
+ * SDK runs get a step limit (`RECURSION_LIMIT`) that fits any configuration they may pass.
+ */
+export const LARGEST_BOUNDS = {
+  maxCodeAttempts: RUN.maxCodeAttempts.unwrap().maxValue ?? 0,
+  maxReflections: REFLECTION.maxReflections.unwrap().maxValue ?? 0,
+  maxDispatchRounds: ORCHESTRATION.maxDispatchRounds.unwrap().maxValue ?? 0,
+};
+
+/** How many branches or workers run at once unless the configuration says. */
+export const DEFAULT_CONCURRENCY = CONCURRENCY.maxConcurrency.parse(undefined);
+
 /** Fills defaults into whatever the caller passed (Studio form, CLI, SDK context). */
 export function ensureConfiguration(context: unknown): Configuration {
   return ConfigurationSchema.parse(context ?? {});

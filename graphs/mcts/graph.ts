@@ -2,7 +2,11 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { ingest } from "../../nodes/ingest.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
-import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import {
+  type Configuration,
+  DEFAULT_CONCURRENCY,
+  LARGEST_BOUNDS,
+} from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
 import { best } from "./best.js";
 import { context } from "./configuration.js";
@@ -37,14 +41,10 @@ export const builder = new StateGraph(MctsState, context)
   .addEdge("search", "best")
   .addEdge("best", END);
 
-const LIMITS = ConfigurationSchema.shape;
-
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
-export const RECURSION_LIMIT = stepBound({
-  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
-});
+export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);
 
 export const graph = builder.compile({ name: "mcts" }).withConfig({
   recursionLimit: RECURSION_LIMIT,
-  maxConcurrency: LIMITS.maxConcurrency.parse(undefined),
+  maxConcurrency: DEFAULT_CONCURRENCY,
 });

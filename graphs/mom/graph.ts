@@ -7,7 +7,11 @@ import { ingest } from "../../nodes/ingest.js";
 import { reported } from "../../nodes/progress.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
-import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import {
+  type Configuration,
+  DEFAULT_CONCURRENCY,
+  LARGEST_BOUNDS,
+} from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
 import { context } from "./configuration.js";
 import { gather } from "./gather.js";
@@ -77,14 +81,10 @@ export const builder = new StateGraph(MomState, context)
   .addConditionalEdges("vote", routeAfterVote, ["judge", END])
   .addEdge("judge", END);
 
-const LIMITS = ConfigurationSchema.shape;
-
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
-export const RECURSION_LIMIT = stepBound({
-  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
-});
+export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);
 
 export const graph = builder.compile({ name: "mom" }).withConfig({
   recursionLimit: RECURSION_LIMIT,
-  maxConcurrency: LIMITS.maxConcurrency.parse(undefined),
+  maxConcurrency: DEFAULT_CONCURRENCY,
 });

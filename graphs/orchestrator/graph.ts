@@ -5,7 +5,11 @@ import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
-import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import {
+  type Configuration,
+  DEFAULT_CONCURRENCY,
+  LARGEST_BOUNDS,
+} from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
 import { composer } from "./composer.js";
 import { context } from "./configuration.js";
@@ -78,15 +82,10 @@ export const builder = new StateGraph(OrchestratorState, context)
   .addEdge("composer", "checker")
   .addEdge("checker", END);
 
-const LIMITS = ConfigurationSchema.shape;
-
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
-export const RECURSION_LIMIT = stepBound({
-  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
-  maxDispatchRounds: LIMITS.maxDispatchRounds.unwrap().maxValue ?? 0,
-});
+export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);
 
 export const graph = builder.compile({ name: "orchestrator" }).withConfig({
   recursionLimit: RECURSION_LIMIT,
-  maxConcurrency: LIMITS.maxConcurrency.parse(undefined),
+  maxConcurrency: DEFAULT_CONCURRENCY,
 });

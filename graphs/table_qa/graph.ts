@@ -14,7 +14,7 @@ import { reflector } from "../../nodes/reflector.js";
 import { reviewer, reviewing } from "../../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
-import { type Configuration, ConfigurationSchema } from "../../settings/configuration.js";
+import { type Configuration, LARGEST_BOUNDS } from "../../settings/configuration.js";
 import { graph as solve, solveSteps } from "../solve/graph.js";
 import { context } from "./configuration.js";
 
@@ -119,13 +119,8 @@ export const builder = new StateGraph(TableQAGraphState, context)
   .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", END])
   .addEdge("archiver", END);
 
-const LIMITS = ConfigurationSchema.shape;
-
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
-export const RECURSION_LIMIT = stepBound({
-  maxCodeAttempts: LIMITS.maxCodeAttempts.unwrap().maxValue ?? 0,
-  maxReflections: LIMITS.maxReflections.unwrap().maxValue ?? 0,
-});
+export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);
 
 export const graph = builder.compile({ name: "table_qa" }).withConfig({
   recursionLimit: RECURSION_LIMIT,
