@@ -11,8 +11,8 @@ import {
 } from "../../nodes/prompts.js";
 import { configurationOf, type NodeContext } from "../../nodes/runtime.js";
 import type { OrchestratorState } from "./state.js";
+import type { Worker } from "./workers/contract.js";
 import { loadWorkers, workerDirs } from "./workers/registry.js";
-import type { Worker } from "./workers/worker.js";
 
 /*
  * The orchestrator's planner: it splits the question into subtasks, each for one or more of the

@@ -132,7 +132,9 @@ describe("the npm package", () => {
     expect(sources).toEqual([]);
     expect(files).toContain(path.join("dist", "cli", "main.js"));
     expect(files).toContain(path.join("dist", "graphs", "table_qa", "graph.js"));
-    expect(files).toContain(path.join("dist", "graphs", "orchestrator", "workers", "worker.d.ts"));
+    expect(files).toContain(
+      path.join("dist", "graphs", "orchestrator", "workers", "contract.d.ts"),
+    );
     expect(files).toContain(path.join("dist", "sandbox", "worker.py"));
     expect(files).toContain(path.join("dist", "langgraph.json"));
     // Tests, benchmarks and the repository's scripts stay out.
@@ -161,7 +163,7 @@ describe("the npm package", () => {
     );
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(
-      /^function .*\/node_modules\/tableminds\/dist\/graphs\/orchestrator\/workers\/worker\.js$/m,
+      /^function .*\/node_modules\/tableminds\/dist\/graphs\/orchestrator\/workers\/contract\.js$/m,
     );
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decomposerSystem, parseSubtasks, shapeOf } from "../../graphs/orchestrator/decomposer.js";
 import pandas from "../../graphs/orchestrator/workers/builtin/pandas.js";
-import { defineWorker, TaskInput, z } from "../../graphs/orchestrator/workers/worker.js";
+import { defineWorker, TaskInput, z } from "../../graphs/orchestrator/workers/contract.js";
 import { subtasksGrammar } from "../../models/local-grammar.js";
 import { installedDefaultModel, LocalEnvSchema } from "../../models/local-spec.js";
 import { ask } from "../../nodes/llm.js";

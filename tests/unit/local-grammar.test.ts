@@ -16,7 +16,7 @@ import calc, {
 import lookup from "../../graphs/orchestrator/workers/builtin/lookup.js";
 import pandas from "../../graphs/orchestrator/workers/builtin/pandas.js";
 import sql, { parseQuery, SQL_SYSTEM } from "../../graphs/orchestrator/workers/builtin/sql.js";
-import { defineWorker, TaskInput } from "../../graphs/orchestrator/workers/worker.js";
+import { defineWorker, TaskInput } from "../../graphs/orchestrator/workers/contract.js";
 import { evidenceIdsIn, grammarFor, subtasksGrammar } from "../../models/local-grammar.js";
 import { lit, rep, sample, seq, textExcept, toGbnf } from "../../models/local-grammar-dsl.js";
 import { localThreads } from "../../models/local-runtime.js";

@@ -10,8 +10,8 @@ import { subrunConfig } from "../../../nodes/subrun.js";
 import { DuckDbSql } from "../../../sandbox/duckdb.js";
 import { getSandbox } from "../../../sandbox/index.js";
 import type { Configuration } from "../../../settings/configuration.js";
+import type { WorkerInput, WorkerKit } from "./contract.js";
 import { codeFinding, sqlFinding } from "./findings.js";
-import type { WorkerInput, WorkerKit } from "./worker.js";
 
 export interface KitParts {
   id: string;

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Configuration } from "../../../settings/configuration.js";
 import { workerFolders } from "../../../settings/operator.js";
 import { WorkCache } from "../../../storage/bounded-cache.js";
-import { type Worker, WorkerDeclarationSchema } from "./worker.js";
+import { type Worker, WorkerDeclarationSchema } from "./contract.js";
 
 /*
  * Finds the workers: every module in `builtin/`, then in the folders the configuration
@@ -97,7 +97,7 @@ function hookWorkersOf(dir: string): void {
   if (hooked.has(dir)) return;
   hooked.add(dir);
   const own = new URL(import.meta.url);
-  const contract = new URL(`./worker${path.extname(own.pathname)}`, own).href;
+  const contract = new URL(`./contract${path.extname(own.pathname)}`, own).href;
   const folder = pathToFileURL(`${dir}${path.sep}`).href;
   const esbuild = esbuildUrl();
   const hook = `export async function resolve(specifier, context, next) {

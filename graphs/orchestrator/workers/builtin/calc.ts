@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Attempt, CodeResult, ExecResult } from "../../../../blackboard/schemas.js";
 import { evidenceFromExecution, lineValue } from "../../../../grounding/evidence.js";
 import { ReplyParseError } from "../../../../nodes/llm.js";
-import { defineWorker, TaskInput, type WorkerInput } from "../worker.js";
+import { defineWorker, TaskInput, type WorkerInput } from "../contract.js";
 
 export const CALC_SYSTEM = `# tableminds calc
 You turn one arithmetic or unit-conversion step into a Python expression that is computed

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { cellEvidence } from "../../../../grounding/evidence.js";
 import { retrieve } from "../../../../tables/context-retrieval.js";
-import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
+import { defineWorker, TaskInput, taskWithInputs } from "../contract.js";
 
 const SHOWN_ROWS = 3;
 

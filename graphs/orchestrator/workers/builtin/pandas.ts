@@ -1,6 +1,6 @@
 import { ruleVerdict } from "../../../../grounding/verdict.js";
 import { renderPlan } from "../../../../nodes/prompts.js";
-import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
+import { defineWorker, TaskInput, taskWithInputs } from "../contract.js";
 
 /** The solve subgraph as a worker: plan, pandas code run with retries, an answer from its output. */
 export default defineWorker({

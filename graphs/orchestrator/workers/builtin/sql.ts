@@ -3,7 +3,7 @@ import { ReplyParseError } from "../../../../nodes/llm.js";
 import { renderTables } from "../../../../nodes/prompts.js";
 import { SqlError } from "../../../../sandbox/duckdb.js";
 import { failedSqlAttempt } from "../../../../sandbox/duckdb-result.js";
-import { defineWorker, TaskInput, taskWithInputs } from "../worker.js";
+import { defineWorker, TaskInput, taskWithInputs } from "../contract.js";
 
 export const SQL_SYSTEM = `# tableminds sql
 You answer one question about tables by writing a single read-only DuckDB SQL query. Each table
