@@ -45,30 +45,6 @@ async function moduleFiles(dir: string): Promise<string[]> {
     .map((name) => path.join(dir, name));
 }
 
-interface TsLoader {
-  tsImport(url: string, parent: string): Promise<Record<string, unknown>>;
-}
-
-/** A devDependency: a checkout has it, the npm package does not (and never asks for it). */
-const CHECKOUT_LOADER = "tsx/esm/api";
-
-/**
- * A worker file's module. A TypeScript file that the running Node cannot load by itself (the
- * checkout's compiled CLI registers no loader) goes through tsx where it is installed.
- */
-async function importWorkerFile(file: string): Promise<Record<string, unknown>> {
-  const url = pathToFileURL(file).href;
-  try {
-    return await import(url);
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) throw error;
-    const tsx: TsLoader | undefined = await import(CHECKOUT_LOADER).catch(() => undefined);
-    if (!tsx) throw error;
-    return tsx.tsImport(url, import.meta.url);
-  }
-}
-
 /** The specifier a worker file imports the contract by. */
 export const CONTRACT = "tableminds/workers";
 
@@ -90,8 +66,10 @@ const hooked = new Set<string>();
  * Module hooks for the workers of `dir`. `tableminds/workers` resolves to the contract module
  * this runtime itself loaded (its sources through tsx, its checkout build, or the package's
  * dist), so a worker works from a clone with no build and no install and shares the runtime's
- * module rather than a second copy. A `.ts` file there is TypeScript in an ES module, whatever
- * the folder's package.json says (or without one), when esbuild is at hand to strip its types.
+ * module rather than a second copy. A `.ts` or `.mts` file there is TypeScript in an ES module,
+ * whatever the folder's package.json says (or without one), when esbuild is at hand to strip its
+ * types: so it loads whether or not the running CLI registered a loader (the checkout build
+ * registers none).
  */
 function hookWorkersOf(dir: string): void {
   if (hooked.has(dir)) return;
@@ -106,7 +84,7 @@ function hookWorkersOf(dir: string): void {
     : next(specifier, context);
 }
 export async function load(url, context, next) {
-  if (${JSON.stringify(esbuild ?? "")} === "" || !url.startsWith(${JSON.stringify(folder)}) || !url.endsWith(".ts")) {
+  if (${JSON.stringify(esbuild ?? "")} === "" || !url.startsWith(${JSON.stringify(folder)}) || !/\\.m?ts$/.test(url)) {
     return next(url, context);
   }
   const { readFile } = await import("node:fs/promises");
@@ -122,7 +100,7 @@ async function workerOf(file: string): Promise<Worker> {
   let loaded: Record<string, unknown>;
   if (!file.startsWith(BUILTIN_DIR)) hookWorkersOf(path.dirname(file));
   try {
-    loaded = await importWorkerFile(file);
+    loaded = await import(pathToFileURL(file).href);
   } catch (error) {
     throw new WorkerRegistryError(`${file}: could not be loaded: ${(error as Error).message}`, {
       cause: error,
