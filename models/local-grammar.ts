@@ -229,10 +229,9 @@ export function grammarFor(
   user: string,
   given?: ReplyGrammar,
 ): RoleGrammar | undefined {
-  const role = speaker;
   const made = ((): [Grammar, number] | undefined => {
     if (given) return [given.grammar, given.maxTokens];
-    switch (role) {
+    switch (speaker) {
       case "planner":
         return [seq(lit("<plan>\n"), numbered(6, 160, 1, step), lit("</plan>")), 320];
       case "coder":
@@ -263,7 +262,7 @@ export function grammarFor(
         return undefined;
     }
   })();
-  if (!made || !role) return undefined;
+  if (!made) return undefined;
   const [grammar, maxTokens] = made;
-  return { role, grammar, gbnf: toGbnf(grammar), maxTokens };
+  return { role: speaker, grammar, gbnf: toGbnf(grammar), maxTokens };
 }
