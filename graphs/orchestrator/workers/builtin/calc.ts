@@ -1,8 +1,9 @@
 import { z } from "zod";
-import type { Attempt, CodeResult, ExecResult } from "../../../../blackboard/schemas.js";
-import { evidenceFromExecution, lineValue } from "../../../../grounding/evidence.js";
+import type { CodeResult, ExecResult } from "../../../../blackboard/schemas.js";
+import { lineValue } from "../../../../grounding/evidence.js";
 import { ReplyParseError } from "../../../../nodes/llm.js";
 import { defineWorker, TaskInput, type WorkerInput } from "../contract.js";
+import { codeFinding } from "../findings.js";
 
 export const CALC_SYSTEM = `# tableminds calc
 You turn one arithmetic or unit-conversion step into a Python expression that is computed
@@ -193,12 +194,11 @@ export default defineWorker({
     const result: ExecResult = ran.ok
       ? { ...ran, result: calcResult(ran.result, printed, used) }
       : ran;
-    const attempt: Attempt = { id: `${kit.id}.a1`, code, raw: written, result, parseError: null };
-    const evidence = evidenceFromExecution(attempt, result, "calc", new Date().toISOString());
+    const { attempts, evidence } = codeFinding(`${kit.id}.a1`, code, written, result, "calc");
     return {
       answer: result.ok && printed ? printed : null,
       evidence,
-      attempts: [attempt],
+      attempts,
       trajectory: [
         `expression: ${written}`,
         result.ok ? `= ${printed}` : `failed: ${result.error?.type}: ${result.error?.message}`,
