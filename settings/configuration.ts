@@ -459,11 +459,6 @@ export function contextSchemaOf(...groups: FieldGroup[]) {
   return lenient(z.object(shape).partial());
 }
 
-/** Every group a graph may read: what the CLI and the SDK may pass to any graph. */
-export const ContextSchema = contextSchemaOf(
-  ...(Object.keys(FIELD_GROUPS) as FieldGroup[]).filter((group) => group !== "command"),
-);
-
 /**
  * The largest value the form allows of each knob a graph's step limit depends on: Studio and
  * SDK runs get a step limit (`RECURSION_LIMIT`) that fits any configuration they may pass.

@@ -3,9 +3,16 @@ import { z } from "zod";
 import { ConfigurationError, configurationOf } from "../../nodes/runtime.js";
 import {
   ConfigurationSchema,
-  ContextSchema,
+  contextSchemaOf,
+  FIELD_GROUPS,
+  type FieldGroup,
   OPERATOR_FIELDS,
 } from "../../settings/configuration.js";
+
+/** The form of a graph that read every group a graph may read (all but the command's). */
+const ContextSchema = contextSchemaOf(
+  ...(Object.keys(FIELD_GROUPS) as FieldGroup[]).filter((group) => group !== "command"),
+);
 
 describe("the run configuration", () => {
   it("shows Studio and the SDK the configuration's own schema, defaults included", () => {
