@@ -1,19 +1,8 @@
-import { execFileSync } from "node:child_process";
-import {
-  appendFileSync,
-  copyFileSync,
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runtimeFolders } from "../../scripts/source-stamp.mjs";
+import { builtCheckoutCopy } from "../support/checkout-copy.js";
 import { ROOT, runCli as runRepoCli } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
@@ -41,27 +30,9 @@ const runCli = (args: string[], env: Record<string, string | undefined>) =>
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-workers-"));
   copyFileSync(FIXTURE, path.join(dir, "rowcount.ts"));
-  clone = mkdtempSync(path.join(os.tmpdir(), "tableminds-clone-"));
-  for (const entry of [
-    ...runtimeFolders(ROOT),
-    "scripts",
-    "package.json",
-    "tsconfig.json",
-    "langgraph.json",
-  ]) {
-    cpSync(path.join(ROOT, entry), path.join(clone, entry), {
-      recursive: true,
-      filter: (source) => !source.includes("__pycache__"),
-    });
-  }
-  symlinkSync(path.join(ROOT, "node_modules"), path.join(clone, "node_modules"), "dir");
   // What `npm run setup` leaves in a clone: the checkout build the command starts from.
-  execFileSync(process.execPath, ["scripts/build.mjs", "--checkout"], { cwd: clone });
-  appendFileSync(
-    path.join(clone, ".build/cli/main.js"),
-    `\nprocess.stderr.write("${BUILT}\\n");\n`,
-  );
-});
+  clone = builtCheckoutCopy(BUILT);
+}, 120_000);
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,22 +1,18 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import {
-  appendFileSync,
-  cpSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
-  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeFolders } from "../../scripts/source-stamp.mjs";
+import { builtCheckoutCopy } from "../support/checkout-copy.js";
 
 /*
  * The checkout build of `npm run setup` (.build/) runs only while it matches the sources: built
@@ -37,26 +33,7 @@ function tableminds(args: string[], env: Record<string, string> = {}) {
 }
 
 beforeAll(() => {
-  copy = mkdtempSync(path.join(os.tmpdir(), "tableminds-checkout-"));
-  for (const entry of [
-    ...runtimeFolders(ROOT),
-    "scripts",
-    "package.json",
-    "tsconfig.json",
-    "tsconfig.build.json",
-    "langgraph.json",
-  ]) {
-    cpSync(path.join(ROOT, entry), path.join(copy, entry), {
-      recursive: true,
-      filter: (source) => !source.includes("__pycache__"),
-    });
-  }
-  symlinkSync(path.join(ROOT, "node_modules"), path.join(copy, "node_modules"), "dir");
-  execFileSync(process.execPath, [path.join(copy, "scripts/build.mjs"), "--checkout"], {
-    stdio: "ignore",
-  });
-  // A mark the build's main module prints, so a run says which code it ran.
-  appendFileSync(path.join(copy, ".build/cli/main.js"), `\nprocess.stderr.write("${MARK}\\n");\n`);
+  copy = builtCheckoutCopy(MARK);
 }, 120_000);
 
 afterAll(() => {
