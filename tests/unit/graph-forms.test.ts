@@ -12,6 +12,7 @@ import {
   FIELD_GROUPS,
   OPERATOR_FIELDS,
 } from "../../settings/configuration.js";
+import { relativeImports } from "../support/imports.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const FIELDS = new Set(Object.keys(ConfigurationSchema.shape));
@@ -29,10 +30,8 @@ function closure(entry: string): string[] {
     const file = stack.pop() as string;
     if (seen.has(file)) continue;
     seen.add(file);
-    for (const m of readFileSync(file, "utf8").matchAll(
-      /(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g,
-    )) {
-      const target = path.resolve(path.dirname(file), (m[1] ?? "").replace(/\.js$/, ".ts"));
+    for (const imported of relativeImports(file)) {
+      const target = imported.replace(/\.js$/, ".ts");
       if (existsSync(target) && target.endsWith(".ts")) stack.push(target);
     }
   }

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { relativeImports } from "../support/imports.js";
 
 /*
  * Dependencies point down: a room imports only from rooms below it (and from itself).
@@ -31,15 +32,9 @@ function sources(dir: string): string[] {
 
 /** The project folders a file imports from, by its relative import specifiers. */
 function importedLayers(file: string): string[] {
-  const text = readFileSync(path.join(root, file), "utf8");
-  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)];
-  return specs.map((m) => {
-    const target = path.relative(
-      root,
-      path.resolve(path.dirname(path.join(root, file)), m[1] ?? ""),
-    );
-    return target.split(path.sep)[0] ?? "";
-  });
+  return relativeImports(path.join(root, file)).map(
+    (target) => path.relative(root, target).split(path.sep)[0] ?? "",
+  );
 }
 
 describe("the layers", () => {
