@@ -9,7 +9,7 @@
  * on this machine, tables, sandbox and checks included).
  *
  * A few questions run first, untimed, so the timed run starts with the graph's modules
- * loaded and the sandbox's workers warm; that start-up is printed on its own. The CPU the
+ * loaded and the sandbox's interpreters warm; that start-up is printed on its own. The CPU the
  * runtime, the sandbox and the stub use is printed too: on a small machine their sum over
  * the cores, not the model latency, bounds the rate.
  *
@@ -51,7 +51,7 @@ function processCpuMs(pid: number): number {
 
 async function sandboxCpuMs(): Promise<number> {
   const pool = (await getSandbox("local")) as LocalSandbox;
-  return pool.workerPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  return pool.interpreterPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
 const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-eval-"));

@@ -1,7 +1,7 @@
 /**
  * Ingest of a large CSV, side by side in one run: our load + profile of a 300,000 x 50 CSV
  * (a fresh process, a fresh store), pandas' read_csv of the same file, the same ingest again
- * in a new process (the stored artifact reused), and the sandbox worker's load of the stored
+ * in a new process (the stored artifact reused), and the sandbox interpreter's load of the stored
  * table the first time (read_csv, then pickled) and the next (the pickle). Peak RSS is each
  * process's own. Goal: a first ingest within 2x of pandas, a second well under a second.
  *
@@ -87,16 +87,16 @@ async function main(): Promise<void> {
     const pandas = await python(py, READ_CSV, file);
     const second = await ingest(file, home);
     const sandbox = path.join(HERE, "../sandbox");
-    const workerFirst = await python(py, WORKER_LOAD, first.uri, sandbox);
-    const workerNext = await python(py, WORKER_LOAD, first.uri, sandbox);
+    const interpreterFirst = await python(py, WORKER_LOAD, first.uri, sandbox);
+    const interpreterNext = await python(py, WORKER_LOAD, first.uri, sandbox);
     const line = (label: string, m: Measured) =>
       `${label.padEnd(44)} ${(m.ms / 1000).toFixed(2).padStart(7)} s   peak RSS ${m.rssMb.toFixed(0).padStart(5)} MB   ${m.note ?? ""}`;
     console.log(`ingest of a ${rows} x ${columns} CSV (${mb.toFixed(1)} MB)`);
     console.log(line("tableminds ingest, first (load + profile)", first));
     console.log(line("pandas read_csv, same file", pandas));
     console.log(line("tableminds ingest, again in a new process", second));
-    console.log(line("sandbox worker load, first (read_csv, pickle)", workerFirst));
-    console.log(line("sandbox worker load, next (pickle)", workerNext));
+    console.log(line("sandbox interpreter load, first (read_csv, pickle)", interpreterFirst));
+    console.log(line("sandbox interpreter load, next (pickle)", interpreterNext));
     console.log(
       `first ingest / pandas read_csv: ${(first.ms / pandas.ms).toFixed(2)}x (goal <= 2x); ` +
         `second ingest: ${(second.ms / 1000).toFixed(2)} s`,

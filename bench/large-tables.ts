@@ -6,7 +6,7 @@
  *   call (ingest, profiling and indexing), and the bytes its checkpoints hold (goal: at most
  *   1.1x: nothing in the state grows with the table);
  * - the peak memory of `ask` over the 1,000,000-row table, all its processes together (Node,
- *   the sandbox's workers and their forked children: see support/peak-memory.ts), against
+ *   the sandbox's interpreters and their forked children: see support/peak-memory.ts), against
  *   pandas alone reading the same file (goal: at most 1.5x);
  * - a 300,000 x 50 CSV: `ask`'s wall time vs pandas' read_csv of the same file, best of two
  *   alternated runs each (goal: at most 3x).
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
         `${(bigRun.memory.totalMb / pandasBig.rssMb).toFixed(2)}x (goal <= 1.5x)`,
     );
     console.log(
-      "  ask: the most all its processes held at once, Pss summed over Node, the sandbox workers and",
+      "  ask: the most all its processes held at once, Pss summed over Node, the sandbox interpreters and",
     );
     console.log(
       `  their forked children, sampled every 50 ms; pandas: read_csv's exact peak RSS (${mb(pandasBig.sampledMb)} sampled alike)`,

@@ -1,16 +1,16 @@
 /**
- * Evaluation on the queue against its latency-bound ideal (not a test): 1, 2 and 4 worker
+ * Evaluation on the queue against its latency-bound ideal (not a test): 1, 2 and 4 consumer
  * processes on this machine, each running CONCURRENCY jobs at once (each in a child process
  * of its own), against a stub model that answers every call after 200 ms; the three sizes
  * measured side by side in one run, on one Redis started by scripts/services.sh.
  *
- * The point is the queue's own cost (submitting, handing jobs to workers and their child
+ * The point is the queue's own cost (submitting, handing jobs to consumers and their child
  * processes, results coming back and being written), so each question makes only model calls:
  * the graph of three calls of bench/three-call-graph.ts runs in place of table_qa's tables and
  * sandbox, which on two cores would bound the rate by CPU instead (`npm run bench:eval`
  * measures those). Submitting, the results file and scoring are the real ones.
  *
- * The ideal: workers x concurrency / (model calls a question makes x 200 ms), the calls
+ * The ideal: consumers x concurrency / (model calls a question makes x 200 ms), the calls
  * counted from the results. A warm-up of a few questions per slot runs first, untimed, so
  * every child process has its modules loaded.
  *
@@ -36,37 +36,37 @@ const LATENCY_MS = Number(process.argv[4] ?? 200);
 const SIZES = [1, 2, 4];
 const WARMUP_PER_SLOT = 3;
 const TSX = path.resolve(import.meta.dirname, "../node_modules/.bin/tsx");
-const WORKER = path.resolve(import.meta.dirname, "queue-worker.ts");
+const CONSUMER = path.resolve(import.meta.dirname, "queue-consumer.ts");
 const SAMPLE = path.resolve(
   import.meta.dirname,
   "../tests/fixtures/datasets/tablebench/tablebench_sample40.jsonl",
 );
 
-/** `n` worker processes, once each says it takes jobs. */
-async function startWorkers(url: string, n: number): Promise<ChildProcess[]> {
+/** `n` consumer processes, once each says it takes jobs. */
+async function startConsumers(url: string, n: number): Promise<ChildProcess[]> {
   return Promise.all(
     Array.from(
       { length: n },
       () =>
         new Promise<ChildProcess>((resolve, reject) => {
-          const child = spawn(TSX, [WORKER, url, String(CONCURRENCY)], {
+          const child = spawn(TSX, [CONSUMER, url, String(CONCURRENCY)], {
             stdio: ["ignore", "inherit", "pipe"],
           });
           let log = "";
           child.stderr?.on("data", (chunk: Buffer) => {
             log += chunk;
-            if (log.includes("worker: taking jobs")) resolve(child);
+            if (log.includes("consumer: taking jobs")) resolve(child);
             else if (log.includes("\n")) process.stderr.write(chunk);
           });
-          child.on("exit", (code) => reject(new Error(`a worker exited with ${code}: ${log}`)));
+          child.on("exit", (code) => reject(new Error(`a consumer exited with ${code}: ${log}`)));
         }),
     ),
   );
 }
 
-async function stopWorkers(workers: ChildProcess[]): Promise<void> {
+async function stopConsumers(consumers: ChildProcess[]): Promise<void> {
   await Promise.all(
-    workers.map(
+    consumers.map(
       (child) =>
         new Promise<void>((resolve) => {
           child.removeAllListeners("exit");
@@ -78,7 +78,7 @@ async function stopWorkers(workers: ChildProcess[]): Promise<void> {
 }
 
 interface Row {
-  workers: number;
+  consumers: number;
   slots: number;
   questions: number;
   callsPerQuestion: number;
@@ -126,12 +126,12 @@ try {
       return { ...e, id: `${e.id}-${tag}${i}` };
     });
   console.log(
-    `queue throughput: ${LATENCY_MS} ms per model call, ${CONCURRENCY} jobs at once per worker, ${PER_SLOT} questions per slot, ${os.availableParallelism()} cores`,
+    `queue throughput: ${LATENCY_MS} ms per model call, ${CONCURRENCY} jobs at once per consumer, ${PER_SLOT} questions per slot, ${os.availableParallelism()} cores`,
   );
   const rows: Row[] = [];
   for (const size of SIZES) {
     const slots = size * CONCURRENCY;
-    const workers = await startWorkers(url, size);
+    const consumers = await startConsumers(url, size);
     try {
       await evaluate(copies(slots * WARMUP_PER_SLOT, `w${size}-`), `warm-${size}`);
       const before = machineCpuMs();
@@ -141,7 +141,7 @@ try {
       const after = machineCpuMs();
       const { records } = outcome;
       rows.push({
-        workers: size,
+        consumers: size,
         slots,
         questions: records.length,
         callsPerQuestion: records.reduce((sum, r) => sum + r.llmCalls, 0) / records.length,
@@ -151,18 +151,18 @@ try {
         busyShare: (after.busy - before.busy) / Math.max(1, after.total - before.total),
       });
     } finally {
-      await stopWorkers(workers);
+      await stopConsumers(consumers);
     }
   }
   console.log(
-    "workers  slots  questions  calls/question  measured q/s  ideal q/s  ratio   machine CPU busy",
+    "consumers  slots  questions  calls/question  measured q/s  ideal q/s  ratio   machine CPU busy",
   );
   for (const row of rows) {
     const measured = (1000 * row.questions) / row.wallMs;
     const ideal = row.slots / ((row.callsPerQuestion * LATENCY_MS) / 1000);
     console.log(
       [
-        String(row.workers).padEnd(7),
+        String(row.consumers).padEnd(7),
         String(row.slots).padEnd(5),
         String(row.questions).padEnd(9),
         row.callsPerQuestion.toFixed(2).padEnd(14),

@@ -31,7 +31,8 @@ interface Pool {
   }>;
   close(): Promise<void>;
 }
-type PoolClass = { start(options: { workers: number }): Promise<Pool> };
+// Checkouts before the rename call the pool's processes `workers`.
+type PoolClass = { start(options: { interpreters: number; workers: number }): Promise<Pool> };
 
 const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-bench-versus-"));
 process.env.TABLEMINDS_HOME = home;
@@ -64,8 +65,8 @@ async function main(): Promise<void> {
     pathToFileURL(path.resolve(other as string, "sandbox/local.ts")).href
   )) as { LocalSandbox: PoolClass };
   const t = await table();
-  const here = (await LocalSandbox.start({ workers: 1 })) as unknown as Pool;
-  const there = await module.LocalSandbox.start({ workers: 1 });
+  const here = (await LocalSandbox.start({ interpreters: 1 })) as unknown as Pool;
+  const there = await module.LocalSandbox.start({ interpreters: 1, workers: 1 });
   try {
     for (let i = 0; i < 20; i++) {
       await timed(here, t);
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
     }
     const row = (name: string, values: number[]) =>
       `${name.padEnd(26)} p50 ${quantile(values, 0.5).toFixed(2)} ms  p90 ${quantile(values, 0.9).toFixed(2)} ms  p99 ${quantile(values, 0.99).toFixed(2)} ms`;
-    console.log(`warm round trip, ${REQUESTS} requests each, alternating, one worker each`);
+    console.log(`warm round trip, ${REQUESTS} requests each, alternating, one interpreter each`);
     console.log(row("this checkout", times.here));
     console.log(row(path.basename(path.resolve(other as string)), times.there));
     const added = quantile(times.here, 0.5) - quantile(times.there, 0.5);

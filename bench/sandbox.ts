@@ -4,9 +4,9 @@
  *      against a cold `python3 -c "import pandas"` spawn (goal: >= 100x faster);
  *   2. the same round trip on a 1,000,000-row table against a 1,000-row one, both
  *      loaded before timing (goal: <= 2x);
- *   3. throughput with one worker per core against a single worker;
+ *   3. throughput with one interpreter per core against a single interpreter;
  *   4. what forking ahead saves, and what an empty network namespace would cost per
- *      request instead of once per worker;
+ *      request instead of once per interpreter;
  *   5. what tracing the result's derivation and lineage (re-runs on perturbed copies of
  *      the table, ExecRequest.lineage, on by default) adds to the warm round trip.
  * Sections 1-4 measure the pool itself, with lineage off.
@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TableRef } from "../blackboard/schemas.js";
-import { defaultWorkerCount, LocalSandbox } from "../sandbox/local.js";
+import { defaultInterpreterCount, LocalSandbox } from "../sandbox/local.js";
 import { findPython } from "../sandbox/python.js";
 import { putArtifact } from "../storage/artifacts.js";
 
@@ -80,11 +80,15 @@ function coldSpawn(python: string): Promise<number> {
   });
 }
 
-/** Loads `tables` into every worker of the pool (requests go where their tables are). */
-async function warmUp(sandbox: LocalSandbox, tables: TableRef[], workers: number): Promise<void> {
+/** Loads `tables` into every interpreter of the pool (requests go where their tables are). */
+async function warmUp(
+  sandbox: LocalSandbox,
+  tables: TableRef[],
+  interpreters: number,
+): Promise<void> {
   for (let round = 0; round < 3; round++) {
     await Promise.all(
-      Array.from({ length: workers }, () =>
+      Array.from({ length: interpreters }, () =>
         sandbox.execute({ code: "pass", tables, timeoutMs: 120_000 }),
       ),
     );
@@ -133,7 +137,7 @@ function netnsCost(python: string): Promise<string> {
       resolve(
         `fork+exit ${plain?.toFixed(2)} ms, with unshare(CLONE_NEWNET) ${unshared?.toFixed(2)} ms: ` +
           `+${((unshared ?? 0) - (plain ?? 0)).toFixed(2)} ms a request if done per child; ` +
-          "done once per worker at start instead",
+          "done once per interpreter at start instead",
       );
     });
   });
@@ -141,18 +145,18 @@ function netnsCost(python: string): Promise<string> {
 
 async function main(): Promise<void> {
   const python = (await findPython()).executable;
-  const cores = defaultWorkerCount();
+  const cores = defaultInterpreterCount();
   console.log(`local sandbox benchmark: ${python}, ${cores} core(s), ${os.cpus()[0]?.model ?? ""}`);
 
   const small = await tableOf(1_000, "small");
   const tiny = await tableOf(20, "tiny");
   const large = await tableOf(1_000_000, "large");
 
-  const pool = await LocalSandbox.start({ workers: cores });
-  const single = await LocalSandbox.start({ workers: 1 });
-  const noForkAhead = await LocalSandbox.start({ workers: cores, forkAhead: false });
+  const pool = await LocalSandbox.start({ interpreters: cores });
+  const single = await LocalSandbox.start({ interpreters: 1 });
+  const noForkAhead = await LocalSandbox.start({ interpreters: cores, forkAhead: false });
   try {
-    console.log("loading tables into every worker ...");
+    console.log("loading tables into every interpreter ...");
     await warmUp(pool, [small], cores);
     await warmUp(pool, [large], cores);
     await warmUp(single, [small], 1);
@@ -208,8 +212,8 @@ async function main(): Promise<void> {
     }
     const best = (values: number[]) => Math.max(...values);
     console.log(`\n3. throughput (${THROUGHPUT_REQUESTS} trivial requests, best of 2)`);
-    console.log(`   1 worker:          ${best(rates.single).toFixed(0)} requests/s`);
-    console.log(`   ${cores} worker(s):       ${best(rates.pool).toFixed(0)} requests/s`);
+    console.log(`   1 interpreter:          ${best(rates.single).toFixed(0)} requests/s`);
+    console.log(`   ${cores} interpreter(s):       ${best(rates.pool).toFixed(0)} requests/s`);
     console.log(`   ratio: ${(best(rates.pool) / best(rates.single)).toFixed(2)}x`);
 
     // 4. what the design choices are worth.

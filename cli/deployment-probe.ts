@@ -80,7 +80,7 @@ export function deploymentDoctorLines(facts: DeploymentFacts): string[] {
   );
   lines.push(
     facts.queue
-      ? `  eval and mine queue  ${facts.queue} (run \`tableminds worker\` where questions should run)`
+      ? `  eval and mine queue  ${facts.queue} (run \`tableminds consume\` where questions should run)`
       : "  eval and mine queue  none: they run in their own process",
   );
   return lines;

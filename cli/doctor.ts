@@ -71,7 +71,7 @@ export function environmentFacts(env: NodeJS.ProcessEnv): Record<string, boolean
   return Object.fromEntries(REPORTED_VARIABLES.map((name) => [name, Boolean(env[name]?.trim())]));
 }
 
-/** Starts a one-worker local sandbox, runs a tiny request through it and closes it. */
+/** Starts a one-interpreter local sandbox, runs a tiny request through it and closes it. */
 async function probeSandbox(): Promise<DoctorFacts["sandbox"]> {
   let sandbox: LocalSandbox | undefined;
   // The test table lives in a temporary artifact store (the sandbox takes no other), not in
@@ -89,7 +89,7 @@ async function probeSandbox(): Promise<DoctorFacts["sandbox"]> {
       rows: 2,
       columns: [{ name: "x", dtype: "int64" }],
     };
-    sandbox = await LocalSandbox.start({ workers: 1, scratchRoot: dir });
+    sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot: dir });
     const { info, details } = await sandbox.describe();
     const facts = {
       ok: true as const,
@@ -205,11 +205,12 @@ export function formatDoctorReport(facts: DoctorFacts): string {
       : `Python:  NOT FOUND - ${python.problem}`,
   );
   if (sandbox.ok) {
-    const workers = sandbox.details.workers ? `, ${sandbox.details.workers} worker(s)` : "";
+    const count = sandbox.details.interpreters;
+    const pool = count ? `, ${count} interpreter${count === "1" ? "" : "s"}` : "";
     lines.push(
       sandbox.refusal
-        ? `Sandbox: local REFUSES generated code (${sandbox.runtime}${workers})`
-        : `Sandbox: local works (${sandbox.runtime}${workers}; a test request took ${(sandbox.roundTripMs ?? 0).toFixed(1)} ms)`,
+        ? `Sandbox: local REFUSES generated code (${sandbox.runtime}${pool})`
+        : `Sandbox: local works (${sandbox.runtime}${pool}; a test request took ${(sandbox.roundTripMs ?? 0).toFixed(1)} ms)`,
     );
   } else {
     lines.push(`Sandbox: local DOES NOT WORK - ${sandbox.problem}`);
@@ -228,7 +229,7 @@ export function formatDoctorReport(facts: DoctorFacts): string {
       lines.push(`  ${mark} ${name.padEnd(width)}  ${describeProtection(name)}`);
     }
     const details = Object.entries(sandbox.details)
-      .filter(([name]) => name !== "workers")
+      .filter(([name]) => name !== "interpreters")
       .map(([name, value]) => `${name}=${value}`);
     if (details.length > 0) lines.push(`  (${details.join(", ")})`);
     const reads = readConfinementSummary(sandbox.protections);

@@ -9,6 +9,7 @@ import type { Report } from "../evals/report.js";
 import type { ResultRecord } from "../evals/results-file.js";
 import { DEFAULT_SEED, type Selection, selectExamples } from "../evals/selection.js";
 import type { ChartRunner, EvalExample } from "../evals/types.js";
+import { servicesSettings } from "../settings/services.js";
 import { graphOption, nonNegativeInt, positiveInt } from "./args.js";
 import { configurationFromFlags, withConfigurationFlags } from "./configuration-flags.js";
 import { evalProgress } from "./eval-progress.js";
@@ -40,16 +41,16 @@ Ctrl-C stops starting questions, drops those in flight (they run next time), wri
 report of what is done and exits with 130. With LANGSMITH_API_KEY set, a finished run is
 also recorded as a LangSmith experiment (LANGSMITH_ENDPOINT for a self-hosted one).
 
-With --queue, the questions go to a queue on Redis and \`tableminds worker\` processes, on
+With --queue, the questions go to a queue on Redis and \`tableminds consume\` processes, on
 this machine or any other, run them; this command shows their progress and writes the same
 files as a run here. The same command again queues only what is neither done nor queued, and
 collects what finished while it was away. Ctrl-C stops waiting (the queued questions go on).
---concurrency does not apply: each worker's own --concurrency sets how many run at once.
+--concurrency does not apply: each consumer's own --concurrency sets how many run at once.
 When the endpoint stop comes, questions not started yet are taken off the queue, to be
 queued again by the next run. The run's graph and settings travel with the questions, sealed
-with TABLEMINDS_QUEUE_KEY (the same secret on every worker), and tables given as paths go
+with TABLEMINDS_QUEUE_KEY (the same secret on every consumer), and tables given as paths go
 into the artifact store first; the endpoint, API key, models, sandbox and replay cache are
-each worker's own.
+each consumer's own.
   tableminds eval --dataset tablebench --limit 500 --queue redis://10.0.0.5:6379 --out runs/tb-500
 `;
 
@@ -310,7 +311,7 @@ export function registerEvalCommands(program: Command): void {
             `eval: ${outcome.unscored.length} questions could not be scored; the same command tries them again\n`,
           );
           process.exitCode = 1;
-        } else if (process.env.LANGSMITH_API_KEY?.trim()) {
+        } else if (servicesSettings().LANGSMITH_API_KEY) {
           await toLangSmith(opts.dataset, opts.graph, outDir, examples, outcome.records);
         }
       } finally {

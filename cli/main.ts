@@ -12,6 +12,7 @@ import {
   configurationFromFlags,
   withConfigurationFlags,
 } from "./configuration-flags.js";
+import { registerConsumeCommand } from "./consume.js";
 import { registerDataCommands } from "./data.js";
 import { registerDbCommands } from "./db.js";
 import { registerEvalCommands } from "./eval.js";
@@ -24,7 +25,6 @@ import { registerPruneCommand } from "./prune.js";
 import { registerServeCommand } from "./serve.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
 import { routeWarnings } from "./warnings.js";
-import { registerWorkerCommand } from "./worker.js";
 
 /*
  * Start-up: `tableminds --help` loads commander, zod and the flag definitions only. What a
@@ -283,7 +283,7 @@ export function buildProgram(): Command {
   registerInspectCommand(program);
   registerPruneCommand(program);
   registerAuditCommand(program);
-  registerWorkerCommand(program);
+  registerConsumeCommand(program);
   registerServeCommand(program);
   registerDbCommands(program);
   registerMcpCommand(program);

@@ -20,10 +20,10 @@ results.jsonl and run.json (as eval does), trajectories.jsonl (MARTI turn record
 pseudo-gold.jsonl, sft/<role>.jsonl, verl/<role>/{train,test}.parquet and dpo/planner.jsonl.
 The same command again resumes; a run killed mid-way loses and repeats nothing.
 
-With --queue, the questions go to a queue on Redis and \`tableminds worker\` processes run
+With --queue, the questions go to a queue on Redis and \`tableminds consume\` processes run
 the searches (as \`eval run --queue\` does; see its help); this command writes every file
 above as a mine here would. The endpoint, API key, models, sandbox and replay cache are each
-worker's own; TABLEMINDS_QUEUE_KEY seals the jobs.
+consumer's own; TABLEMINDS_QUEUE_KEY seals the jobs.
   tableminds mine --dataset tablebench --stage coder --out mined/coder --queue redis://10.0.0.5:6379
 `;
 

@@ -23,7 +23,7 @@ export function registerPruneCommand(program: Command): void {
   program
     .command("prune")
     .description(
-      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load; with TABLEMINDS_ARTIFACT_STORE, this folder is only the local cache: the shared store is never pruned, and a table removed here is fetched from it again), and what nothing uses any more (files half-written by a process that is gone, pickles and index entries of tables that are gone), memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite, and the scratch folders sandbox workers killed with SIGKILL left in the temp directory",
+      "remove stored tables not used for a while from $TABLEMINDS_HOME/artifacts (they are made again on the next load; with TABLEMINDS_ARTIFACT_STORE, this folder is only the local cache: the shared store is never pruned, and a table removed here is fetched from it again), and what nothing uses any more (files half-written by a process that is gone, pickles and index entries of tables that are gone), memory entries archived by an older tableminds (no table schema or verification) from $TABLEMINDS_HOME/memory.sqlite, and the scratch folders sandbox interpreters killed with SIGKILL left in the temp directory",
     )
     .option("--older-than <days>", "not used for this many days", nonNegativeInt, 30)
     .option("--dry-run", "only list what would be removed", false)
@@ -54,7 +54,7 @@ export function registerPruneCommand(program: Command): void {
         const scratch = reclaimDeadScratch();
         const plural = scratch.length === 1 ? "" : "s";
         console.log(
-          `removed ${scratch.length} scratch folder${plural} of sandbox workers that are gone`,
+          `removed ${scratch.length} scratch folder${plural} of sandbox interpreters that are gone`,
         );
       }
     });

@@ -3,11 +3,11 @@ import { OPERATOR_FIELDS, OPERATOR_SOURCE } from "../settings/configuration.js";
 
 /** `--queue [redis-url]` of `eval run` and `mine`: the queue's URL. */
 export const QUEUE_FLAG_HELP =
-  "queue the questions for `tableminds worker`s instead of running them here (default Redis: $TABLEMINDS_QUEUE_URL)";
+  "queue the questions for `tableminds consume` processes instead of running them here (default Redis: $TABLEMINDS_QUEUE_URL)";
 
 /**
  * The queue a command's `--queue [url]` names, reachable now. The operator's settings (sandbox,
- * replay cache, workers folder) are each worker's own: given as flags with --queue, they are
+ * replay cache, workers folder) are each consumer's own: given as flags with --queue, they are
  * refused rather than ignored.
  */
 export async function queueOfFlag(flag: string | true, command: Command): Promise<string> {
@@ -16,7 +16,7 @@ export async function queueOfFlag(flag: string | true, command: Command): Promis
       const flagName = OPERATOR_SOURCE[field].split(" or ")[1] ?? field;
       const variable = OPERATOR_SOURCE[field].split(" or ")[0];
       throw new Error(
-        `with --queue, ${flagName} is each worker's own setting: set ${variable} where the workers run`,
+        `with --queue, ${flagName} is each consumer's own setting: set ${variable} where the consumers run`,
       );
     }
   }

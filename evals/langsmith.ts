@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Client } from "langsmith";
+import { langsmithEndpoint } from "../settings/services.js";
 import { forEachBounded } from "./pool.js";
 import type { ResultRecord } from "./results-file.js";
 import type { EvalExample } from "./types.js";
@@ -47,13 +48,7 @@ async function assertReachable(apiUrl: string): Promise<void> {
 export async function recordExperiment(
   options: ExperimentOptions,
 ): Promise<{ datasetId: string; experimentId: string }> {
-  const apiUrl =
-    options.apiUrl ??
-    (options.client
-      ? undefined
-      : process.env.LANGSMITH_ENDPOINT?.trim() ||
-        process.env.LANGCHAIN_ENDPOINT?.trim() ||
-        "https://api.smith.langchain.com");
+  const apiUrl = options.apiUrl ?? (options.client ? undefined : langsmithEndpoint());
   if (apiUrl) await assertReachable(apiUrl);
   const client = options.client ?? new Client({ apiUrl, autoBatchTracing: false });
   const dataset = await client.readDataset({ datasetName: options.datasetName }).catch(() =>

@@ -66,7 +66,7 @@ export interface RunOptions {
   /** Questions in a row failing on the model endpoint that stop the run (default 3). */
   maxEndpointFailures?: number;
   /**
-   * Answers the questions elsewhere (a queue's workers: evals/queue/) instead of in this
+   * Answers the questions elsewhere (a queue's consumers: evals/queue/) instead of in this
    * process; the run keeps its results file, resume and endpoint stop as they are.
    */
   answerer?: AnswererFactory;
@@ -171,7 +171,7 @@ export class EndpointFailed extends Error {
   }
 }
 /**
- * The question was lost where it ran (a queue's worker gave up on it): not an answer and not
+ * The question was lost where it ran (a queue's consumer gave up on it): not an answer and not
  * the endpoint's fault, so it is neither recorded nor counted toward the endpoint stop.
  */
 export class NotRun extends Error {}
@@ -313,7 +313,7 @@ export interface QuestionSetup {
 /**
  * Runs one question through the graph (transient model failures retried, within the
  * question's time limit) and scores it: its record, or Cancelled when `stop` aborts,
- * EndpointFailed, or ScoringFailed. The run's loop calls it here; a queue's worker elsewhere.
+ * EndpointFailed, or ScoringFailed. The run's loop calls it here; a queue's consumer elsewhere.
  */
 export async function answerQuestion(
   example: EvalExample,

@@ -1,6 +1,7 @@
 /** The E2B backend's options, checked and completed with their defaults. */
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { servicesSettings } from "../settings/services.js";
 import { E2BConfigError, withDeadline } from "./e2b-errors.js";
 import { cloudE2BSdk, type E2BCreateOptions, type E2BSdk } from "./e2b-sdk.js";
 import { chooseTemplate, describeTemplateChoice, type TemplateSource } from "./e2b-template.js";
@@ -156,16 +157,12 @@ function numbers(opts: E2BSandboxOptions): Numbers {
   };
 }
 
-function envFlag(value: string | undefined): boolean | undefined {
-  if (value === undefined || value.trim() === "") return undefined;
-  return ["1", "true", "yes"].includes(value.trim().toLowerCase());
-}
-
 export function resolveSettings(opts: E2BSandboxOptions): E2BSettings {
-  const apiKey = (opts.apiKey ?? process.env.E2B_API_KEY ?? "").trim();
+  const services = servicesSettings();
+  const apiKey = (opts.apiKey ?? services.E2B_API_KEY ?? "").trim();
   if (!apiKey) throw new E2BConfigError(MISSING_KEY_MESSAGE);
-  const domain = opts.domain ?? (process.env.E2B_DOMAIN?.trim() || undefined);
-  const { template, source: templateSource } = chooseTemplate(opts.template, process.env);
+  const domain = opts.domain ?? services.E2B_DOMAIN;
+  const { template, source: templateSource } = chooseTemplate(opts.template, services);
   const checked = numbers(opts);
   return {
     ...checked,
@@ -182,8 +179,7 @@ export function resolveSettings(opts: E2BSandboxOptions): E2BSettings {
       metadata: { app: "tableminds" },
     },
     templateSource,
-    sandboxPerRequest:
-      opts.sandboxPerRequest ?? envFlag(process.env.E2B_SANDBOX_PER_REQUEST) ?? false,
+    sandboxPerRequest: opts.sandboxPerRequest ?? services.E2B_SANDBOX_PER_REQUEST ?? false,
     networkProbe: opts.networkProbe ?? { host: "1.1.1.1", port: 80 },
     runnerPath: opts.runnerPath ?? HERE("runner.py"),
     helperPaths: [

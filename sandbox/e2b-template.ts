@@ -1,3 +1,4 @@
+import { type ServicesSettings, servicesSettings } from "../settings/services.js";
 /**
  * Which E2B template the backend uses, and what `doctor` says about it. No SDK import:
  * `doctor` loads this without loading the `e2b` SDK.
@@ -14,10 +15,10 @@ export type TemplateSource = "option" | "E2B_TEMPLATE" | "default";
 
 export function chooseTemplate(
   option: string | undefined,
-  env: NodeJS.ProcessEnv,
+  services: ServicesSettings,
 ): { template: string; source: TemplateSource } {
   if (option) return { template: option, source: "option" };
-  const fromEnv = env.E2B_TEMPLATE?.trim();
+  const fromEnv = services.E2B_TEMPLATE;
   if (fromEnv) return { template: fromEnv, source: "E2B_TEMPLATE" };
   return { template: DEFAULT_TEMPLATE, source: "default" };
 }
@@ -40,14 +41,14 @@ export interface E2BSetupFacts {
 }
 
 export function e2bSetupFacts(env: NodeJS.ProcessEnv): E2BSetupFacts {
-  const { template, source } = chooseTemplate(undefined, env);
-  const perRequest = env.E2B_SANDBOX_PER_REQUEST?.trim().toLowerCase() ?? "";
+  const services = servicesSettings(env);
+  const { template, source } = chooseTemplate(undefined, services);
   return {
-    keySet: Boolean(env.E2B_API_KEY?.trim()),
-    domain: env.E2B_DOMAIN?.trim() || "e2b.app (E2B's cloud)",
+    keySet: Boolean(services.E2B_API_KEY),
+    domain: services.E2B_DOMAIN || "e2b.app (E2B's cloud)",
     template,
     source,
-    sandboxPerRequest: ["1", "true", "yes"].includes(perRequest),
+    sandboxPerRequest: services.E2B_SANDBOX_PER_REQUEST ?? false,
   };
 }
 

@@ -21,7 +21,7 @@ export const RunnerFigureSchema = FigureSchema.omit({ id: true, files: true }).e
 });
 export type RunnerFigure = z.infer<typeof RunnerFigureSchema>;
 
-/** The largest figure file kept (worker.py refuses bigger ones first). */
+/** The largest figure file kept (interpreter.py refuses bigger ones first). */
 export const MAX_FIGURE_FILE_BYTES = 16 * 1024 * 1024;
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

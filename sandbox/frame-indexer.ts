@@ -1,4 +1,4 @@
-/** The sandbox side of tables/frame-index.ts: frame_index.py run on the DataFrame the worker loads. */
+/** The sandbox side of tables/frame-index.ts: frame_index.py run on the DataFrame the interpreter loads. */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_MAX_CELLS, TOP_VALUES } from "../tables/cell-index.js";
@@ -21,7 +21,7 @@ function code(): string {
 
 /**
  * A FrameIndexer running frame_index.py in `sandbox` (started on first use), without lineage,
- * within `memoryMb` of address space above what the worker had mapped.
+ * within `memoryMb` of address space above what the interpreter had mapped.
  */
 export function sandboxIndexer(
   sandbox: () => Promise<Sandbox>,

@@ -1,7 +1,7 @@
 """The cell index of a table, computed from the DataFrame the sandbox loaded (frame-index.ts).
 
-Run as the code of a sandbox request, in a forked child of the warm worker: `df` is the table
-the worker parsed and keeps for the run that follows, so the index costs no parse of its own.
+Run as the code of a sandbox request, in a forked child of the warm interpreter: `df` is the table
+the interpreter parsed and keeps for the run that follows, so the index costs no parse of its own.
 frame-index.ts puts `MAX_CELLS` and `TOP_VALUES` in front of this text; the child prints one
 line of JSON, the TableIndex of cell-index.ts without its first rows (Node reads those from the
 file as written).

@@ -1,9 +1,9 @@
-"""The protections of the local sandbox, applied by worker.py (Linux; each layer is
+"""The protections of the local sandbox, applied by interpreter.py (Linux; each layer is
 skipped where the kernel or the platform does not offer it, and `probe()` tells which
 ones really hold).
 
 Layers, from the outside in:
-* the worker enters an empty network namespace when it starts (`enter_empty_netns`);
+* the interpreter enters an empty network namespace when it starts (`enter_empty_netns`);
 * each child, before it waits for its request (`confine_child`): no-new-privileges,
   a Landlock domain (writes only below its scratch directory, reads only of what
   read_rules.py allows, no TCP, no signals to processes outside the domain),
@@ -58,7 +58,7 @@ def _errno_text():
     return os.strerror(ctypes.get_errno())
 
 
-# --- network namespace (the whole worker) ------------------------------------------------
+# --- network namespace (the whole interpreter) ------------------------------------------------
 
 
 def _write_file(path, text):
@@ -145,9 +145,9 @@ def _create_ruleset(numbers, fields):
 
 
 class Landlock:
-    """Two stacked Landlock layers. The first is built once, in the worker, for all its
+    """Two stacked Landlock layers. The first is built once, in the interpreter, for all its
     children: reads everywhere but in /proc (so not other processes' environment or
-    memory), writes only below the worker's scratch root, no TCP, no signals or
+    memory), writes only below the interpreter's scratch root, no TCP, no signals or
     abstract sockets leaving the domain. The second, built by each child, narrows
     writes to its own scratch directory and reads to `read_rules` (a ReadRules) plus
     its scratch and inputs directories: a few dozen rules, built while it is parked."""
@@ -191,9 +191,9 @@ class Landlock:
         self.base = ruleset
 
     def prepare(self, scratch):
-        """In the worker, just before it forks the child of `scratch`: builds that child's
+        """In the interpreter, just before it forks the child of `scratch`: builds that child's
         own layer, which the child then only enters (`restrict`), so that the rules cost the
-        worker a few system calls instead of costing the child page faults. The worker calls
+        interpreter a few system calls instead of costing the child page faults. The interpreter calls
         `release_prepared` right after the fork: only that child keeps the descriptor."""
         self.release_prepared()
         if self.base >= 0:
@@ -222,7 +222,7 @@ class Landlock:
 
     def restrict(self, scratch):
         """In the child (after no-new-privileges): enters both layers, the second as the
-        worker prepared it for `scratch`, or built here."""
+        interpreter prepared it for `scratch`, or built here."""
         prepared_for, own = self.prepared
         self.prepared = (None, -1)
         if prepared_for != scratch and own >= 0:
@@ -418,7 +418,7 @@ def _seccomp_program(machine, processes=False, others=True):
     if not others:
         return program + _clone_checked(column, processes, deny)
     # prlimit64 on a pid other than 0 (this process) would set another process's limits:
-    # the worker's, to kill it. glibc's getrlimit and setrlimit always pass 0.
+    # the interpreter's, to kill it. glibc's getrlimit and setrlimit always pass 0.
     program += [
         (_BPF_JEQ_K, 0, 4, _SYSCALLS["prlimit64"][column]),
         (_BPF_LD_W_ABS, 0, 0, 16),  # low half of the first argument: the pid
@@ -460,7 +460,7 @@ def _compiled_seccomp_filter(**kinds):
     return buffer, _SockFprog(len(program), ctypes.addressof(buffer))
 
 
-# Built once, when the worker imports this module; every child only installs them: the
+# Built once, when the interpreter imports this module; every child only installs them: the
 # child's own, then in each process that runs code the one that starts no process.
 _SECCOMP_FILTER = _compiled_seccomp_filter(processes=True)
 _NO_PROCESSES_FILTER = _compiled_seccomp_filter(processes=False, others=False)
@@ -493,7 +493,7 @@ def _home_in(folder):
 
 def confine_child(scratch, landlock):
     """Everything that does not depend on the request; runs in the child before it
-    waits for one; `landlock` is the worker's Landlock. Returns the layers applied."""
+    waits for one; `landlock` is the interpreter's Landlock. Returns the layers applied."""
     _home_in(scratch)
     applied = {
         "rlimitFsize": _set_limit(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
@@ -693,7 +693,7 @@ def install_audit_hook(scratch, rules=None):
 # `posix` below.
 
 _HOOK_GLOBALS = globals()
-# Immutable copies of the tables above, made once in the worker: what every hook holds.
+# Immutable copies of the tables above, made once in the interpreter: what every hook holds.
 _REFUSED_EVENT_NAMES = frozenset(_REFUSED_EVENTS)
 _REFUSED_REASONS = tuple(_REFUSED_EVENTS.items())
 _WRITE_EVENT_NAMES = frozenset(_WRITE_EVENTS)
@@ -820,7 +820,7 @@ def _located(
 
 def hook_plan(scratch, rules=None, run_dir=None):
     """What `audit_hook` needs that does not depend on the process it runs in, worked out
-    by the worker before it forks the child of `scratch`: the child then only adds its own
+    by the interpreter before it forks the child of `scratch`: the child then only adds its own
     /proc entry (resolving paths in the child would cost it page copies). A re-run's
     (`run_dir`) writes and reads its own folder instead of `scratch`."""
     own = os.path.realpath(run_dir or scratch)
@@ -832,7 +832,7 @@ def audit_hook(scratch, rules=None, plan=None):
     """A hook that refuses, with a PermissionError, what generated code has no business
     doing; with `rules` (a ReadRules), reads outside its allow-list too (without them,
     reads of other processes' /proc only). `plan`: hook_plan(scratch, rules), when the
-    worker worked it out. Once installed (sys.addaudithook), a hook cannot be removed, and
+    interpreter worked it out. Once installed (sys.addaudithook), a hook cannot be removed, and
     its state cannot be changed (see above)."""
     scratch_root, shared = plan if plan is not None else hook_plan(scratch, rules)
     own_pid = os.getpid()
@@ -1019,7 +1019,7 @@ def _metadata_refused(path):
 
 
 def _other_process_refused(pid):
-    """pidfd_open and prlimit on process `pid` (the worker), below Python: True when both
+    """pidfd_open and prlimit on process `pid` (the interpreter), below Python: True when both
     were refused."""
     old = ctypes.create_string_buffer(16)
 
@@ -1108,7 +1108,7 @@ def probe(scratch, outside_dir, applied, mapped, rules=None, memory_mb=64):
 
 
 def read_probe_name():
-    """A file the worker leaves next to the probe's scratch for it to fail to read."""
+    """A file the interpreter leaves next to the probe's scratch for it to fail to read."""
     return "read-probe.txt"
 
 

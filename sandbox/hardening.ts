@@ -5,7 +5,7 @@
  * accepted that.
  */
 export const PROTECTION_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  netns: "no network: the workers live in an empty network namespace",
+  netns: "no network: the interpreters live in an empty network namespace",
   auditHook:
     "Python audit hook: refuses sockets, new processes, ctypes, sqlite3, writes outside " +
     "scratch, changes of file metadata, reads outside the read allow-list and signals to " +
@@ -33,7 +33,7 @@ export const PROTECTION_DESCRIPTIONS: Readonly<Record<string, string>> = {
   noNewPrivs: "no-new-privileges is set",
   capabilitiesDropped: "all capabilities dropped (root keeps uid 0 but no privileges)",
   rlimitCpu: "CPU time limit (timeout + 2 s)",
-  rlimitAs: "address-space limit (memoryMb on top of the warm worker)",
+  rlimitAs: "address-space limit (memoryMb on top of the warm interpreter)",
   rlimitFsize: "file-size limit (64 MB)",
   rlimitNofile: "open-files limit (256)",
   rlimitNproc: "process-count limit (not enforced for root; only set without seccomp)",

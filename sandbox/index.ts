@@ -10,11 +10,11 @@ export type {
 } from "./duckdb.js";
 export type { E2BSandboxOptions } from "./e2b.js";
 export {
+  type InterpreterOutcome,
+  type InterpreterRequest,
   LocalSandbox,
   type LocalSandboxOptions,
-  WarmWorker,
-  type WorkerOutcome,
-  type WorkerRequest,
+  WarmInterpreter,
 } from "./local.js";
 export { findPython, type PythonInfo, PythonNotFoundError } from "./python.js";
 export { type ExecRequest, ExecRequestSchema, type Sandbox, type SandboxInfo } from "./types.js";

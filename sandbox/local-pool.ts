@@ -1,12 +1,12 @@
 /**
- * The local pool's scheduler: a fixed number of slots, each holding one warm worker
+ * The local pool's scheduler: a fixed number of slots, each holding one warm interpreter
  * (started lazily, restarted when lost), and one queue of tasks handed to free slots,
- * preferring the slot whose worker already has the task's tables.
+ * preferring the slot whose interpreter already has the task's tables.
  */
 import os from "node:os";
 
-/** What the scheduler needs of a worker. */
-export interface PoolWorker {
+/** What the scheduler needs of an interpreter. */
+export interface PoolInterpreter {
   readonly alive: boolean;
   readonly pid: number | undefined;
   stop(): Promise<void>;
@@ -14,38 +14,38 @@ export interface PoolWorker {
 }
 
 /** A task's hold on one slot, for as long as the task runs. */
-export interface Lease<W extends PoolWorker> {
-  /** The slot's worker, started (or restarted) if need be. */
-  worker(): Promise<W>;
-  /** The worker was lost: the slot forgets it and warms a replacement. */
-  lost(worker: W): void;
+export interface Lease<W extends PoolInterpreter> {
+  /** The slot's interpreter, started (or restarted) if need be. */
+  interpreter(): Promise<W>;
+  /** The interpreter was lost: the slot forgets it and warms a replacement. */
+  lost(interpreter: W): void;
 }
 
-/** A place for one warm worker; the pool is several slots sharing one queue. */
+/** A place for one warm interpreter; the pool is several slots sharing one queue. */
 interface Slot<W> {
-  worker?: W;
+  interpreter?: W;
   starting?: Promise<W>;
   busy: boolean;
-  /** Tables (by sha256) this slot's worker has loaded, so tasks go where their tables are. */
+  /** Tables (by sha256) this slot's interpreter has loaded, so tasks go where their tables are. */
   loaded: Set<string>;
   idleSince: number;
 }
 
-interface Queued<W extends PoolWorker> {
+interface Queued<W extends PoolInterpreter> {
   tables: readonly string[];
   start(lease: Lease<W>): Promise<void>;
   reject(error: unknown): void;
 }
 
 /** How many cores this process may use. */
-export function defaultWorkerCount(): number {
+export function defaultInterpreterCount(): number {
   return Math.max(
     1,
     typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length,
   );
 }
 
-/** Among free slots, the one whose worker has most of the tables, then the longest idle. */
+/** Among free slots, the one whose interpreter has most of the tables, then the longest idle. */
 function chooseSlot<W>(free: Slot<W>[], tables: readonly string[]): Slot<W> | undefined {
   let best: Slot<W> | undefined;
   let bestLoaded = -1;
@@ -66,17 +66,17 @@ export class LocalSandboxClosedError extends Error {
   }
 }
 
-export class WorkerPool<W extends PoolWorker> {
+export class InterpreterPool<W extends PoolInterpreter> {
   private readonly slots: Slot<W>[];
   private readonly queue: Queued<W>[] = [];
   private closed = false;
 
   constructor(
     count: number,
-    private readonly startWorker: () => Promise<W>,
+    private readonly startInterpreter: () => Promise<W>,
   ) {
     if (!Number.isInteger(count) || count < 1) {
-      throw new Error(`workers must be a positive integer, got ${count}`);
+      throw new Error(`interpreters must be a positive integer, got ${count}`);
     }
     this.slots = Array.from({ length: count }, () => ({
       busy: false,
@@ -93,26 +93,26 @@ export class WorkerPool<W extends PoolWorker> {
     return this.closed;
   }
 
-  /** Process ids of the live workers. */
+  /** Process ids of the live interpreters. */
   get pids(): number[] {
     return this.slots.flatMap((slot) =>
-      slot.worker?.alive && slot.worker.pid !== undefined ? [slot.worker.pid] : [],
+      slot.interpreter?.alive && slot.interpreter.pid !== undefined ? [slot.interpreter.pid] : [],
     );
   }
 
-  /** Starts every slot's worker; rejects when one cannot start. */
+  /** Starts every slot's interpreter; rejects when one cannot start. */
   async warm(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => this.workerFor(slot)));
+    await Promise.all(this.slots.map((slot) => this.interpreterFor(slot)));
   }
 
-  /** The first slot's worker, started if need be (for what every worker can tell). */
-  anyWorker(): Promise<W> {
-    return this.workerFor(this.slots[0] as Slot<W>);
+  /** The first slot's interpreter, started if need be (for what every interpreter can tell). */
+  anyInterpreter(): Promise<W> {
+    return this.interpreterFor(this.slots[0] as Slot<W>);
   }
 
   /**
    * Runs `task` once a slot is free, with that slot to itself. `tables` (sha256s) are
-   * the tables the task will give its worker, so that the next task with them goes there.
+   * the tables the task will give its interpreter, so that the next task with them goes there.
    */
   schedule<T>(tables: readonly string[], task: (lease: Lease<W>) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new LocalSandboxClosedError());
@@ -126,7 +126,7 @@ export class WorkerPool<W extends PoolWorker> {
     });
   }
 
-  /** Rejects the queued tasks and stops every worker. */
+  /** Rejects the queued tasks and stops every interpreter. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) {
@@ -135,39 +135,39 @@ export class WorkerPool<W extends PoolWorker> {
     await Promise.all(
       this.slots.map(async (slot) => {
         await slot.starting?.catch(() => undefined);
-        await slot.worker?.stop();
-        slot.worker = undefined;
+        await slot.interpreter?.stop();
+        slot.interpreter = undefined;
       }),
     );
   }
 
   private lease(slot: Slot<W>, tables: readonly string[]): Lease<W> {
     return {
-      worker: async () => {
-        const worker = await this.workerFor(slot);
+      interpreter: async () => {
+        const interpreter = await this.interpreterFor(slot);
         for (const sha256 of tables) slot.loaded.add(sha256);
-        return worker;
+        return interpreter;
       },
-      lost: (worker) => {
-        if (slot.worker === worker) slot.worker = undefined;
+      lost: (interpreter) => {
+        if (slot.interpreter === interpreter) slot.interpreter = undefined;
         // Warm the replacement now; a failure shows up on the next task.
-        if (!this.closed) this.workerFor(slot).catch(() => undefined);
+        if (!this.closed) this.interpreterFor(slot).catch(() => undefined);
       },
     };
   }
 
-  private workerFor(slot: Slot<W>): Promise<W> {
+  private interpreterFor(slot: Slot<W>): Promise<W> {
     if (this.closed) return Promise.reject(new LocalSandboxClosedError());
-    if (slot.worker?.alive) return Promise.resolve(slot.worker);
+    if (slot.interpreter?.alive) return Promise.resolve(slot.interpreter);
     if (!slot.starting) {
       slot.loaded.clear();
-      const starting = this.startWorker().then(async (worker) => {
+      const starting = this.startInterpreter().then(async (interpreter) => {
         if (this.closed) {
-          await worker.kill();
+          await interpreter.kill();
           throw new LocalSandboxClosedError();
         }
-        slot.worker = worker;
-        return worker;
+        slot.interpreter = interpreter;
+        return interpreter;
       });
       slot.starting = starting;
       const forget = () => {

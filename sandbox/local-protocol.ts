@@ -1,5 +1,5 @@
 /**
- * The wire protocol between the local pool and worker.py: what the worker sends
+ * The wire protocol between the local pool and interpreter.py: what the interpreter sends
  * (one JSON object per line on fd 3) and what it is sent (one per line on stdin).
  */
 import { z } from "zod";
@@ -11,9 +11,9 @@ export const ReadyMessageSchema = z.object({
   python: z.string(),
   pandas: z.string(),
   numpy: z.string(),
-  /** The worker's own directory, under which each run gets its scratch directory. */
+  /** The interpreter's own directory, under which each run gets its scratch directory. */
   scratch_root: z.string(),
-  /** What the worker's probe child found to hold on this machine. */
+  /** What the interpreter's probe child found to hold on this machine. */
   protections: z.record(z.string(), z.boolean()),
   details: z.record(z.string(), z.string()),
 });
@@ -24,60 +24,60 @@ export const StartedMessageSchema = z.object({
   pid: z.number().int().positive(),
 });
 
-/** A run's result (the same as runner.py's) in the worker's envelope. */
+/** A run's result (the same as runner.py's) in the interpreter's envelope. */
 export const ResultMessageSchema = RunnerResultSchema.extend({
   type: z.literal("result"),
-  /** Null when the worker could not read the request's id. */
+  /** Null when the interpreter could not read the request's id. */
   id: z.string().nullable(),
   /** Where the run's table files are; absent when the run left none. */
   scratch: z.string().optional(),
 });
 
-export const WorkerMessageSchema = z.discriminatedUnion("type", [
+export const InterpreterMessageSchema = z.discriminatedUnion("type", [
   ReadyMessageSchema,
   StartedMessageSchema,
   ResultMessageSchema,
 ]);
-export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+export type InterpreterMessage = z.infer<typeof InterpreterMessageSchema>;
 
-export type WorkerReady = Omit<z.infer<typeof ReadyMessageSchema>, "type">;
-export type WorkerVersions = Pick<WorkerReady, "python" | "pandas" | "numpy">;
-export type WorkerResult = z.infer<typeof ResultMessageSchema>;
+export type InterpreterReady = Omit<z.infer<typeof ReadyMessageSchema>, "type">;
+export type InterpreterVersions = Pick<InterpreterReady, "python" | "pandas" | "numpy">;
+export type InterpreterResult = z.infer<typeof ResultMessageSchema>;
 
-/** One request as worker.py reads it (built here from a checked ExecRequest). */
-export interface WorkerRequest {
+/** One request as interpreter.py reads it (built here from a checked ExecRequest). */
+export interface InterpreterRequest {
   id: string;
   code: string;
   tables: { name: string; uri: string; sha256: string; dates?: string[] }[];
   timeout_ms: number;
   output_bytes: number;
   memory_mb: number;
-  /** Trace the result's derivation and lineage (worker.py's default: true). */
+  /** Trace the result's derivation and lineage (interpreter.py's default: true). */
   lineage?: boolean;
-  /** The largest table file the run may leave in scratch (worker.py's default: 64 MB). */
+  /** The largest table file the run may leave in scratch (interpreter.py's default: 64 MB). */
   table_bytes?: number;
 }
 
-/** The line that asks the worker to run a request. */
-export function runLine(request: WorkerRequest): string {
+/** The line that asks the interpreter to run a request. */
+export function runLine(request: InterpreterRequest): string {
   return `${JSON.stringify({ type: "run", ...request })}\n`;
 }
 
-/** The line that tells the worker the table files of a finished run were read. */
+/** The line that tells the interpreter the table files of a finished run were read. */
 export function releaseLine(scratch: string): string {
   return `${JSON.stringify({ type: "release", scratch })}\n`;
 }
 
-/** A worker's message, or undefined for a line that is not one. */
-export function parseWorkerLine(line: string): WorkerMessage | undefined {
+/** An interpreter's message, or undefined for a line that is not one. */
+export function parseInterpreterLine(line: string): InterpreterMessage | undefined {
   try {
-    return WorkerMessageSchema.parse(JSON.parse(line));
+    return InterpreterMessageSchema.parse(JSON.parse(line));
   } catch {
     return undefined;
   }
 }
 
-/** The worker's own part of a result message, which it writes whatever the child sent. */
+/** The interpreter's own part of a result message, which it writes whatever the child sent. */
 const ResultEnvelopeSchema = z.object({
   type: z.literal("result"),
   id: z.string().nullable(),
@@ -86,15 +86,15 @@ const ResultEnvelopeSchema = z.object({
 
 /**
  * A result message whose result does not match RunnerResultSchema, as a failed result of
- * its run. The worker checks of a child's result only what it relies on itself
- * (worker_protocol.py); the rest is validated here, and code that patched the runner to
- * send something else gets this error instead of the worker being given up for it.
- * `scratch`: the run's folder, which the worker keeps until it is told to release it.
+ * its run. The interpreter checks of a child's result only what it relies on itself
+ * (interpreter_protocol.py); the rest is validated here, and code that patched the runner to
+ * send something else gets this error instead of the interpreter being given up for it.
+ * `scratch`: the run's folder, which the interpreter keeps until it is told to release it.
  * Undefined for a line that is no result message at all, or a valid one.
  */
 export function refusedResult(
   line: string,
-): { result: WorkerResult; scratch?: string } | undefined {
+): { result: InterpreterResult; scratch?: string } | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(line);

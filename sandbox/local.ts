@@ -4,14 +4,14 @@ import { open } from "node:fs/promises";
 import path from "node:path";
 import type { ExecResult } from "../blackboard/schemas.js";
 import { degradedRefusal } from "./hardening.js";
+import { type InterpreterOutcome, WarmInterpreter } from "./local-interpreter.js";
 import {
-  defaultWorkerCount,
+  defaultInterpreterCount,
+  InterpreterPool,
   type Lease,
   LocalSandboxClosedError,
-  WorkerPool,
 } from "./local-pool.js";
-import type { WorkerResult } from "./local-protocol.js";
-import { WarmWorker, type WorkerOutcome } from "./local-worker.js";
+import type { InterpreterResult } from "./local-protocol.js";
 import { findPython } from "./python.js";
 import { execResultFromRunner, failedResult, leftFiles } from "./results.js";
 import {
@@ -24,20 +24,25 @@ import {
   warmedUp,
 } from "./types.js";
 
-export { defaultWorkerCount, LocalSandboxClosedError } from "./local-pool.js";
-export type { WorkerReady, WorkerRequest, WorkerResult, WorkerVersions } from "./local-protocol.js";
 export {
-  WarmWorker,
-  type WarmWorkerOptions,
-  type WorkerBudget,
-  type WorkerOutcome,
-} from "./local-worker.js";
+  type InterpreterBudget,
+  type InterpreterOutcome,
+  WarmInterpreter,
+  type WarmInterpreterOptions,
+} from "./local-interpreter.js";
+export { defaultInterpreterCount, LocalSandboxClosedError } from "./local-pool.js";
+export type {
+  InterpreterReady,
+  InterpreterRequest,
+  InterpreterResult,
+  InterpreterVersions,
+} from "./local-protocol.js";
 
 const DEFAULT_GRACE_MS = 3_000;
 const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
-/** Mirrors EXPORT_GRACE_S in worker.py: time a timed-out child gets to save its tables. */
-const WORKER_EXPORT_GRACE_MS = 1_000;
-/** Mirrors MAX_TABLE_FILE_BYTES in worker_protocol.py (and the children's RLIMIT_FSIZE). */
+/** Mirrors EXPORT_GRACE_S in interpreter.py: time a timed-out child gets to save its tables. */
+const INTERPRETER_EXPORT_GRACE_MS = 1_000;
+/** Mirrors MAX_TABLE_FILE_BYTES in interpreter_protocol.py (and the children's RLIMIT_FSIZE). */
 export const MAX_TABLE_FILE_BYTES = 64 * 1024 * 1024;
 /** How long reading one table file a run left may take. */
 const TABLE_READ_TIMEOUT_MS = 10_000;
@@ -47,21 +52,21 @@ const MIN_READ_BYTES = 1 << 16;
 export interface LocalSandboxOptions {
   /** Python with pandas; default: findPython(). */
   python?: string;
-  /** Warm workers in the pool; default: the number of cores. */
-  workers?: number;
-  /** Keep a confined child forked ahead of each worker's next request (default true). */
+  /** Warm interpreters in the pool; default: the number of cores. */
+  interpreters?: number;
+  /** Keep a confined child forked ahead of each interpreter's next request (default true). */
   forkAhead?: boolean;
-  /** Where the workers make their scratch directories; default: os.tmpdir(). */
+  /** Where the interpreters make their scratch directories; default: os.tmpdir(). */
   scratchRoot?: string;
-  /** How long past a request's timeout a silent worker is tolerated before it is replaced. */
+  /** How long past a request's timeout a silent interpreter is tolerated before it is replaced. */
   graceMs?: number;
-  /** How long a worker may take to load a request's tables before it is replaced. */
+  /** How long an interpreter may take to load a request's tables before it is replaced. */
   loadTimeoutMs?: number;
   /** The largest table file a run may leave (default 64 MB); a bigger one becomes a note. */
   tableFileBytes?: number;
   /**
    * false: children are not put under Landlock, as on a kernel without it (tests only, like
-   * WarmWorkerOptions.landlock): code is then refused unless TABLEMINDS_ALLOW_DEGRADED_SANDBOX=1.
+   * WarmInterpreterOptions.landlock): code is then refused unless TABLEMINDS_ALLOW_DEGRADED_SANDBOX=1.
    */
   landlock?: boolean;
 }
@@ -147,15 +152,15 @@ export async function readScratchFile(
 }
 
 type Attempt =
-  | { kind: "result"; worker: WarmWorker; result: WorkerResult }
-  | Extract<WorkerOutcome, { kind: "lost" }>;
+  | { kind: "result"; interpreter: WarmInterpreter; result: InterpreterResult }
+  | Extract<InterpreterOutcome, { kind: "lost" }>;
 
 /**
- * Runs generated pandas code on this machine: a pool of warm workers, each running
- * every request in a forked, confined child (see worker.py and hardening.py).
+ * Runs generated pandas code on this machine: a pool of warm interpreters, each running
+ * every request in a forked, confined child (see interpreter.py and hardening.py).
  */
 export class LocalSandbox implements Sandbox {
-  private readonly pool: WorkerPool<WarmWorker>;
+  private readonly pool: InterpreterPool<WarmInterpreter>;
   /** Set once the pool is warm: why generated code is refused on this machine, if it is. */
   private refusalLine: string | undefined;
   private readonly tableFileBytes: number;
@@ -168,8 +173,8 @@ export class LocalSandbox implements Sandbox {
     if (!Number.isInteger(this.tableFileBytes) || this.tableFileBytes < 0) {
       throw new Error(`tableFileBytes must be a non-negative integer, got ${this.tableFileBytes}`);
     }
-    this.pool = new WorkerPool(options.workers ?? defaultWorkerCount(), () =>
-      WarmWorker.start(python, {
+    this.pool = new InterpreterPool(options.interpreters ?? defaultInterpreterCount(), () =>
+      WarmInterpreter.start(python, {
         scratchRoot: options.scratchRoot,
         forkAhead: options.forkAhead,
         landlock: options.landlock,
@@ -181,7 +186,7 @@ export class LocalSandbox implements Sandbox {
     const python = opts.python ?? (await findPython()).executable;
     const sandbox = new LocalSandbox(python, opts);
     await warmedUp(sandbox, () => sandbox.pool.warm());
-    // The kernel's answer is the same for every worker: the first one's probe tells it.
+    // The kernel's answer is the same for every interpreter: the first one's probe tells it.
     sandbox.refusalLine = degradedRefusal((await sandbox.info()).protections);
     return sandbox;
   }
@@ -191,8 +196,8 @@ export class LocalSandbox implements Sandbox {
     return this.refusalLine;
   }
 
-  /** Process ids of the live workers (for diagnostics and tests). */
-  get workerPids(): number[] {
+  /** Process ids of the live interpreters (for diagnostics and tests). */
+  get interpreterPids(): number[] {
     return this.pool.pids;
   }
 
@@ -210,15 +215,15 @@ export class LocalSandbox implements Sandbox {
 
   /** info(), plus how each protection was found (network namespace kind, Landlock ABI, uid). */
   async describe(): Promise<{ info: SandboxInfo; details: Record<string, string> }> {
-    const worker = await this.pool.anyWorker();
-    const { python, pandas, numpy, protections, details } = worker.readiness;
+    const interpreter = await this.pool.anyInterpreter();
+    const { python, pandas, numpy, protections, details } = interpreter.readiness;
     return {
       info: {
         backend: "local",
         runtime: `Python ${python}, pandas ${pandas}, numpy ${numpy} (${this.python})`,
         protections: { fork: true, ...protections },
       },
-      details: { ...details, workers: String(this.pool.size) },
+      details: { ...details, interpreters: String(this.pool.size) },
     };
   }
 
@@ -226,11 +231,11 @@ export class LocalSandbox implements Sandbox {
     return this.pool.close();
   }
 
-  private async run(lease: Lease<WarmWorker>, request: ValidExecRequest): Promise<ExecResult> {
+  private async run(lease: Lease<WarmInterpreter>, request: ValidExecRequest): Promise<ExecResult> {
     const started = performance.now();
     const elapsed = () => Math.max(1, Math.round(performance.now() - started));
     let outcome = await this.attempt(lease, request);
-    // A worker that died before it began the code (it was dying when the request
+    // An interpreter that died before it began the code (it was dying when the request
     // came) says nothing about the code: send the request once more, to a fresh one.
     if (
       outcome.kind === "lost" &&
@@ -241,19 +246,19 @@ export class LocalSandbox implements Sandbox {
       outcome = await this.attempt(lease, request);
     }
     if (outcome.kind === "lost") return failedResult(outcome.error, elapsed());
-    const { worker, result } = outcome;
+    const { interpreter, result } = outcome;
     const { scratch } = result;
-    // The worker names the run's folder: one of its own, directly in its scratch root.
+    // The interpreter names the run's folder: one of its own, directly in its scratch root.
     const ownFolder =
       scratch !== undefined &&
       path.isAbsolute(scratch) &&
-      path.dirname(scratch) === worker.readiness.scratch_root;
+      path.dirname(scratch) === interpreter.readiness.scratch_root;
     // Moves the tables and figures the code left from its scratch directory into the artifact store.
     const execResult = await execResultFromRunner(
       result,
       async (file) => {
         if (!scratch || !ownFolder) {
-          throw new Error("the sandbox worker did not say where its files are");
+          throw new Error("the sandbox interpreter did not say where its files are");
         }
         return readScratchFile(scratch, file, {
           maxBytes: this.tableFileBytes,
@@ -262,13 +267,16 @@ export class LocalSandbox implements Sandbox {
       },
       elapsed,
     );
-    if (scratch && leftFiles(result)) worker.release(scratch);
+    if (scratch && leftFiles(result)) interpreter.release(scratch);
     return execResult;
   }
 
-  private async attempt(lease: Lease<WarmWorker>, request: ValidExecRequest): Promise<Attempt> {
-    const worker = await lease.worker();
-    const outcome = await worker.run(
+  private async attempt(
+    lease: Lease<WarmInterpreter>,
+    request: ValidExecRequest,
+  ): Promise<Attempt> {
+    const interpreter = await lease.interpreter();
+    const outcome = await interpreter.run(
       {
         id: randomUUID(),
         code: request.code,
@@ -287,13 +295,15 @@ export class LocalSandbox implements Sandbox {
       {
         loadMs: this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
         runMs:
-          request.timeoutMs + WORKER_EXPORT_GRACE_MS + (this.options.graceMs ?? DEFAULT_GRACE_MS),
+          request.timeoutMs +
+          INTERPRETER_EXPORT_GRACE_MS +
+          (this.options.graceMs ?? DEFAULT_GRACE_MS),
       },
     );
     if (outcome.kind === "lost") {
-      lease.lost(worker);
+      lease.lost(interpreter);
       return outcome;
     }
-    return { kind: "result", worker, result: outcome.result };
+    return { kind: "result", interpreter, result: outcome.result };
   }
 }

@@ -22,7 +22,7 @@ class CpuPressure:
         self._busy = False
 
     def _stall_us(self):
-        # Plain system calls: the worker asks before each fork, when its pages are shared
+        # Plain system calls: the interpreter asks before each fork, when its pages are shared
         # with the child that just ran, and each object Python's file machinery touches
         # would cost it a page copy.
         try:

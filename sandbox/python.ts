@@ -18,7 +18,7 @@ export const PYTHON_CANDIDATES = ["python3", "/usr/bin/python3", "python"] as co
 
 const PROBE_TIMEOUT_MS = 20_000;
 // Finds pandas without importing it (a cold import is a third of a second, and the sandbox's
-// worker imports it anyway); its version is in the name of its install record beside it.
+// interpreter imports it anyway); its version is in the name of its install record beside it.
 const PROBE_SCRIPT = `
 import glob, importlib.util, json, os, platform, sys
 spec = importlib.util.find_spec("pandas")

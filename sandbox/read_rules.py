@@ -3,7 +3,7 @@ Landlock where the kernel allows and with the audit hook in every case).
 
 Allowed: the Python installation (its standard library and site-packages), the system
 libraries and data pandas/numpy/matplotlib need, /dev/null and /dev/urandom, the child's
-own /proc entry, its scratch directory, and the directory next to it where the worker
+own /proc entry, its scratch directory, and the directory next to it where the interpreter
 puts the run's table files (`inputs_dir`). Nothing else: not the artifact store, the
 project, $HOME or /tmp.
 """
@@ -38,7 +38,7 @@ PROC_FILES = ("/proc/meminfo", "/proc/cpuinfo", "/proc/stat")
 
 
 def inputs_dir(scratch):
-    """Where the worker hands a run's table files to the child: read-only for it."""
+    """Where the interpreter hands a run's table files to the child: read-only for it."""
     return scratch.rstrip("/") + ".in"
 
 
@@ -83,7 +83,7 @@ def with_own_proc(paths, pid):
 
 
 class ReadRules:
-    """Built once in the worker; `dirs` and `files` hold resolved paths."""
+    """Built once in the interpreter; `dirs` and `files` hold resolved paths."""
 
     def __init__(self, excluded=()):
         excluded = {os.path.realpath(path) for path in excluded}
@@ -99,7 +99,7 @@ class ReadRules:
         return with_own_proc(self.shared_paths(scratch), os.getpid() if pid is None else pid)
 
     def shared_paths(self, scratch, own=None):
-        """allowed_paths without the child's own /proc entry: what the worker can work out
+        """allowed_paths without the child's own /proc entry: what the interpreter can work out
         before it forks the child (`with_own_proc` adds the entry). `own`: the folder the
         process works in, when not `scratch` (a re-run's)."""
         scratch_root = os.path.realpath(scratch)

@@ -28,7 +28,7 @@ export const RunnerTableSchema = ProducedTableSchema.pick({
 export type RunnerTable = z.infer<typeof RunnerTableSchema>;
 
 /**
- * The one wire form of a run's result: what runner.py writes (E2B) and what worker.py
+ * The one wire form of a run's result: what runner.py writes (E2B) and what interpreter.py
  * sends in its result message (local pool, which adds its own envelope). It is an
  * ExecResult before its tables and figures are stored and its duration measured.
  */

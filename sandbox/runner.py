@@ -2,7 +2,7 @@
 
 Used two ways:
 
-* imported by worker.py (the local sandbox), whose forked children call `execute()` with `fork`;
+* imported by interpreter.py (the local sandbox), whose forked children call `execute()` with `fork`;
 * as a one-shot command (the E2B sandbox, or by hand):
 
       python3 runner.py REQUEST.json RESULT.json
@@ -84,7 +84,7 @@ import time
 import numpy as np
 import pandas as pd
 
-# Next to this file: on sys.path whether it runs as a script or worker.py imports it.
+# Next to this file: on sys.path whether it runs as a script or interpreter.py imports it.
 import figures as figure_capture
 import lineage as result_lineage
 
@@ -148,7 +148,7 @@ def load_table(path):
 
 def with_dates(named_tables, dates):
     """The tables with the columns the reader read as dates ({table name: [column]}) parsed
-    as datetimes. A table is copied before its columns change: the worker's cached frame stays
+    as datetimes. A table is copied before its columns change: the interpreter's cached frame stays
     as loaded."""
     if not dates:
         return named_tables
@@ -228,10 +228,10 @@ def forget_secrets():
 
 
 def load_table_cached(path):
-    """load_table for the trusted worker only, never for a child running generated code: a
+    """load_table for the trusted interpreter only, never for a child running generated code: a
     large CSV artifact is read once and pickled next to it (named by its hash and this
-    pandas version), and later workers, in this process or another, load the pickle.
-    Loading a pickle runs code, and the store may be writable by others than this worker,
+    pandas version), and later interpreters, in this process or another, load the pickle.
+    Loading a pickle runs code, and the store may be writable by others than this interpreter,
     so each pickle carries an HMAC-SHA256 under a key kept outside the store
     (`_pickle_key`); one that does not verify is never unpickled: the CSV is read again."""
     if not path.endswith(".csv"):
@@ -841,7 +841,7 @@ class _ForkedObserver:
         (`prepare(run_dir)` keeps it there): what the first run left is out of its reach."""
         run_dir = tempfile.mkdtemp(prefix="rerun-", dir=self.args[2])
         _alias_table_files(run_dir, self.args[3] or {})
-        # What the confinement builds for the run before the fork (worker_child.Confinement).
+        # What the confinement builds for the run before the fork (interpreter_child.Confinement).
         ahead = getattr(self.prepare, "ahead", None)
         made = ahead(run_dir) if ahead is not None else None
         try:
@@ -966,7 +966,7 @@ def execute(
     what they report (as data) and compares it, so what the code does to its own
     interpreter (or memory) reaches neither the other runs nor the derivation and lineage.
     `first_run(started, deadline)`, with `fork`: the first run's report from a process
-    forked and confined ahead (worker_child.py's ParkedRun), instead of one forked now."""
+    forked and confined ahead (interpreter_child.py's ParkedRun), instead of one forked now."""
     started = time.monotonic()
     sources = result_lineage.sources_of(named_tables)
     code_obj, error = _compile(code)
@@ -1140,7 +1140,7 @@ def _holds(value, **types):
 
 
 def _checked_run(run):
-    """A forked first run's report, with the form this process relies on (the worker and
+    """A forked first run's report, with the form this process relies on (the interpreter and
     Node check every field again); ForkedRunEnded otherwise."""
     ok = _holds(run, stdout=str, stderr=str, tables=list, figures=list, spans=list)
     result = run.get("result") if ok else None

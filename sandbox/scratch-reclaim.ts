@@ -4,15 +4,16 @@ import path from "node:path";
 import { isAlive } from "../storage/pids.js";
 
 /*
- * A sandbox worker keeps its scratch folders (the tables handed to generated code among them)
- * under `tableminds-worker-<pid>-*` in the temp directory and removes them when it exits. A
- * worker killed with SIGKILL cannot: those of workers that no longer run are reclaimed when a
- * pool starts and by `tableminds prune`.
+ * A sandbox interpreter keeps its scratch folders (the tables handed to generated code among them)
+ * under `tableminds-interpreter-<pid>-*` in the temp directory and removes them when it exits.
+ * An interpreter killed with SIGKILL cannot: those of interpreters that no longer run are
+ * reclaimed when a pool starts and by `tableminds prune`. Earlier versions named them
+ * `tableminds-worker-<pid>-*`; those are reclaimed too.
  */
 
-const NAME = /^tableminds-worker-(\d+)-/;
+const NAME = /^tableminds-(?:interpreter|worker)-(\d+)-/;
 
-/** Removes this user's scratch folders of sandbox workers that are gone; returns their paths. */
+/** Removes this user's scratch folders of sandbox interpreters that are gone; returns their paths. */
 export function reclaimDeadScratch(root = os.tmpdir()): string[] {
   let names: string[];
   try {

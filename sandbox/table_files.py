@@ -1,17 +1,17 @@
 """Hands a run's table files to its child (see read_rules.py): the child may read neither
-the artifact store nor any other path a table came from, so the worker puts each file in
+the artifact store nor any other path a table came from, so the interpreter puts each file in
 the child's read-only inputs directory and links it from scratch under the file's own
 name and under `<table name><ext>`, so that `pd.read_csv("sales.csv")` works.
 
 A hard link shares the artifact's inode: a child able to write it would change the store.
-So the worker hard-links only where Landlock confines the child (`link=True`: the kernel
+So the interpreter hard-links only where Landlock confines the child (`link=True`: the kernel
 refuses writes below the inputs directory whatever the code does); elsewhere it copies
 (0400), since the audit hook alone is not a boundary. A copy of a 100 MB table took about
-25 ms here, paid by the worker before the child gets the request.
+25 ms here, paid by the interpreter before the child gets the request.
 
 The other way, the tables a run leaves are files in its scratch directory, where the code
 may have put anything under their names: `table_file_problem` checks each one without
-blocking or following a link before the worker names it to Node.
+blocking or following a link before the interpreter names it to Node.
 
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
 """

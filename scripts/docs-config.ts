@@ -16,6 +16,7 @@ import {
   ConfigurationSchema,
   OPERATOR_SOURCE,
 } from "../settings/configuration.js";
+import { READER_LIMITS } from "../settings/limits.js";
 import { ROLE_TABLE, ROLES, roleEnvVar } from "../settings/roles.js";
 import { runtimeFolders } from "./source-stamp.mjs";
 
@@ -192,6 +193,20 @@ export interface EnvVariable {
  * The unit test scans the sources and fails on a name missing here, or listed here and no
  * longer named anywhere.
  */
+type ReaderLimitRow = {
+  variable: string;
+  fallback: number;
+  ceiling?: number;
+  does: string;
+  readBy: string;
+};
+
+/** A number as the docs give a limit: `268435456: 256 MB` when it is whole megabytes. */
+function sized(value: number): string {
+  const mb = value / (1024 * 1024);
+  return value >= 1024 * 1024 && Number.isInteger(mb) ? `${value}: ${mb} MB` : String(value);
+}
+
 const NO_ROLE_MODEL = ", when the configuration names neither the role's model nor `model`";
 
 export const ENVIRONMENT: readonly EnvVariable[] = [
@@ -217,6 +232,11 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     name: roleEnvVar(role),
     readBy: "model resolution",
     meaning: `model of ${ROLE_TABLE[role].does}${NO_ROLE_MODEL}`,
+  })),
+  ...Object.values(READER_LIMITS).map((limit: ReaderLimitRow) => ({
+    name: limit.variable,
+    readBy: limit.readBy,
+    meaning: `${limit.does} (default ${sized(limit.fallback)}${limit.ceiling ? `; at most ${sized(limit.ceiling)}` : ""})`,
   })),
   {
     name: "TABLEMINDS_MODELS_DIR",
@@ -269,40 +289,10 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "`1`: run generated code even on a kernel without Landlock, where reads and writes rest on the audit hook alone (unset: such a pool refuses code, in one line)",
   },
   {
-    name: "TABLEMINDS_XLSX_MAX_BYTES",
-    readBy: "the workbook reader (`tables/xlsx-limits.ts`)",
-    meaning:
-      "bytes a workbook's parts may unzip to in all, else it is refused as a bomb (default 268435456: 256 MB)",
-  },
-  {
-    name: "TABLEMINDS_XLSX_MAX_CELLS",
-    readBy: "the workbook reader",
-    meaning:
-      "cells a workbook's sheets may hold, or be read over, else it is refused (default 5000000)",
-  },
-  {
-    name: "TABLEMINDS_PARQUET_MAX_CELLS",
-    readBy: "the Parquet reader (`tables/parquet.ts`)",
-    meaning:
-      "cells (rows times columns, from the file's metadata) a Parquet file may hold, else it is refused (default 50000000)",
-  },
-  {
-    name: "TABLEMINDS_PARQUET_MAX_BYTES",
-    readBy: "the Parquet reader",
-    meaning:
-      "bytes of text a Parquet file's values may decode to, else it is refused as a bomb (default 536870912: 512 MB)",
-  },
-  {
     name: "TABLEMINDS_MODEL_HUB",
     readBy: "the embedded model's download (`models/hub.ts`, `npm run setup`)",
     meaning:
       "base URL of the model hub the default embedded model is downloaded from (default https://huggingface.co): a mirror",
-  },
-  {
-    name: "TABLEMINDS_MAX_LINE_BYTES",
-    readBy: "the text table reader (`tables/line-limits.ts`) and DuckDB's reads of stored tables",
-    meaning:
-      "bytes one line of a CSV or TSV file may have, else the file is refused naming the line (default 8388608: 8 MB; at most 64 MB)",
   },
   {
     name: "TABLEMINDS_TABLE_ROOTS",
@@ -324,9 +314,9 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_QUEUE_URL",
-    readBy: "`eval run --queue`, `mine --queue`, `worker`",
+    readBy: "`eval run --queue`, `mine --queue`, `consume`",
     meaning:
-      "`redis://host:port`: the queue that submitting processes and `tableminds worker`s share (the `--queue` flag overrides it)",
+      "`redis://host:port`: the queue that submitting processes and `tableminds consume` processes share (the `--queue` flag overrides it)",
   },
   {
     name: "TABLEMINDS_FROM_SOURCES",
@@ -336,9 +326,9 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
   },
   {
     name: "TABLEMINDS_QUEUE_KEY",
-    readBy: "`eval run --queue`, `mine --queue`, `worker` (`storage/queue/seal.ts`)",
+    readBy: "`eval run --queue`, `mine --queue`, `consume` (`storage/queue/seal.ts`)",
     meaning:
-      "a secret of 32+ characters, the same where jobs are submitted and where workers run: it seals each job and result, and a worker refuses a job (a submitter a result) without its seal. Needed with a queue",
+      "a secret of 32+ characters, the same where jobs are submitted and where consumers run: it seals each job and result, and a consumer refuses a job (a submitter a result) without its seal. Needed with a queue",
   },
   {
     name: "TABLEMINDS_API_KEYS",
@@ -350,11 +340,6 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     name: "TABLEMINDS_API_KEYS_FILE",
     readBy: "the API server's authentication",
     meaning: "a file of `user:key` lines, added to `TABLEMINDS_API_KEYS`",
-  },
-  {
-    name: "TABLEMINDS_UPLOAD_MAX_MB",
-    readBy: "the API server's `POST /tables`",
-    meaning: "the largest table file an upload may send, in MB (default 256)",
   },
   {
     name: "TABLEMINDS_HOME",
@@ -519,6 +504,7 @@ export function environmentNamesInCode(root: string = ROOT): string[] {
   }
   // The roles' variables are spelled by the table of roles, not in the sources.
   for (const role of ROLES) names.add(roleEnvVar(role));
+  for (const limit of Object.values(READER_LIMITS)) names.add(limit.variable);
   return [...names].filter((name) => !constants.has(name)).sort();
 }
 

@@ -26,11 +26,11 @@ export const DeploymentEnvSchema = z.object({
   TABLEMINDS_DATABASE_URL: z.preprocess(blank, PostgresUrl.optional()),
   /** Tables in an S3-compatible object store (AWS_ENDPOINT_URL and the AWS_* keys reach it). */
   TABLEMINDS_ARTIFACT_STORE: z.preprocess(blank, ArtifactStore.optional()),
-  /** A Redis that `eval --queue` and `mine --queue` share with `tableminds worker`s. */
+  /** A Redis that `eval --queue` and `mine --queue` share with `tableminds consume` processes. */
   TABLEMINDS_QUEUE_URL: z.preprocess(blank, RedisUrl.optional()),
   /**
    * The secret that signs the queue's jobs and results: the same where jobs are submitted and
-   * where workers run, so a job or result written to Redis by anyone else is refused.
+   * where consumers run, so a job or result written to Redis by anyone else is refused.
    */
   TABLEMINDS_QUEUE_KEY: z.preprocess(
     blank,

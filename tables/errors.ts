@@ -1,4 +1,5 @@
 import type { TableRef } from "../blackboard/schemas.js";
+import { type ReaderLimit, readerLimit } from "../settings/limits.js";
 
 /** The first line of a problem with text: what a library said may run on for many lines. */
 function firstLine(problem: string): string {
@@ -20,6 +21,17 @@ export class TableLoadError extends Error {
     this.file = file;
     this.problem = line;
   }
+}
+
+/** A reader limit in force; a refused setting is a load error of `file`. */
+export function tableLimit(
+  name: ReaderLimit,
+  file: string,
+  env?: Readonly<Record<string, string | undefined>>,
+): number {
+  const setting = readerLimit(name, env);
+  if ("value" in setting) return setting.value;
+  throw new TableLoadError(file, setting.problem);
 }
 
 /** What to call a stored table to its user: the file it came from, else `table <name>`. */

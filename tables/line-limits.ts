@@ -9,13 +9,12 @@
  *
  * Operators raise the limit with TABLEMINDS_MAX_LINE_BYTES.
  */
-import { z } from "zod";
-import { rejectBinary, TableLoadError } from "./errors.js";
+import { READER_LIMITS } from "../settings/limits.js";
+import { rejectBinary, TableLoadError, tableLimit } from "./errors.js";
 
-export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_MAX_LINE_BYTES = READER_LIMITS.maxLineBytes.fallback;
 /** The most the setting may say: DuckDB fails to allocate its buffers for lines of gigabytes. */
-export const MAX_LINE_BYTES_CEILING = 64 * 1024 * 1024;
-const VARIABLE = "TABLEMINDS_MAX_LINE_BYTES";
+export const MAX_LINE_BYTES_CEILING = READER_LIMITS.maxLineBytes.ceiling;
 /**
  * A stored line may be longer than its source line: quotes are doubled and fields quoted (up to
  * 2.5 times for a TSV line of one-character fields that all need quotes).
@@ -24,27 +23,16 @@ const STORED_GROWTH = 4;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
-const Bytes = z.preprocess(
-  blank,
-  z.coerce.number().int().positive().max(MAX_LINE_BYTES_CEILING).optional(),
-);
-
 /**
  * The longest line a text table may have, in bytes: TABLEMINDS_MAX_LINE_BYTES when set, else
  * the default. Throws a TableLoadError for `file` when the setting is not a whole number.
  */
-export function maxLineBytes(file = "<settings>", env: Env = process.env): number {
-  const parsed = Bytes.safeParse(env[VARIABLE]);
-  if (parsed.success) return parsed.data ?? DEFAULT_MAX_LINE_BYTES;
-  throw new TableLoadError(
-    file,
-    `${VARIABLE} is ${JSON.stringify(env[VARIABLE])}; set it to a whole number of bytes from 1 to ${MAX_LINE_BYTES_CEILING} (the default is ${DEFAULT_MAX_LINE_BYTES})`,
-  );
+export function maxLineBytes(file = "<settings>", env?: Env): number {
+  return tableLimit("maxLineBytes", file, env);
 }
 
 /** DuckDB's `max_line_size` for reading stored tables: every line the loader let in fits. */
-export function duckDbMaxLineSize(env: Env = process.env): number {
+export function duckDbMaxLineSize(env?: Env): number {
   let limit = DEFAULT_MAX_LINE_BYTES;
   try {
     limit = maxLineBytes(undefined, env);
@@ -64,7 +52,7 @@ const DUCKDB_BUFFER_BYTES = 32 * 1024 * 1024;
  * gigabyte at the default limit, which a `memory_limit` of a gigabyte (the SQL sandbox's)
  * cannot spare.
  */
-export function duckDbLineOptions(env: Env = process.env): string {
+export function duckDbLineOptions(env?: Env): string {
   const line = duckDbMaxLineSize(env);
   const buffer = Math.max(DUCKDB_BUFFER_BYTES, line + 1024 * 1024);
   return `max_line_size = ${line}, buffer_size = ${buffer}`;
@@ -152,7 +140,7 @@ export function longLineError(file: string, lines: LineLengths, total: number): 
     file,
     `refused: line ${found.line} is ${megabytes(found.bytes)} long${why}, past the ` +
       `${megabytes(lines.max)} a line of a table may be (one record a line: is it a table?); ` +
-      `raise ${VARIABLE} to read it`,
+      `raise ${READER_LIMITS.maxLineBytes.variable} to read it`,
   );
 }
 

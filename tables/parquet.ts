@@ -3,7 +3,7 @@ import { adoptArtifact, artifactTempPath, hashFile } from "../storage/artifacts.
 import type { Dtype } from "./dtypes.js";
 import { sqlIdentifier, sqlString } from "./duckdb-csv.js";
 import { duckDbProblem, scanCsv, withDuckDb } from "./duckdb-scan.js";
-import { TableLoadError } from "./errors.js";
+import { TableLoadError, tableLimit } from "./errors.js";
 import { uniqueColumnNames } from "./names.js";
 
 /**
@@ -11,19 +11,6 @@ import { uniqueColumnNames } from "./names.js";
  * (rows times columns, from the file's own metadata) and its values' text, counted by DuckDB in
  * one streaming pass. A few kilobytes of repeated strings decode to gigabytes.
  */
-export const DEFAULT_PARQUET_MAX_CELLS = 50_000_000;
-export const DEFAULT_PARQUET_MAX_BYTES = 512 * 1024 * 1024;
-
-function parquetLimit(name: string, fallback: number, file: string, env = process.env): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (Number.isInteger(value) && value > 0) return value;
-  throw new TableLoadError(
-    file,
-    `${name} is ${JSON.stringify(raw)}; set it to a whole number above 0 (the default is ${fallback})`,
-  );
-}
 
 export interface StoredParquet {
   header: string[];
@@ -41,8 +28,8 @@ async function checkDecodedSize(
   source: string,
   names: readonly string[],
 ): Promise<void> {
-  const maxCells = parquetLimit("TABLEMINDS_PARQUET_MAX_CELLS", DEFAULT_PARQUET_MAX_CELLS, file);
-  const maxBytes = parquetLimit("TABLEMINDS_PARQUET_MAX_BYTES", DEFAULT_PARQUET_MAX_BYTES, file);
+  const maxCells = tableLimit("parquetMaxCells", file);
+  const maxBytes = tableLimit("parquetMaxBytes", file);
   const meta = await connection.runAndReadAll(
     `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(${sqlString(file)})`,
   );

@@ -5,6 +5,7 @@ import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { TableRef, TableSource } from "../blackboard/schemas.js";
+import { readerLimit } from "../settings/limits.js";
 import { isServed } from "../settings/operator.js";
 import { artifactDir, cachedArtifact, hashFile, settleArtifact } from "../storage/artifacts.js";
 import { TableLoadError } from "./errors.js";
@@ -21,10 +22,14 @@ export const UPLOAD_ID = new RegExp(
   `^[0-9a-f]{64}(${TABLE_FORMATS.map((f) => f.replace(".", "\\.")).join("|")})$`,
 );
 
-/** Uploads bigger than this are cut off: TABLEMINDS_UPLOAD_MAX_MB, default 256 MB. */
-export function uploadLimitBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const mb = Number(env.TABLEMINDS_UPLOAD_MAX_MB ?? "");
-  return (Number.isFinite(mb) && mb > 0 ? mb : 256) * 1024 * 1024;
+/**
+ * Uploads bigger than this are cut off: TABLEMINDS_UPLOAD_MAX_MB, default 256 MB. A setting
+ * that is not a whole number throws its one line (a server refuses to start with it).
+ */
+export function uploadLimitBytes(env?: NodeJS.ProcessEnv): number {
+  const setting = readerLimit("uploadMaxMb", env);
+  if ("problem" in setting) throw new Error(setting.problem);
+  return setting.value * 1024 * 1024;
 }
 
 function uploadDir(): string {

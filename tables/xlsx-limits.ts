@@ -16,22 +16,19 @@
 import path from "node:path";
 import { utils, type WorkBook } from "@e965/xlsx";
 import { InflateRaw } from "minizlib";
-import { z } from "zod";
-import { binaryKind, TableLoadError } from "./errors.js";
+import { READER_LIMITS } from "../settings/limits.js";
+import { binaryKind, TableLoadError, tableLimit } from "./errors.js";
 
 /**
  * Unzipped bytes a workbook may hold: SheetJS holds two to three times as much while reading,
  * and cannot read a part above 512 MB at all (V8's longest string; it reads it as empty).
  */
-export const DEFAULT_XLSX_MAX_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_XLSX_MAX_BYTES = READER_LIMITS.xlsxMaxBytes.fallback;
 /**
  * Cells a workbook's sheets may hold (or be read over): reading 5 million took 1.3 GB and 50 s
  * here; a million rows of four columns pass.
  */
-export const DEFAULT_XLSX_MAX_CELLS = 5_000_000;
-
-const BYTES_VARIABLE = "TABLEMINDS_XLSX_MAX_BYTES";
-const CELLS_VARIABLE = "TABLEMINDS_XLSX_MAX_CELLS";
+export const DEFAULT_XLSX_MAX_CELLS = READER_LIMITS.xlsxMaxCells.fallback;
 
 export interface WorkbookLimits {
   /** Unzipped bytes, summed over the zip's parts; Infinity for no limit. */
@@ -40,28 +37,16 @@ export interface WorkbookLimits {
   maxCells: number;
 }
 
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
-const Count = z.preprocess(blank, z.coerce.number().int().positive().optional());
-
 type Env = Readonly<Record<string, string | undefined>>;
-
-function limitFrom(env: Env, name: string, fallback: number, file: string): number {
-  const parsed = Count.safeParse(env[name]);
-  if (parsed.success) return parsed.data ?? fallback;
-  throw new TableLoadError(
-    file,
-    `${name} is ${JSON.stringify(env[name])}; set it to a whole number above 0 (the default is ${fallback})`,
-  );
-}
 
 /**
  * The limits for reading `file`: TABLEMINDS_XLSX_MAX_BYTES and TABLEMINDS_XLSX_MAX_CELLS when
  * set, else the defaults. Throws a TableLoadError for `file` when one is not a whole number.
  */
-export function workbookLimits(file: string, env: Env = process.env): WorkbookLimits {
+export function workbookLimits(file: string, env?: Env): WorkbookLimits {
   return {
-    maxBytes: limitFrom(env, BYTES_VARIABLE, DEFAULT_XLSX_MAX_BYTES, file),
-    maxCells: limitFrom(env, CELLS_VARIABLE, DEFAULT_XLSX_MAX_CELLS, file),
+    maxBytes: tableLimit("xlsxMaxBytes", file, env),
+    maxCells: tableLimit("xlsxMaxCells", file, env),
   };
 }
 
@@ -266,7 +251,7 @@ class Tally {
     throw new TableLoadError(
       this.file,
       `refused: it expands to more than ${sizeText(this.limits.maxBytes)} when unzipped ` +
-        `(passed in ${part}; a zip bomb?); raise ${BYTES_VARIABLE} to read it`,
+        `(passed in ${part}; a zip bomb?); raise ${READER_LIMITS.xlsxMaxBytes.variable} to read it`,
     );
   }
 
@@ -276,7 +261,7 @@ class Tally {
     throw new TableLoadError(
       this.file,
       `refused: its sheets hold more than ${countText(this.limits.maxCells)} cells ` +
-        `(passed in ${part}; a cell bomb?); raise ${CELLS_VARIABLE} to read it`,
+        `(passed in ${part}; a cell bomb?); raise ${READER_LIMITS.xlsxMaxCells.variable} to read it`,
     );
   }
 
@@ -514,6 +499,6 @@ export function checkSheetRanges(workbook: WorkBook, file: string, limits: Workb
     file,
     `refused: sheet ${JSON.stringify(sheet)} spans ${ref}, ${countText(cells)} cells to read ` +
       `(${why}), past the ${countText(limits.maxCells)} allowed for all sheets ` +
-      `(a cell far from the table, or a bomb?); raise ${CELLS_VARIABLE} to read it`,
+      `(a cell far from the table, or a bomb?); raise ${READER_LIMITS.xlsxMaxCells.variable} to read it`,
   );
 }

@@ -84,7 +84,7 @@ const MirrorSchema = z.url({ protocol: /^https?$/ });
  * when a mirror is given (option, else TABLEMINDS_DATA_MIRROR).
  */
 export function sourceUrl(name: DatasetName, mirror?: string): string {
-  const base = (mirror ?? process.env.TABLEMINDS_DATA_MIRROR)?.trim();
+  const base = (mirror ?? servicesSettings().TABLEMINDS_DATA_MIRROR)?.trim();
   const { url } = SOURCES[name];
   if (!base) return url;
   const parsed = MirrorSchema.safeParse(base);
@@ -258,6 +258,7 @@ with zipfile.ZipFile(archive) as z:
 `;
 
 import { pythonOverride } from "../../settings/operator.js";
+import { servicesSettings } from "../../settings/services.js";
 
 function runPython(
   args: string[],

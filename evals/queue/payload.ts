@@ -13,9 +13,9 @@ import { EvalExampleSchema } from "../types.js";
 /*
  * What travels on the queue for one question: the job's data (the question, its tables inline
  * or in the artifact store by digest, and the run's settings: graph, context, bounds), what a
- * worker returns (the record), and how a worker says it did not answer (the failure reason the
- * submitter reads back). No route travels: each worker's endpoint, key and models are its own
- * environment's, and a job never names a file on the worker.
+ * consumer returns (the record), and how a consumer says it did not answer (the failure reason the
+ * submitter reads back). No route travels: each consumer's endpoint, key and models are its own
+ * environment's, and a job never names a file on the consumer.
  */
 
 const OPERATOR_MASK = Object.fromEntries(OPERATOR_FIELDS.map((key) => [key, true])) as Record<
@@ -27,7 +27,7 @@ const CallerConfigurationSchema = ConfigurationSchema.omit(OPERATOR_MASK).partia
 /**
  * A run's context as given (not filled with defaults), checked against the configuration:
  * the operator's fields (sandbox, replay cache, workers folder) and the models are each
- * worker's own.
+ * consumer's own.
  */
 export const JobContextSchema = z.record(z.string(), z.unknown()).superRefine((context, ctx) => {
   const checked = CallerConfigurationSchema.safeParse(context);
@@ -35,11 +35,11 @@ export const JobContextSchema = z.record(z.string(), z.unknown()).superRefine((c
     ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
   }
   for (const key of Object.keys(context).filter(isModelField)) {
-    ctx.addIssue({ code: "custom", message: "a worker's models are its own", path: [key] });
+    ctx.addIssue({ code: "custom", message: "a consumer's models are its own", path: [key] });
   }
 });
 
-/** A question whose tables a worker reads from the job itself or its artifact store, never a path. */
+/** A question whose tables a consumer reads from the job itself or its artifact store, never a path. */
 const JobExampleSchema = EvalExampleSchema.superRefine((example, ctx) => {
   example.tables.forEach((table, index) => {
     if ("path" in table) {
@@ -52,7 +52,7 @@ const JobExampleSchema = EvalExampleSchema.superRefine((example, ctx) => {
   });
 });
 
-/** One question of a run, as a worker runs it; a key it does not know is refused, not dropped. */
+/** One question of a run, as a consumer runs it; a key it does not know is refused, not dropped. */
 export const QuestionJobSchema = z.strictObject({
   /** The run's id on the queue (storage/queue/connection.ts: runIdOf). */
   run: z.string().min(1),
@@ -72,14 +72,14 @@ export type QuestionJob = z.infer<typeof QuestionJobSchema>;
 export const JobWarningSchema = z.object({ name: z.string(), message: z.string() });
 export type JobWarning = z.infer<typeof JobWarningSchema>;
 
-/** What a worker returns for an answered question. */
+/** What a consumer returns for an answered question. */
 export const QuestionResultSchema = z.object({
   record: ResultRecordSchema,
   warnings: z.array(JobWarningSchema).default([]),
 });
 export type QuestionResult = z.infer<typeof QuestionResultSchema>;
 
-/** Why a worker did not answer a question (a failed job's reason, after FAILURE_PREFIX). */
+/** Why a consumer did not answer a question (a failed job's reason, after FAILURE_PREFIX). */
 const JobFailureSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("endpoint"), message: z.string(), host: z.string().optional() }),
   z.object({ kind: z.literal("unscored"), message: z.string() }),
@@ -88,7 +88,7 @@ const JobFailureSchema = z.discriminatedUnion("kind", [
 const FAILURE_PREFIX = "tableminds: not answered: ";
 
 /**
- * The reason a worker fails a job with when its question ended without a record: the model
+ * The reason a consumer fails a job with when its question ended without a record: the model
  * endpoint failed, or the answer could not be scored. Anything else is not such a failure.
  */
 export function failureReason(error: unknown): string | undefined {
@@ -103,7 +103,7 @@ export function failureReason(error: unknown): string | undefined {
 
 /**
  * A failed job's reason as the runner's error: EndpointFailed and ScoringFailed as the
- * worker met them; any other failure (a worker lost the job too often, a crash) is NotRun.
+ * consumer met them; any other failure (a consumer lost the job too often, a crash) is NotRun.
  */
 export function failureOf(reason: string): Error {
   if (reason.startsWith(FAILURE_PREFIX)) {
@@ -116,5 +116,5 @@ export function failureOf(reason: string): Error {
       // Not ours after all: reported as it is.
     }
   }
-  return new NotRun(`on a worker: ${reason}`);
+  return new NotRun(`on a consumer: ${reason}`);
 }

@@ -37,9 +37,9 @@ import { failureOf, type QuestionJob, QuestionJobSchema, type QuestionResult } f
 export interface QueuedOptions<R extends QuestionResult> {
   /** The queue's Redis URL. */
   url: string;
-  /** The jobs' kind, which the worker runs them by: "eval" or "mine". */
+  /** The jobs' kind, which the consumer runs them by: "eval" or "mine". */
   kind: string;
-  /** Reads a worker's return value. */
+  /** Reads a consumer's return value. */
   result: z.ZodType<R>;
   /** More of the job's data than an evaluation's question (mining's stage). */
   extra?: Record<string, unknown>;
@@ -67,27 +67,27 @@ export function questionJob(example: EvalExample, run: RunStart, runId: string):
 }
 
 /**
- * The operator's fields and the models are each worker's own: a run that sets one is refused,
+ * The operator's fields and the models are each consumer's own: a run that sets one is refused,
  * not ignored.
  */
-function refuseWorkersFields(run: RunStart): void {
+function refuseConsumersFields(run: RunStart): void {
   const [field] = Object.keys(splitOperatorFields(run.options.context).operator);
   if (field) {
     const source = OPERATOR_SOURCE[field as keyof typeof OPERATOR_SOURCE];
     throw new Error(
-      `with --queue, ${field} is each worker's own setting: set ${source.split(" or ")[0]} where the workers run`,
+      `with --queue, ${field} is each consumer's own setting: set ${source.split(" or ")[0]} where the consumers run`,
     );
   }
   const model = Object.keys(run.options.context).find(isModelField);
   if (model) {
     throw new Error(
-      `with --queue, ${model} is each worker's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the workers run`,
+      `with --queue, ${model} is each consumer's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the consumers run`,
     );
   }
 }
 
 /**
- * The question with its path tables put into the artifact store, so a worker reads them by
+ * The question with its path tables put into the artifact store, so a consumer reads them by
  * digest (from the shared store on another machine) and never opens a path a job names.
  */
 export function uploadedTables(): (example: EvalExample) => Promise<EvalExample> {
@@ -133,14 +133,14 @@ function stoppedBy(stop: AbortSignal): Promise<never> {
   return stopped;
 }
 
-/** An answerer that queues the run's questions and waits for the workers' results. */
+/** An answerer that queues the run's questions and waits for the consumers' results. */
 export function queuedAnswerer<R extends QuestionResult>(
   options: QueuedOptions<R>,
 ): AnswererFactory {
   const note = options.note ?? (() => {});
   const schema = options.schema ?? QuestionJobSchema;
   return async (run): Promise<Answerer> => {
-    refuseWorkersFields(run);
+    refuseConsumersFields(run);
     const key = queueKey();
     const runId = runIdOf(run.outDir, run.started);
     const ids = new Map(run.todo.map((e) => [e.id, jobIdOf(options.kind, runId, e.id)]));
@@ -185,7 +185,7 @@ export function queuedAnswerer<R extends QuestionResult>(
           found.finished > 0 ? `${found.finished} finished while no one waited` : "",
         ].filter(Boolean);
         note(
-          `${options.kind}: ${found.added} questions queued on ${shownUrl(options.url)}${earlier.length ? ` (${earlier.join(", ")})` : ""}; \`tableminds worker\` processes run them`,
+          `${options.kind}: ${found.added} questions queued on ${shownUrl(options.url)}${earlier.length ? ` (${earlier.join(", ")})` : ""}; \`tableminds consume\` processes run them`,
         );
       }
     } catch (error) {
@@ -193,7 +193,7 @@ export function queuedAnswerer<R extends QuestionResult>(
       throw error;
     }
     return {
-      // Every question is in flight: the workers decide how many run at once.
+      // Every question is in flight: the consumers decide how many run at once.
       width: Math.max(1, run.todo.length),
       async answer(example, stop) {
         const id = jobOf(example);
@@ -208,17 +208,17 @@ export function queuedAnswerer<R extends QuestionResult>(
         } catch (error) {
           if (!(error instanceof QueueSealError)) throw error;
           await batch.release(id);
-          throw new NotRun(`on a worker: its result was refused: ${error.message}`);
+          throw new NotRun(`on a consumer: its result was refused: ${error.message}`);
         }
         const parsed = options.result.safeParse(value);
         if (!parsed.success) {
           await batch.release(id);
           const [issue] = parsed.error.issues;
           throw new NotRun(
-            `on a worker: its result is not a record (${issue?.path.join(".")}: ${issue?.message})`,
+            `on a consumer: its result is not a record (${issue?.path.join(".")}: ${issue?.message})`,
           );
         }
-        // The worker's warnings go where this run's go (the CLI: the run's warnings.log).
+        // The consumer's warnings go where this run's go (the CLI: the run's warnings.log).
         for (const warning of parsed.data.warnings) {
           process.emitWarning(warning.message, warning.name);
         }

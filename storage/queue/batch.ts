@@ -13,7 +13,7 @@ export type JobOutcome = { kind: "completed"; value: unknown } | { kind: "failed
 
 export interface JobSpec {
   id: string;
-  /** The job's kind; the worker's processor tells the kinds apart by it. */
+  /** The job's kind; the consumer's processor tells the kinds apart by it. */
   name: string;
   data: unknown;
 }
@@ -168,7 +168,7 @@ export class JobBatch {
           removed += 1;
         }
       } catch {
-        // Started in the meantime (locked): it ends on its worker.
+        // Started in the meantime (locked): it ends on its consumer.
       }
     }
     return removed;

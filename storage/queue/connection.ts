@@ -3,7 +3,7 @@ import { Queue, type RedisOptions } from "bullmq";
 import { DeploymentEnvSchema, deploymentSettings } from "../../settings/deployment.js";
 
 /*
- * The BullMQ queue that `eval --queue` and `mine --queue` fill and `tableminds worker`s empty:
+ * The BullMQ queue that `eval --queue` and `mine --queue` fill and `tableminds consume` processes empty:
  * one queue on the Redis of TABLEMINDS_QUEUE_URL (or --queue), jobs named by their kind.
  */
 
@@ -51,7 +51,7 @@ export function redisOptions(url: string): RedisOptions {
     ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
     ...(Number.isInteger(db) && db > 0 ? { db } : {}),
     ...(parsed.protocol === "rediss:" ? { tls: {} } : {}),
-    // Workers block on Redis; BullMQ requires this to be unset for them.
+    // Consumers block on Redis; BullMQ requires this to be unset for them.
     maxRetriesPerRequest: null,
   };
 }

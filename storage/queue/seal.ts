@@ -5,7 +5,7 @@ import { deploymentSettings } from "../../settings/deployment.js";
 /*
  * Jobs and results travel sealed: the JSON text as written and an HMAC-SHA256 over what it is
  * (a job of this kind and id, or the result of this job) under TABLEMINDS_QUEUE_KEY. Anyone
- * who can write to Redis but does not hold the key can neither make a worker run a job nor
+ * who can write to Redis but does not hold the key can neither make a consumer run a job nor
  * make a submitter record a result; a sealed job or result moved to another id is refused too.
  */
 
@@ -16,12 +16,12 @@ export class QueueSealError extends Error {
   override name = "QueueSealError";
 }
 
-/** The queue's key; without one, nothing is submitted and no worker starts. */
+/** The queue's key; without one, nothing is submitted and no consumer starts. */
 export function queueKey(env: NodeJS.ProcessEnv = process.env): string {
   const key = deploymentSettings(env).TABLEMINDS_QUEUE_KEY;
   if (key === undefined) {
     throw new Error(
-      "no queue key: set TABLEMINDS_QUEUE_KEY to the same secret where jobs are submitted and where workers run (`openssl rand -hex 24` makes one)",
+      "no queue key: set TABLEMINDS_QUEUE_KEY to the same secret where jobs are submitted and where consumers run (`openssl rand -hex 24` makes one)",
     );
   }
   return key;

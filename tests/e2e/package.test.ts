@@ -135,7 +135,7 @@ describe("the npm package", () => {
     expect(files).toContain(
       path.join("dist", "graphs", "orchestrator", "workers", "contract.d.ts"),
     );
-    expect(files).toContain(path.join("dist", "sandbox", "worker.py"));
+    expect(files).toContain(path.join("dist", "sandbox", "interpreter.py"));
     expect(files).toContain(path.join("dist", "langgraph.json"));
     // Tests, benchmarks and the repository's scripts stay out.
     expect(files.filter((f) => /^(tests|bench|scripts|docs|examples)\b/.test(f))).toEqual([]);

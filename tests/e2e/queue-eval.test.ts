@@ -16,9 +16,9 @@ import {
   finishedBy,
   idsOf,
   queueCounts,
-  type RunningWorker,
+  type RunningConsumer,
   recordsOf,
-  startWorker,
+  startConsumer,
 } from "../support/queue.js";
 import { lastMessage } from "../support/scripts.js";
 import { type Service, startService } from "../support/services.js";
@@ -26,8 +26,8 @@ import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
 /*
- * `eval run --queue` against a real Redis and real `tableminds worker` processes, with the
- * stub model: the same results as a run here, a submitter killed and started again, a worker
+ * `eval run --queue` against a real Redis and real `tableminds consume` processes, with the
+ * stub model: the same results as a run here, a submitter killed and started again, a consumer
  * killed in the middle of a job, an endpoint that is down, and jobs someone else wrote.
  */
 
@@ -60,23 +60,23 @@ beforeAll(async () => {
 });
 afterAll(() => redis?.stop());
 
-/** Workers of a test, stopped after it. */
-const workers: RunningWorker[] = [];
+/** Consumers of a test, stopped after it. */
+const consumers: RunningConsumer[] = [];
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop("SIGKILL")));
+  await Promise.all(consumers.splice(0).map((w) => w.stop("SIGKILL")));
 });
 
-/** A worker's environment: its own home (as on another machine), endpoint and the queue's key. */
-function workerEnv(endpoint: string): Record<string, string | undefined> {
+/** A consumer's environment: its own home (as on another machine), endpoint and the queue's key. */
+function consumerEnv(endpoint: string): Record<string, string | undefined> {
   return { ...stubEnv(endpoint), ...redis.env };
 }
 
-/** A submitter's environment whose own endpoint leads nowhere: only the workers' can answer. */
+/** A submitter's environment whose own endpoint leads nowhere: only the consumers' can answer. */
 async function submitterEnv(): Promise<Record<string, string | undefined>> {
   return { ...stubEnv(`http://127.0.0.1:${await freePort()}/v1`), ...redis.env };
 }
 
-describe("eval --queue with two workers", () => {
+describe("eval --queue with two consumers", () => {
   let stub: StubServer;
   let env: Record<string, string | undefined>;
   const runs = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-eval-"));
@@ -98,11 +98,11 @@ describe("eval --queue with two workers", () => {
     const local = await runCli(evalArgs(here, 12, ["--concurrency", "2"]), stubEnv(stub.url));
     expect(local.code, local.stderr).toBe(0);
 
-    const wenv = workerEnv(stub.url);
-    workers.push(
+    const wenv = consumerEnv(stub.url);
+    consumers.push(
       ...(await Promise.all([
-        startWorker(wenv, ["--concurrency", "1"]),
-        startWorker(wenv, ["--concurrency", "1"]),
+        startConsumer(wenv, ["--concurrency", "1"]),
+        startConsumer(wenv, ["--concurrency", "1"]),
       ])),
     );
     const queued = path.join(runs, "queued");
@@ -118,7 +118,7 @@ describe("eval --queue with two workers", () => {
     const summary = (text: string) => text.split("\nreport: ")[0];
     expect(summary(result.stdout)).toBe(summary(local.stdout));
     expect(runInfo(queued)).toMatchObject({ finished: expect.any(String), stopped: null });
-    // A table's warning, raised on a worker, is in the run's own log, with its question.
+    // A table's warning, raised on a consumer, is in the run's own log, with its question.
     const warned = (dir: string) =>
       readFileSync(path.join(dir, "warnings.log"), "utf8")
         .split("\n")
@@ -128,9 +128,9 @@ describe("eval --queue with two workers", () => {
     expect(warned(queued)).toEqual(warned(here));
     expect(warned(queued).length).toBeGreaterThan(0);
 
-    // Both workers ran questions, and nothing stays on the queue once the results are written.
-    const [first, second] = workers;
-    if (!first || !second) throw new Error("two workers");
+    // Both consumers ran questions, and nothing stays on the queue once the results are written.
+    const [first, second] = consumers;
+    if (!first || !second) throw new Error("two consumers");
     expect(finishedBy(first).length).toBeGreaterThan(0);
     expect(finishedBy(second).length).toBeGreaterThan(0);
     expect(new Set([...finishedBy(first), ...finishedBy(second)])).toEqual(new Set(mine.keys()));
@@ -144,8 +144,8 @@ describe("eval --queue with two workers", () => {
   }, 400_000);
 
   it("killed mid-run and submitted again, runs no finished question twice", async () => {
-    const wenv = workerEnv(stub.url);
-    workers.push(...(await Promise.all([startWorker(wenv), startWorker(wenv)])));
+    const wenv = consumerEnv(stub.url);
+    consumers.push(...(await Promise.all([startConsumer(wenv), startConsumer(wenv)])));
     const out = path.join(runs, "resumed");
     const from = stub.requests.length;
     const submitter = startCli(evalArgs(out, 8, ["--queue"]), env, 240_000);
@@ -160,7 +160,7 @@ describe("eval --queue with two workers", () => {
     expect(before.length).toBeGreaterThanOrEqual(2);
     expect(before.length).toBeLessThan(8);
 
-    // The workers go on without it: every job ends, and the finished ones wait in Redis.
+    // The consumers go on without it: every job ends, and the finished ones wait in Redis.
     const ended = async () => {
       const counts = await queueCounts(url);
       return counts.wait === 0 && counts.active === 0;
@@ -190,7 +190,7 @@ describe("eval --queue with two workers", () => {
   it("submitted again while its questions wait on the queue, queues none of them twice", async () => {
     const out = path.join(runs, "requeued");
     const from = stub.requests.length;
-    // No worker yet: the first submitter stops waiting once its questions are queued.
+    // No consumer yet: the first submitter stops waiting once its questions are queued.
     const first = startCli(evalArgs(out, 4, ["--queue"]), env, 240_000);
     let queuedLine = false;
     first.child.stderr?.on("data", (chunk: Buffer) => {
@@ -205,7 +205,7 @@ describe("eval --queue with two workers", () => {
     expect((await queueCounts(url)).wait).toBe(4);
 
     const again = startCli(evalArgs(out, 4, ["--queue"]), env, 240_000);
-    workers.push(await startWorker(workerEnv(stub.url)));
+    consumers.push(await startConsumer(consumerEnv(stub.url)));
     const result = await again.done;
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/eval: 0 questions queued on \S+ \(4 queued already\)/);
@@ -217,9 +217,9 @@ describe("eval --queue with two workers", () => {
   }, 400_000);
 });
 
-describe("eval --queue when a worker is killed in the middle of a job", () => {
-  it("has another worker finish the job, and the killed worker's child stops too", async () => {
-    // Slow enough to kill a worker while its question is with the model.
+describe("eval --queue when a consumer is killed in the middle of a job", () => {
+  it("has another consumer finish the job, and the killed consumer's child stops too", async () => {
+    // Slow enough to kill a consumer while its question is with the model.
     const stub = await startStubOpenAI({
       respond: tablebenchTeam,
       latencyMs: 300,
@@ -227,15 +227,15 @@ describe("eval --queue when a worker is killed in the middle of a job", () => {
     });
     try {
       const env = await submitterEnv();
-      const wenv = workerEnv(stub.url);
+      const wenv = consumerEnv(stub.url);
       const flags = ["--concurrency", "1", "--lock-duration", "2000"];
-      const doomed = await startWorker(wenv, flags);
-      workers.push(doomed);
+      const doomed = await startConsumer(wenv, flags);
+      consumers.push(doomed);
       const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-kill-"));
       const submitter = startCli(evalArgs(out, 2, ["--queue"]), env, 240_000);
 
-      await doomed.waitFor(/worker: eval \S+ started/);
-      const [, victim] = /worker: eval (\S+) started/.exec(doomed.log()) ?? [];
+      await doomed.waitFor(/consumer: eval \S+ started/);
+      const [, victim] = /consumer: eval (\S+) started/.exec(doomed.log()) ?? [];
       // In the middle of the job: its question has reached the model.
       const question = examples.find((e) => e.id === victim)?.question ?? "";
       for (let i = 0; i < 600; i++) {
@@ -249,17 +249,17 @@ describe("eval --queue when a worker is killed in the middle of a job", () => {
         .map(Number);
       await doomed.stop("SIGKILL");
 
-      const survivor = await startWorker(wenv, flags);
-      workers.push(survivor);
+      const survivor = await startConsumer(wenv, flags);
+      consumers.push(survivor);
       const result = await submitter.done;
       expect(result.code, result.stderr).toBe(0);
       expect(new Set(idsOf(path.join(out, "results.jsonl")))).toEqual(
         new Set(examples.slice(0, 2).map((e) => e.id)),
       );
-      expect(survivor.log()).toMatch(/of a worker that stopped goes back to the queue/);
+      expect(survivor.log()).toMatch(/of a consumer that stopped goes back to the queue/);
       expect(finishedBy(survivor)).toContain(victim);
       expect(finishedBy(doomed)).not.toContain(victim);
-      // The killed worker's child process does not go on with a job nobody holds.
+      // The killed consumer's child process does not go on with a job nobody holds.
       const alive = () => {
         try {
           process.kill(child ?? 0, 0);
@@ -283,12 +283,12 @@ describe("eval --queue with the model endpoint down", () => {
     const port = await freePort();
     const stub = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
     try {
-      // The workers' endpoint is down; the submitter's own could answer, and is not asked.
-      const downWorker = await startWorker(workerEnv(`http://127.0.0.1:${port}/v1`), [
+      // The consumers' endpoint is down; the submitter's own could answer, and is not asked.
+      const downConsumer = await startConsumer(consumerEnv(`http://127.0.0.1:${port}/v1`), [
         "--concurrency",
         "1",
       ]);
-      workers.push(downWorker);
+      consumers.push(downConsumer);
       const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-down-"));
       const args = evalArgs(out, 4, ["--llm-retries", "0", "--queue", url]);
       const submitter = { ...stubEnv(stub.url), ...redis.env, TABLEMINDS_QUEUE_URL: undefined };
@@ -310,8 +310,8 @@ describe("eval --queue with the model endpoint down", () => {
       // What had not started is off the queue.
       expect((await queueCounts(url)).wait).toBe(0);
 
-      await downWorker.stop();
-      workers.push(await startWorker(workerEnv(stub.url), ["--concurrency", "1"]));
+      await downConsumer.stop();
+      consumers.push(await startConsumer(consumerEnv(stub.url), ["--concurrency", "1"]));
       const up = await runCli(args, submitter, 240_000);
       expect(up.code, up.stderr).toBe(0);
       expect(up.stderr).toContain("4 to run, 0 already done");
@@ -324,15 +324,15 @@ describe("eval --queue with the model endpoint down", () => {
 });
 
 describe("a job that no holder of the queue's key sealed as it stands", () => {
-  it("is refused by the worker: no request to the endpoint it names, no file it names opened", async () => {
+  it("is refused by the consumer: no request to the endpoint it names, no file it names opened", async () => {
     const theirs = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
     const own = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
     const queue = new Queue(QUEUE_NAME, { connection: redisOptions(url) });
     try {
-      workers.push(await startWorker(workerEnv(own.url), ["--concurrency", "1"]));
+      consumers.push(await startConsumer(consumerEnv(own.url), ["--concurrency", "1"]));
       const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-forged-"));
       const secret = path.join(dir, "secret.csv");
-      writeFileSync(secret, "canary,value\nZQX-worker-file-5531,1\n");
+      writeFileSync(secret, "canary,value\nZQX-consumer-file-5531,1\n");
       const [example] = examples;
       if (!example) throw new Error("no example");
       const job = {
@@ -361,7 +361,7 @@ describe("a job that no holder of the queue's key sealed as it stands", () => {
         ],
         // A genuine seal, copied onto another job id.
         ["eval.forged.moved", seal(key, jobLabel("eval", "eval.forged.elsewhere"), job)],
-        // Sealed with the key, yet naming a file and a model of the worker's.
+        // Sealed with the key, yet naming a file and a model of the consumer's.
         [
           "eval.forged.paths",
           seal(key, jobLabel("eval", "eval.forged.paths"), { ...routed, route: undefined }),
@@ -385,8 +385,8 @@ describe("a job that no holder of the queue's key sealed as it stands", () => {
       expect(reasons.get("eval.forged.moved")).toBe(reasons.get("eval.forged.otherkey"));
       const paths = reasons.get("eval.forged.paths") ?? "";
       expect(paths).toContain("a job's tables are inline or uploads, never paths");
-      expect(paths).toContain("model: a worker's models are its own");
-      expect(paths).not.toContain("ZQX-worker-file-5531");
+      expect(paths).toContain("model: a consumer's models are its own");
+      expect(paths).not.toContain("ZQX-consumer-file-5531");
       expect(theirs.requests).toHaveLength(0);
       expect(own.requests).toHaveLength(0);
     } finally {
@@ -399,7 +399,7 @@ describe("a job that no holder of the queue's key sealed as it stands", () => {
 });
 
 describe("eval --queue arguments", () => {
-  it("says in one line when the queue cannot be reached, and refuses a worker's own setting", async () => {
+  it("says in one line when the queue cannot be reached, and refuses a consumer's own setting", async () => {
     const port = await freePort();
     const out = mkdtempSync(path.join(os.tmpdir(), "tableminds-queue-args-"));
     const keyless = await runCli(
@@ -408,7 +408,7 @@ describe("eval --queue arguments", () => {
     );
     expect(keyless.code).toBe(1);
     expect(keyless.stderr.trim()).toBe(
-      "tableminds: no queue key: set TABLEMINDS_QUEUE_KEY to the same secret where jobs are submitted and where workers run (`openssl rand -hex 24` makes one)",
+      "tableminds: no queue key: set TABLEMINDS_QUEUE_KEY to the same secret where jobs are submitted and where consumers run (`openssl rand -hex 24` makes one)",
     );
     const env = { ...stubEnv("http://127.0.0.1:1/v1"), ...redis.env };
     const unreachable = await runCli(
@@ -422,15 +422,15 @@ describe("eval --queue arguments", () => {
     const sandbox = await runCli(evalArgs(out, 1, ["--queue", url, "--sandbox", "e2b"]), env);
     expect(sandbox.code).toBe(1);
     expect(sandbox.stderr).toContain(
-      "with --queue, --sandbox is each worker's own setting: set TABLEMINDS_SANDBOX where the workers run",
+      "with --queue, --sandbox is each consumer's own setting: set TABLEMINDS_SANDBOX where the consumers run",
     );
     const model = await runCli(evalArgs(out, 1, ["--queue", url, "--model", "gpt-4o"]), env);
     expect(model.code).toBe(1);
     expect(model.stderr).toContain(
-      "with --queue, model is each worker's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the workers run",
+      "with --queue, model is each consumer's own setting: set TABLEMINDS_MODEL (or TABLEMINDS_<ROLE>_MODEL) where the consumers run",
     );
-    const help = await runCli(["worker", "--help"], {});
+    const help = await runCli(["consume", "--help"], {});
     expect(help.stdout).toContain("The model endpoint, key");
-    expect(help.stdout).toContain("tableminds worker --queue redis://");
+    expect(help.stdout).toContain("tableminds consume --queue redis://");
   });
 });

@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPORT_FILES } from "../../training/exports/write.js";
 import { runCli } from "../support/cli.js";
 import { stubEnv } from "../support/env.js";
-import { queueCounts, type RunningWorker, recordsOf, startWorker } from "../support/queue.js";
+import { queueCounts, type RunningConsumer, recordsOf, startConsumer } from "../support/queue.js";
 import { type Service, startService } from "../support/services.js";
 import { type StubServer, startStubOpenAI } from "../support/stub-openai.js";
 import { tablebenchTeam } from "../support/tablebench-team.js";
 
 /*
- * `mine --queue` against a real Redis and a real `tableminds worker`, with the stub model:
+ * `mine --queue` against a real Redis and a real `tableminds consume`, with the stub model:
  * the same mined searches, results and exports as a mine here.
  */
 
@@ -49,14 +49,14 @@ const sortedLines = (file: string) => readFileSync(file, "utf8").split("\n").fil
 describe("mine --queue", () => {
   let redis: Service;
   let stub: StubServer;
-  let worker: RunningWorker | undefined;
+  let consumer: RunningConsumer | undefined;
 
   beforeAll(async () => {
     redis = startService("redis");
     stub = await startStubOpenAI({ respond: tablebenchTeam, idleTimeoutMs: 600_000 });
   });
   afterAll(async () => {
-    await worker?.stop("SIGKILL");
+    await consumer?.stop("SIGKILL");
     await stub?.close();
     redis?.stop();
   });
@@ -69,7 +69,7 @@ describe("mine --queue", () => {
     const local = await runCli(mineArgs(here, ["--concurrency", "1"]), env, 300_000);
     expect(local.code, local.stderr).toBe(0);
 
-    worker = await startWorker({ ...stubEnv(stub.url), ...redis.env }, ["--concurrency", "2"]);
+    consumer = await startConsumer({ ...stubEnv(stub.url), ...redis.env }, ["--concurrency", "2"]);
     const queued = path.join(runs, "queued");
     const result = await runCli(
       mineArgs(queued, ["--queue", url]),

@@ -75,7 +75,7 @@ const SHARES = {
 
 beforeAll(async () => {
   useTempHome();
-  sandbox = await LocalSandbox.start({ workers: 1 });
+  sandbox = await LocalSandbox.start({ interpreters: 1 });
   const sources = { sales: SALES, staff: STAFF, cities: CITIES, budget: BUDGET, shares: SHARES };
   for (const [name, table] of Object.entries(sources)) {
     const [loaded] = await loadTables({ name: "df", ...table });

@@ -253,7 +253,7 @@ describe("a table loaded on one machine, used on another", () => {
 
   it("runs the local sandbox on it on a fourth machine", async () => {
     newMachine();
-    const sandbox = await LocalSandbox.start({ workers: 1 });
+    const sandbox = await LocalSandbox.start({ interpreters: 1 });
     try {
       const result = await sandbox.execute({
         code: "print(len(df), df['gold'].max())",

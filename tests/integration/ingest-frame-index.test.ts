@@ -104,7 +104,7 @@ describe("a large clean CSV loaded with the sandbox's indexer", () => {
   let indexer: FrameIndexer;
 
   beforeAll(async () => {
-    sandbox = await LocalSandbox.start({ workers: 1 });
+    sandbox = await LocalSandbox.start({ interpreters: 1 });
     const inner = sandboxIndexer(async () => sandbox, { memoryMb: 2048 });
     indexer = {
       index(table) {

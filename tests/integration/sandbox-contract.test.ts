@@ -19,7 +19,7 @@ interface Backend {
   name: "local" | "e2b";
   /** Starts the one sandbox the whole suite runs on. */
   start(): Promise<Sandbox>;
-  /** What the sandbox runs on (worker processes, remote sandboxes): must not change. */
+  /** What the sandbox runs on (interpreter processes, remote sandboxes): must not change. */
   footprint(sandbox: Sandbox): unknown;
   /** How soon an endless loop given 500 ms must come back as a Timeout. */
   loopStoppedWithinMs: number;
@@ -29,8 +29,8 @@ interface Backend {
 function localBackend(): Backend {
   return {
     name: "local",
-    start: () => LocalSandbox.start({ workers: 2 }),
-    footprint: (sandbox) => [...(sandbox as LocalSandbox).workerPids].sort(),
+    start: () => LocalSandbox.start({ interpreters: 2 }),
+    footprint: (sandbox) => [...(sandbox as LocalSandbox).interpreterPids].sort(),
     loopStoppedWithinMs: 3_000,
     cleanup: () => {},
   };

@@ -19,7 +19,7 @@ import { LocalSandbox, LocalSandboxRefusedError } from "../../sandbox/local.js";
 import { findPython } from "../../sandbox/python.js";
 import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
-import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
+import { useInterpreterWithoutLandlock } from "../support/unconfined-interpreter.js";
 
 const CORPUS = path.resolve(import.meta.dirname, "../support/hostile");
 const SECRET = `degraded-secret-${process.pid}`;
@@ -30,9 +30,9 @@ const SECRET = `degraded-secret-${process.pid}`;
 const ESCAPES_WITHOUT_LANDLOCK = [
   "dir-fd-read.py",
   "chmod-dir-fd.py",
-  "pidfd-signal-worker.py",
+  "pidfd-signal-interpreter.py",
   "sqlite-attach.py",
-  "prlimit-worker.py",
+  "prlimit-interpreter.py",
 ];
 
 /**
@@ -116,7 +116,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
 
   it("refuses generated code with one line by default, whatever the request says", async () => {
     delete process.env[DEGRADED_OPT_IN];
-    const sandbox = await LocalSandbox.start({ workers: 1, scratchRoot, landlock: false });
+    const sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot, landlock: false });
     try {
       expect((await sandbox.info()).protections.landlock).toBe(false);
       expect(sandbox.refusal).toBe(DEGRADED_REFUSAL);
@@ -124,7 +124,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
       expect(DEGRADED_REFUSAL).toMatch(/this kernel has no Landlock/);
       expect(DEGRADED_REFUSAL).toMatch(/use E2B \(sandbox: e2b\) or a kernel with Landlock/);
       expect(DEGRADED_REFUSAL).toContain(`set ${DEGRADED_OPT_IN}=1`);
-      const workers = sandbox.workerPids;
+      const interpreters = sandbox.interpreterPids;
       for (const file of ESCAPES_WITHOUT_LANDLOCK) {
         const attempt = sandbox.execute({
           code: corpus(file),
@@ -135,7 +135,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
         await expect(attempt, file).rejects.toThrow(LocalSandboxRefusedError);
         await expect(attempt, file).rejects.toThrow(DEGRADED_REFUSAL);
       }
-      expect(sandbox.workerPids).toEqual(workers);
+      expect(sandbox.interpreterPids).toEqual(interpreters);
       expect((statSync(privateFile).mode & 0o777).toString(8)).toBe("600");
       expect(() => statSync(tmpFile)).toThrow();
     } finally {
@@ -145,7 +145,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
 
   it("runs generated code once the operator opted in", async () => {
     process.env[DEGRADED_OPT_IN] = "1";
-    const sandbox = await LocalSandbox.start({ workers: 1, scratchRoot, landlock: false });
+    const sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot, landlock: false });
     try {
       expect(sandbox.refusal).toBeUndefined();
       const result = await sandbox.execute({ code: "print(int(df['x'].sum()))", tables: [own] });
@@ -157,7 +157,7 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
   });
 
   describe("what still holds once opted in", () => {
-    const unconfined = useWorkerWithoutLandlock(
+    const unconfined = useInterpreterWithoutLandlock(
       "degraded",
       () => python,
       () => scratchRoot,
@@ -165,19 +165,19 @@ describe.runIf(process.platform === "linux")("the local pool without Landlock", 
     const execute = unconfined.execute;
 
     it("really runs the children without Landlock, with seccomp", () => {
-      expect(unconfined.worker().readiness.protections.landlock).toBe(false);
-      expect(unconfined.worker().readiness.protections.hookResolvesDescriptors).toBe(true);
-      if (unconfined.worker().readiness.protections.seccomp) {
-        expect(unconfined.worker().readiness.protections.kernelMetadataConfinement).toBe(true);
-        expect(unconfined.worker().readiness.protections.kernelProcessConfinement).toBe(true);
+      expect(unconfined.interpreter().readiness.protections.landlock).toBe(false);
+      expect(unconfined.interpreter().readiness.protections.hookResolvesDescriptors).toBe(true);
+      if (unconfined.interpreter().readiness.protections.seccomp) {
+        expect(unconfined.interpreter().readiness.protections.kernelMetadataConfinement).toBe(true);
+        expect(unconfined.interpreter().readiness.protections.kernelProcessConfinement).toBe(true);
       }
     });
 
-    it("cannot kill the worker through a pidfd (seccomp; Landlock's signal scope is gone)", async () => {
-      const result = await execute(corpus("pidfd-signal-worker.py"));
+    it("cannot kill the interpreter through a pidfd (seccomp; Landlock's signal scope is gone)", async () => {
+      const result = await execute(corpus("pidfd-signal-interpreter.py"));
       expect(result.error?.type).toBe("PermissionError");
       expect(result.stdout).toBe("");
-      expect(unconfined.worker().alive).toBe(true);
+      expect(unconfined.interpreter().alive).toBe(true);
       expect((await execute("print('next')")).stdout).toBe("next\n");
     });
 

@@ -27,7 +27,7 @@ let scratchRoot: string;
 beforeAll(async () => {
   useTempHome();
   scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-figures-"));
-  sandbox = await LocalSandbox.start({ workers: 1, scratchRoot });
+  sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot });
   // This process imports the server, so it is served: its operator allows the examples.
   setOperatorSettings({ tableRoots: [EXAMPLES] });
   medals = (await loadTable({ path: `${EXAMPLES}/olympics_2020_medals.csv` })).table;
@@ -40,10 +40,10 @@ afterAll(async () => {
 
 const FIGURE = "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n";
 
-/** The run folders the worker keeps (a run's, until Node has read its files; the parked child's). */
+/** The run folders the interpreter keeps (a run's, until Node has read its files; the parked child's). */
 function runFolders(): string[] {
-  return readdirSync(scratchRoot).flatMap((worker) =>
-    readdirSync(path.join(scratchRoot, worker)).filter((run) => !run.endsWith(".in")),
+  return readdirSync(scratchRoot).flatMap((interpreter) =>
+    readdirSync(path.join(scratchRoot, interpreter)).filter((run) => !run.endsWith(".in")),
   );
 }
 

@@ -102,7 +102,7 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
     server.unref();
     const address = server.address();
     port = typeof address === "object" && address ? address.port : 0;
-    sandbox = await LocalSandbox.start({ workers: 2, scratchRoot });
+    sandbox = await LocalSandbox.start({ interpreters: 2, scratchRoot });
   });
 
   afterAll(async () => {
@@ -165,11 +165,11 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
     return fromCode.length;
   }
 
-  /** The only processes below a worker are its parked child and its parked run, once the dying are reaped. */
+  /** The only processes below an interpreter are its parked child and its parked run, once the dying are reaped. */
   async function onlyParkedChildren(): Promise<string> {
     let report = "";
     const settled = await eventually(() => {
-      report = sandbox.workerPids
+      report = sandbox.interpreterPids
         .flatMap((pid) => {
           const below = descendants(pid);
           // The parked child, and the process it parked for its request's first run.
@@ -177,7 +177,9 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
           const parked = below.filter((entry) => children.some((c) => c.pid === entry.ppid));
           const strays = below.length - children.length - parked.length;
           return children.length > 1 || parked.length > 1 || strays > 0
-            ? [`worker ${pid}: ${below.map((e) => `${e.pid}(${e.state}) ${e.cmdline}`).join("; ")}`]
+            ? [
+                `interpreter ${pid}: ${below.map((e) => `${e.pid}(${e.state}) ${e.cmdline}`).join("; ")}`,
+              ]
             : [];
         })
         .join("\n");
@@ -209,7 +211,7 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
         .replaceAll("{{OTHER_TABLE}}", otherTable)
         .replaceAll("{{OWN_FILE}}", path.basename(ownTable.uri))
         .replaceAll("{{PACKAGE_JSON}}", path.resolve("package.json"));
-      const workersBefore = sandbox.workerPids;
+      const interpretersBefore = sandbox.interpreterPids;
       const result = await sandbox.execute({
         code,
         tables: hostile.tables === "own" ? [ownTable] : [],
@@ -241,8 +243,8 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
         expect(Buffer.byteLength(result.stdout)).toBeLessThanOrEqual(hostile.outputBytes ?? 65_536);
       }
 
-      // The runtime survived: same workers, and the next request on the pool works.
-      expect(sandbox.workerPids).toEqual(workersBefore);
+      // The runtime survived: same interpreters, and the next request on the pool works.
+      expect(sandbox.interpreterPids).toEqual(interpretersBefore);
       const next = await sandbox.execute({ code: "print('next')", tables: [] });
       expect(next.stdout).toBe("next\n");
       expect(await onlyParkedChildren()).toBe("");
@@ -252,8 +254,8 @@ describe.runIf(process.platform === "linux")("the local sandbox against hostile 
   }
 
   it("leaves no process behind after close()", async () => {
-    const workers = sandbox.workerPids;
-    expect(withCmdline(scratchRoot).length).toBeGreaterThanOrEqual(workers.length);
+    const interpreters = sandbox.interpreterPids;
+    expect(withCmdline(scratchRoot).length).toBeGreaterThanOrEqual(interpreters.length);
     await sandbox.close();
     expect(withCmdline(scratchRoot).map((e) => `${e.pid} ${e.cmdline}`)).toEqual([]);
     // Nor any scratch directory.

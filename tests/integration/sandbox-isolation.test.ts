@@ -1,6 +1,6 @@
 /**
  * What one request of the local pool can reach of another, and whether generated code can
- * switch the audit hook off: against real workers, with and without Landlock.
+ * switch the audit hook off: against real interpreters, with and without Landlock.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -9,11 +9,11 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
-import { LocalSandbox, WarmWorker } from "../../sandbox/local.js";
+import { LocalSandbox, WarmInterpreter } from "../../sandbox/local.js";
 import { findPython } from "../../sandbox/python.js";
 import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
-import { useWorkerWithoutLandlock } from "../support/unconfined-worker.js";
+import { useInterpreterWithoutLandlock } from "../support/unconfined-interpreter.js";
 
 const run = promisify(execFile);
 const SANDBOX_DIR = path.resolve(import.meta.dirname, "../../sandbox");
@@ -25,7 +25,7 @@ async function table(csv: string, name: string): Promise<TableRef> {
 }
 
 /**
- * Looks for MARKER in everything plain Python reaches without gc: the worker's table
+ * Looks for MARKER in everything plain Python reaches without gc: the interpreter's table
  * cache, every module's globals (one level into dicts, lists and DataFrames), and the
  * locals of every frame up the stack. Prints "clean" or what it found.
  */
@@ -149,8 +149,8 @@ describe.runIf(process.platform === "linux")("isolation between requests of the 
   });
 
   it("leaves nothing of an earlier request's table or output in reach of the next", async () => {
-    // One worker, so that the second request runs in a child of the worker that loaded the first.
-    const sandbox = await LocalSandbox.start({ workers: 1, scratchRoot });
+    // One interpreter, so that the second request runs in a child of the interpreter that loaded the first.
+    const sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot });
     try {
       const a = await sandbox.execute({ code: "print(df.to_string())", tables: [first] });
       expect(a.stdout).toContain(MARKER);
@@ -175,7 +175,7 @@ describe.runIf(process.platform === "linux")("isolation between requests of the 
 import gc, sys
 sys.path.insert(0, sys.argv[1])
 import pandas as pd
-from worker_child import keep_own_tables
+from interpreter_child import keep_own_tables
 cache = {"mine": pd.DataFrame({"v": ["own-table"]}), "theirs": pd.DataFrame({"v": [sys.argv[2]]})}
 own = keep_own_tables(cache, ["mine", "missing"])
 del cache
@@ -187,7 +187,7 @@ print(len(leaks), sorted(own), own["mine"]["v"][0])
   });
 
   describe("without Landlock (the audit hook alone)", () => {
-    const unconfined = useWorkerWithoutLandlock(
+    const unconfined = useInterpreterWithoutLandlock(
       "isolation",
       () => python,
       () => scratchRoot,
@@ -195,9 +195,9 @@ print(len(leaks), sorted(own), own["mine"]["v"][0])
     const execute = unconfined.execute;
 
     it("really runs the children without Landlock", () => {
-      expect(unconfined.worker().readiness.protections.landlock).toBe(false);
-      expect(unconfined.worker().readiness.protections.auditHook).toBe(true);
-      expect(unconfined.worker().readiness.protections.readConfinement).toBe(true);
+      expect(unconfined.interpreter().readiness.protections.landlock).toBe(false);
+      expect(unconfined.interpreter().readiness.protections.auditHook).toBe(true);
+      expect(unconfined.interpreter().readiness.protections.readConfinement).toBe(true);
     });
 
     it("cannot have its audit hook disarmed through frames, closures or module state", async () => {
@@ -280,9 +280,9 @@ print(len(caught))
   });
 
   it("hard-links tables only where Landlock keeps them read-only", async () => {
-    const worker = await WarmWorker.start(python, { scratchRoot });
+    const interpreter = await WarmInterpreter.start(python, { scratchRoot });
     try {
-      const outcome = await worker.run(
+      const outcome = await interpreter.run(
         {
           id: "link",
           code: "import os\nprint(os.stat('second.csv').st_ino)",
@@ -295,10 +295,10 @@ print(len(caught))
       );
       expect(outcome.kind).toBe("result");
       const inode = Number(outcome.kind === "result" ? outcome.result.stdout.trim() : Number.NaN);
-      if (worker.readiness.protections.landlock) expect(inode).toBe(statSync(second.uri).ino);
+      if (interpreter.readiness.protections.landlock) expect(inode).toBe(statSync(second.uri).ino);
       else expect(inode).not.toBe(statSync(second.uri).ino);
     } finally {
-      await worker.stop();
+      await interpreter.stop();
     }
   });
 

@@ -53,7 +53,7 @@ describe("the local sandbox's results and their lineage", () => {
     sandbox.execute({ code, tables: [medals], ...extra });
 
   beforeAll(async () => {
-    sandbox = await LocalSandbox.start({ workers: 1 });
+    sandbox = await LocalSandbox.start({ interpreters: 1 });
   });
 
   afterAll(async () => {
@@ -200,7 +200,7 @@ result = 42 if seen == first else 43`;
     expect(result.lineage).toEqual([{ table: "medals", rows: null, columns: null }]);
   });
 
-  it("stays bounded when only the re-runs loop forever, and the worker keeps working", async () => {
+  it("stays bounded when only the re-runs loop forever, and the interpreter keeps working", async () => {
     const loop = "total = int(df.gold.sum())\nwhile total != 126:\n    pass\nprint(total)";
     // A loop that swallows the first timeout it meets, too.
     const stubborn =
@@ -324,7 +324,7 @@ result = 42 if seen == first else 43`;
 });
 
 describe.each([
-  ["local", () => ({ start: () => LocalSandbox.start({ workers: 1 }), cleanup: () => {} })],
+  ["local", () => ({ start: () => LocalSandbox.start({ interpreters: 1 }), cleanup: () => {} })],
   [
     "e2b",
     () => {

@@ -6,14 +6,14 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSandboxes, getSandbox } from "../../sandbox/index.js";
-import { defaultWorkerCount, LocalSandbox } from "../../sandbox/local.js";
-import { LineSplitter, parseWorkerLine } from "../../sandbox/local-protocol.js";
+import { defaultInterpreterCount, LocalSandbox } from "../../sandbox/local.js";
+import { LineSplitter, parseInterpreterLine } from "../../sandbox/local-protocol.js";
 import { findPython, PythonNotFoundError } from "../../sandbox/python.js";
 import { useTempHome } from "../support/env.js";
 import { tableRef } from "../support/table-fixtures.js";
 import { descendants, eventually, withCmdline } from "./hostile/procfs.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../../sandbox/worker.py", import.meta.url));
+const INTERPRETER_SCRIPT = fileURLToPath(new URL("../../sandbox/interpreter.py", import.meta.url));
 
 function someTable() {
   return tableRef("single", "x\n1", [{ name: "x", dtype: "int64" }]);
@@ -33,7 +33,7 @@ describe("the local sandbox", () => {
 
   beforeAll(async () => {
     useTempHome();
-    sandbox = await LocalSandbox.start({ workers: 2 });
+    sandbox = await LocalSandbox.start({ interpreters: 2 });
   });
 
   afterAll(async () => {
@@ -61,7 +61,7 @@ describe("the local sandbox", () => {
     if (process.getuid?.() === 0) expect(info.protections.rlimitNproc).toBe(false);
   });
 
-  it("runs requests on several workers at once", async () => {
+  it("runs requests on several interpreters at once", async () => {
     const started = performance.now();
     const results = await Promise.all(
       [1, 2].map(() => sandbox.execute({ code: "import time\ntime.sleep(0.4)", tables: [] })),
@@ -94,10 +94,10 @@ describe("the local sandbox", () => {
     }
   });
 
-  it("imports matplotlib into the worker once code uses it, so later children have it", async () => {
-    const single = await LocalSandbox.start({ workers: 1 });
+  it("imports matplotlib into the interpreter once code uses it, so later children have it", async () => {
+    const single = await LocalSandbox.start({ interpreters: 1 });
     try {
-      // The check names no matplotlib itself, or the worker would import it for the check.
+      // The check names no matplotlib itself, or the interpreter would import it for the check.
       const check = "import sys\nprint(any(m.endswith('.pyplot') for m in sys.modules))";
       expect((await single.execute({ code: check, tables: [] })).stdout).toBe("False\n");
       const plot = await single.execute({
@@ -112,7 +112,7 @@ describe("the local sandbox", () => {
     }
   });
 
-  it("limits memory to memoryMb on top of what the warm worker holds", async () => {
+  it("limits memory to memoryMb on top of what the warm interpreter holds", async () => {
     const code = "block = bytearray(300 * 1024 * 1024)\nprint(len(block) // 2**20)";
     const small = await sandbox.execute({ code, tables: [], memoryMb: 100 });
     expect(small.error?.type).toBe("MemoryError");
@@ -123,7 +123,7 @@ describe("the local sandbox", () => {
   });
 
   it("kills code that ignores the soft timeout", async () => {
-    const pidBefore = sandbox.workerPids;
+    const pidBefore = sandbox.interpreterPids;
     const result = await sandbox.execute({
       code: "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass",
       tables: [],
@@ -134,8 +134,8 @@ describe("the local sandbox", () => {
       message: "execution exceeded 300 ms",
       line: null,
     });
-    // The worker survived: it only killed its child.
-    expect(sandbox.workerPids).toEqual(pidBefore);
+    // The interpreter survived: it only killed its child.
+    expect(sandbox.interpreterPids).toEqual(pidBefore);
   });
 });
 
@@ -144,10 +144,14 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
     useTempHome();
   });
 
-  it("replaces a worker that stops answering, and the next request works", async () => {
-    const sandbox = await LocalSandbox.start({ workers: 1, graceMs: 200, loadTimeoutMs: 1500 });
+  it("replaces an interpreter that stops answering, and the next request works", async () => {
+    const sandbox = await LocalSandbox.start({
+      interpreters: 1,
+      graceMs: 200,
+      loadTimeoutMs: 1500,
+    });
     try {
-      const [stuck] = sandbox.workerPids;
+      const [stuck] = sandbox.interpreterPids;
       expect(stuck).toBeDefined();
       process.kill(stuck as number, "SIGSTOP");
       const result = await sandbox.execute({ code: "print(1)", tables: [], timeoutMs: 300 });
@@ -157,34 +161,34 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
 
       const next = await sandbox.execute({ code: "print('fresh')", tables: [] });
       expect(next.stdout).toBe("fresh\n");
-      expect(sandbox.workerPids).not.toContain(stuck);
+      expect(sandbox.interpreterPids).not.toContain(stuck);
     } finally {
       await sandbox.close();
     }
   });
 
-  it("restarts a worker that died, even when the next request was already on its way", async () => {
-    const sandbox = await LocalSandbox.start({ workers: 1 });
+  it("restarts an interpreter that died, even when the next request was already on its way", async () => {
+    const sandbox = await LocalSandbox.start({ interpreters: 1 });
     try {
-      const [first] = sandbox.workerPids;
+      const [first] = sandbox.interpreterPids;
       // Sent at once: the death may or may not have been noticed yet.
       process.kill(first as number, "SIGKILL");
       const result = await sandbox.execute({ code: "print('back')", tables: [] });
       expect(result.stdout).toBe("back\n");
-      expect(sandbox.workerPids).not.toContain(first);
+      expect(sandbox.interpreterPids).not.toContain(first);
     } finally {
       await sandbox.close();
     }
   });
 
-  it("close() leaves no worker process behind", async () => {
+  it("close() leaves no interpreter process behind", async () => {
     const scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-close-"));
-    const sandbox = await LocalSandbox.start({ workers: 2, scratchRoot });
-    const pids = sandbox.workerPids;
+    const sandbox = await LocalSandbox.start({ interpreters: 2, scratchRoot });
+    const pids = sandbox.interpreterPids;
     expect(pids).toHaveLength(2);
     expect(pids.every(isRunning)).toBe(true);
     await sandbox.execute({ code: "print(1)", tables: [] });
-    // Each worker and its parked child carry the scratch root on their command line.
+    // Each interpreter and its parked child carry the scratch root on their command line.
     expect(withCmdline(scratchRoot).length).toBeGreaterThanOrEqual(2);
     await sandbox.close();
     expect(pids.some(isRunning)).toBe(false);
@@ -194,10 +198,10 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
     await expect(sandbox.execute({ code: "print(1)", tables: [] })).rejects.toThrow(/closed/);
   });
 
-  it("defaults to one worker per core and works without forking ahead", async () => {
+  it("defaults to one interpreter per core and works without forking ahead", async () => {
     const sandbox = await LocalSandbox.start({ forkAhead: false });
     try {
-      expect(sandbox.workerPids).toHaveLength(defaultWorkerCount());
+      expect(sandbox.interpreterPids).toHaveLength(defaultInterpreterCount());
       expect((await sandbox.info()).protections.forkAhead).toBe(false);
       const result = await sandbox.execute({
         code: "print(df.shape)",
@@ -205,7 +209,9 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
       });
       expect(result.stdout).toBe("(1, 1)\n");
       expect(
-        await eventually(() => sandbox.workerPids.every((pid) => descendants(pid).length === 0)),
+        await eventually(() =>
+          sandbox.interpreterPids.every((pid) => descendants(pid).length === 0),
+        ),
       ).toBe(true);
     } finally {
       await sandbox.close();
@@ -213,17 +219,17 @@ describe("the local sandbox's own watchdog and lifecycle", () => {
   });
 });
 
-describe("worker.py", () => {
+describe("interpreter.py", () => {
   it("finds the modules next to it whatever the working directory, and says it is ready", async () => {
     const scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-cwd-"));
     const elsewhere = mkdtempSync(path.join(os.tmpdir(), "tableminds-elsewhere-"));
     const python = (await findPython()).executable;
-    const worker = spawn(python, [WORKER_SCRIPT, scratchRoot, "--no-fork-ahead"], {
+    const interpreter = spawn(python, [INTERPRETER_SCRIPT, scratchRoot, "--no-fork-ahead"], {
       cwd: elsewhere,
       stdio: ["pipe", "ignore", "pipe", "pipe"],
     });
     try {
-      const protocol = worker.stdio[3] as Readable;
+      const protocol = interpreter.stdio[3] as Readable;
       const lines = new LineSplitter();
       const first = await new Promise<string>((resolve, reject) => {
         protocol.setEncoding("utf8");
@@ -231,16 +237,19 @@ describe("worker.py", () => {
           const [line] = lines.push(chunk);
           if (line !== undefined) resolve(line);
         });
-        worker.on("exit", (code) => reject(new Error(`worker.py exited with ${code}`)));
+        interpreter.on("exit", (code) => reject(new Error(`interpreter.py exited with ${code}`)));
       });
-      expect(parseWorkerLine(first)).toMatchObject({ type: "ready", python: expect.any(String) });
-      const exited = new Promise((resolve) => worker.once("exit", resolve));
-      worker.stdin?.end();
+      expect(parseInterpreterLine(first)).toMatchObject({
+        type: "ready",
+        python: expect.any(String),
+      });
+      const exited = new Promise((resolve) => interpreter.once("exit", resolve));
+      interpreter.stdin?.end();
       expect(await exited).toBe(0);
       // It removed its scratch directories on the way out.
       expect(readdirSync(scratchRoot)).toEqual([]);
     } finally {
-      worker.kill("SIGKILL");
+      interpreter.kill("SIGKILL");
       rmSync(scratchRoot, { recursive: true, force: true });
       rmSync(elsewhere, { recursive: true, force: true });
     }
@@ -252,7 +261,7 @@ describe("the shared sandbox", () => {
     const [a, b] = await Promise.all([getSandbox("local"), getSandbox("local")]);
     expect(a).toBe(b);
     expect(a).toBeInstanceOf(LocalSandbox);
-    const pids = (a as LocalSandbox).workerPids;
+    const pids = (a as LocalSandbox).interpreterPids;
     expect((await a.execute({ code: "print('shared')", tables: [] })).stdout).toBe("shared\n");
     await closeSandboxes();
     expect(pids.some(isRunning)).toBe(false);

@@ -269,7 +269,7 @@ print(json.dumps(outcomes))
       writeFileSync(privateFile, "private\n", { mode: 0o600 });
       const stored = await putArtifact("x\n1\n2\n3\n", "csv");
       own = { id: "table:own", name: "own", ...stored, rows: 3, columns: [] };
-      sandbox = await LocalSandbox.start({ workers: 1, scratchRoot });
+      sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot });
     });
 
     afterAll(async () => {
@@ -324,13 +324,13 @@ print(json.dumps(outcomes))
       expect(readFileSync(own.uri, "utf8")).toBe("x\n1\n2\n3\n");
     });
 
-    it("keeps the worker's limits out of reach, and the worker alive", async () => {
-      const workers = sandbox.workerPids;
-      const result = await sandbox.execute({ code: corpus("prlimit-worker.py"), tables: [] });
+    it("keeps the interpreter's limits out of reach, and the interpreter alive", async () => {
+      const interpreters = sandbox.interpreterPids;
+      const result = await sandbox.execute({ code: corpus("prlimit-interpreter.py"), tables: [] });
       expect(result.error?.type).toBe("PermissionError");
-      // A CPU limit below what the worker has used would kill it at the next tick.
+      // A CPU limit below what the interpreter has used would kill it at the next tick.
       await new Promise((resolve) => setTimeout(resolve, 1_200));
-      expect(sandbox.workerPids).toEqual(workers);
+      expect(sandbox.interpreterPids).toEqual(interpreters);
     });
 
     it("creates no file through SQLite's ATTACH", async () => {

@@ -1,7 +1,7 @@
 /**
  * The child a request gets was forked ahead and kept, while it waited, only the cached
- * tables of the latest requests (worker.py, `RECENT_REQUESTS`): what it kept is shared with
- * the worker copy-on-write, what it dropped must still reach a request that needs it, and
+ * tables of the latest requests (interpreter.py, `RECENT_REQUESTS`): what it kept is shared with
+ * the interpreter copy-on-write, what it dropped must still reach a request that needs it, and
  * nothing a request does to its own table may reach the next one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ import { tableRef } from "../support/table-fixtures.js";
 
 const MARKER = `dropped-${process.pid}-${Date.now()}`;
 
-/** Prints what of other tables plain Python reaches: the worker's cache and the frames' locals. */
+/** Prints what of other tables plain Python reaches: the interpreter's cache and the frames' locals. */
 const REACHABLE_TABLES = `
 import sys
 import pandas as pd
@@ -49,8 +49,8 @@ describe.runIf(process.platform === "linux")("the child a request gets", () => {
       { name: "id", dtype: "int64" },
       { name: "label", dtype: "object" },
     ]);
-    // One worker: every request runs in a child of the worker that cached the tables before.
-    sandbox = await LocalSandbox.start({ workers: 1 });
+    // One interpreter: every request runs in a child of the interpreter that cached the tables before.
+    sandbox = await LocalSandbox.start({ interpreters: 1 });
   });
 
   afterAll(async () => {
@@ -64,7 +64,7 @@ describe.runIf(process.platform === "linux")("the child a request gets", () => {
       "df.loc[99] = [7]",
       "print(int(df['n'].sum()))",
     ].join("\n");
-    // The same table each time: the parked child kept it, shared with the worker.
+    // The same table each time: the parked child kept it, shared with the interpreter.
     for (let round = 0; round < 3; round++) {
       const changed = await sandbox.execute({ code: change, tables: [numbers], lineage: false });
       expect(changed.error).toBeNull();
@@ -79,7 +79,7 @@ describe.runIf(process.platform === "linux")("the child a request gets", () => {
   });
 
   it("gets a cached table its parked child had dropped, small or large", async () => {
-    // All three cached in the worker, then two requests with `numbers` alone: the child parked
+    // All three cached in the interpreter, then two requests with `numbers` alone: the child parked
     // after them keeps `numbers` only.
     for (const table of [secret, large, numbers, numbers]) {
       expect((await sandbox.execute({ code: "pass", tables: [table], timeoutMs: 60_000 })).ok).toBe(

@@ -1,6 +1,6 @@
 /**
  * Issue 22, item 2: the result of a run in the local pool comes back through a channel that
- * generated code can neither write to nor fill with what the worker and Node would trust,
+ * generated code can neither write to nor fill with what the interpreter and Node would trust,
  * and every file the run left in scratch is read without blocking, checked through its
  * descriptor. Each wait here is bounded, so that a hang fails the test instead of the run.
  */
@@ -62,7 +62,11 @@ describe.runIf(process.platform === "linux")("the local pool's result channel", 
   beforeAll(async () => {
     useTempHome();
     scratchRoot = mkdtempSync(path.join(os.tmpdir(), "tableminds-channel-root-"));
-    sandbox = await LocalSandbox.start({ workers: 2, scratchRoot, tableFileBytes: TABLE_BYTES });
+    sandbox = await LocalSandbox.start({
+      interpreters: 2,
+      scratchRoot,
+      tableFileBytes: TABLE_BYTES,
+    });
   });
 
   afterAll(async () => {
@@ -133,28 +137,28 @@ with open("_tableminds_table_5.csv", "w") as handle:
     expect(result.tables).toEqual([]);
   });
 
-  it("refuses a forged report of the wrong form for that run alone: the worker goes on", async () => {
-    const pids = sandbox.workerPids;
+  it("refuses a forged report of the wrong form for that run alone: the interpreter goes on", async () => {
+    const pids = sandbox.interpreterPids;
     const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [{"line": "one", "start": 0, "end": 1}], "result": None}`;
     const result = await run(patchRunner("", forged));
     expect(result.ok).toBe(false);
     expect(result.error?.type).toBe("ProtocolError");
     expect(result.error?.message).toMatch(/the run's result was refused: spans\.0\.line/);
     expect(result.stdout).toBe("");
-    expect(sandbox.workerPids).toEqual(pids);
+    expect(sandbox.interpreterPids).toEqual(pids);
     expect((await run("print('next')")).stdout).toBe("next\n");
   });
 
-  it("keeps the worker's envelope: a forged report cannot pose as another message", async () => {
+  it("keeps the interpreter's envelope: a forged report cannot pose as another message", async () => {
     const victim = mkdtempSync(path.join(os.tmpdir(), "tableminds-channel-victim-"));
     writeFileSync(path.join(victim, "keep.txt"), "mine\n");
     const ownRoot = path.join(scratchRoot, "own");
     mkdirSync(ownRoot);
-    const own = await LocalSandbox.start({ workers: 1, scratchRoot: ownRoot });
+    const own = await LocalSandbox.start({ interpreters: 1, scratchRoot: ownRoot });
     try {
-      const pids = own.workerPids;
-      // A "ready" message naming the victim as the worker's scratch root (which Node removes
-      // when it kills a worker), for another request id, with a scratch folder of its own.
+      const pids = own.interpreterPids;
+      // A "ready" message naming the victim as the interpreter's scratch root (which Node removes
+      // when it kills an interpreter), for another request id, with a scratch folder of its own.
       const extra = `, "type": "ready", "id": "someone-else", "scratch": "/", "pid": 1, "python": "3", "pandas": "2", "numpy": "1", "scratch_root": ${JSON.stringify(victim)}, "protections": {}, "details": {}`;
       const result = await within(
         BOUND_MS,
@@ -167,7 +171,7 @@ with open("_tableminds_table_5.csv", "w") as handle:
       );
       expect(result.error).toBeNull();
       expect(result.stdout).toBe("forged\n");
-      expect(own.workerPids).toEqual(pids);
+      expect(own.interpreterPids).toEqual(pids);
       expect((await own.execute({ code: "print('next')", tables: [] })).stdout).toBe("next\n");
     } finally {
       await own.close();
@@ -177,14 +181,14 @@ with open("_tableminds_table_5.csv", "w") as handle:
   });
 
   it("a report of the wrong form from the code's process fails that run alone", async () => {
-    const pids = sandbox.workerPids;
+    const pids = sandbox.interpreterPids;
     const forged = `{"ok": True, "stdout": "forged\\n", "stderr": "", "error": None, "truncated": False, "tables": [], "spans": [], "result": {"from": "declared", "kind": "weird"}}`;
     const result = await run(patchRunner("", forged));
     expect(result.ok).toBe(false);
     expect(result.error?.type).toBe("Crashed");
     expect(result.error?.message).toBe("the code's process sent a report that is not one");
     expect(result.stdout).toBe("");
-    expect(sandbox.workerPids).toEqual(pids);
+    expect(sandbox.interpreterPids).toEqual(pids);
   });
 
   it("gives the code's process no result pipe, no handle on libc and no ctypes", async () => {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { findPython } from "../../sandbox/python.js";
 import { reclaimDeadScratch } from "../../sandbox/scratch-reclaim.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../../sandbox/worker.py", import.meta.url));
+const INTERPRETER_SCRIPT = fileURLToPath(new URL("../../sandbox/interpreter.py", import.meta.url));
 const root = mkdtempSync(path.join(os.tmpdir(), "tableminds-reclaim-"));
 
 /** A pid that ran and has exited. */
@@ -32,26 +32,33 @@ async function gone(pid: number): Promise<void> {
   throw new Error(`process ${pid} is still there`);
 }
 
-describe("scratch folders of sandbox workers killed with SIGKILL", () => {
+describe("scratch folders of sandbox interpreters killed with SIGKILL", () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it("reclaims the folders of workers that are gone, and only those", () => {
-    const dead = path.join(root, `tableminds-worker-${deadPid()}-abc`);
+  it("reclaims the folders of interpreters that are gone, and only those", () => {
+    const dead = path.join(root, `tableminds-interpreter-${deadPid()}-abc`);
     mkdirSync(path.join(dead, "run-1", "inputs"), { recursive: true });
     writeFileSync(path.join(dead, "run-1", "inputs", "table.csv"), "a\n1\n");
-    const alive = path.join(root, `tableminds-worker-${process.pid}-def`);
-    const unnamed = path.join(root, "tableminds-worker-xyz");
-    mkdirSync(alive);
-    mkdirSync(unnamed);
-    expect(reclaimDeadScratch(root)).toEqual([dead]);
-    expect([existsSync(dead), existsSync(alive), existsSync(unnamed)]).toEqual([false, true, true]);
+    const alive = path.join(root, `tableminds-interpreter-${process.pid}-def`);
+    const unnamed = path.join(root, "tableminds-interpreter-xyz");
+    const older = path.join(root, `tableminds-worker-${deadPid()}-ghi`);
+    const olderAlive = path.join(root, `tableminds-worker-${process.pid}-jkl`);
+    for (const folder of [alive, unnamed, older, olderAlive]) mkdirSync(folder);
+    expect(reclaimDeadScratch(root).sort()).toEqual([dead, older].sort());
+    expect([dead, alive, unnamed, older, olderAlive].map((f) => existsSync(f))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      true,
+    ]);
   });
 
-  it("names a worker's folder by its pid, so a start after kill -9 removes what it left", async () => {
+  it("names an interpreter's folder by its pid, so a start after kill -9 removes what it left", async () => {
     const python = (await findPython()).executable;
-    // The worker alone, with no WarmWorker to clean up after it: as after `kill -9` of the
+    // The interpreter alone, with no WarmInterpreter to clean up after it: as after `kill -9` of the
     // whole process, nobody runs a clean-up.
-    const child = spawn(python, [WORKER_SCRIPT, root], {
+    const child = spawn(python, [INTERPRETER_SCRIPT, root], {
       stdio: ["pipe", "ignore", "ignore", "pipe"],
       detached: true,
     });
@@ -61,7 +68,7 @@ describe("scratch folders of sandbox workers killed with SIGKILL", () => {
     expect(ready.type).toBe("ready");
     const folder = ready.scratch_root;
     const pid = ready.pid;
-    expect(path.basename(folder)).toMatch(new RegExp(`^tableminds-worker-${pid}-`));
+    expect(path.basename(folder)).toMatch(new RegExp(`^tableminds-interpreter-${pid}-`));
     process.kill(-pid, "SIGKILL");
     await gone(pid);
     expect(existsSync(folder)).toBe(true);

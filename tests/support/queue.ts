@@ -5,24 +5,24 @@ import { QUEUE_NAME, redisOptions } from "../../storage/queue/connection.js";
 import { type CliResult, type RunningCli, startCli } from "./cli.js";
 
 /*
- * `tableminds worker` processes for the queue's tests, and what those tests compare: the
+ * `tableminds consume` processes for the queue's tests, and what those tests compare: the
  * records of a results file without what differs from run to run (times).
  */
 
-export interface RunningWorker extends RunningCli {
-  /** What the worker has logged so far. */
+export interface RunningConsumer extends RunningCli {
+  /** What the consumer has logged so far. */
   log(): string;
   /** Resolves once the log matches `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<CliResult>;
 }
 
-/** Starts a worker and waits until it takes jobs. */
-export async function startWorker(
+/** Starts a consumer and waits until it takes jobs. */
+export async function startConsumer(
   env: Record<string, string | undefined>,
   flags: string[] = [],
-): Promise<RunningWorker> {
-  const running = startCli(["worker", ...flags], env, 600_000);
+): Promise<RunningConsumer> {
+  const running = startCli(["consume", ...flags], env, 600_000);
   let log = "";
   running.child.stderr?.on("data", (chunk: Buffer) => {
     log += chunk;
@@ -36,11 +36,11 @@ export async function startWorker(
           resolve();
         } else if (Date.now() - started > timeoutMs || running.child.exitCode !== null) {
           clearInterval(poll);
-          reject(new Error(`the worker never logged ${pattern}; its log:\n${log}`));
+          reject(new Error(`the consumer never logged ${pattern}; its log:\n${log}`));
         }
       }, 50);
     });
-  await waitFor(/worker: taking jobs from/);
+  await waitFor(/consumer: taking jobs from/);
   return {
     ...running,
     log: () => log,
@@ -52,9 +52,9 @@ export async function startWorker(
   };
 }
 
-/** The questions a worker's log says it finished. */
-export function finishedBy(worker: RunningWorker): string[] {
-  return [...worker.log().matchAll(/^worker: \w+ (\S+) done/gm)].map((m) => m[1] ?? "");
+/** The questions a consumer's log says it finished. */
+export function finishedBy(consumer: RunningConsumer): string[] {
+  return [...consumer.log().matchAll(/^consumer: \w+ (\S+) done/gm)].map((m) => m[1] ?? "");
 }
 
 /** How many jobs of each state the queue holds. */

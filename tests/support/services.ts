@@ -50,7 +50,7 @@ export function startService(name: ServiceName): Service {
       .split("\n")
       .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
   );
-  // Submitters and workers of a queue share its key.
+  // Submitters and consumers of a queue share its key.
   if (name === "redis") env.TABLEMINDS_QUEUE_KEY = randomBytes(24).toString("hex");
   const service: Service = {
     env,

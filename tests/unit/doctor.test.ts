@@ -13,7 +13,7 @@ const WORKING: DoctorFacts = {
     ok: true,
     runtime: "Python 3.11.2, pandas 1.5.3, numpy 1.24.2 (/usr/bin/python3)",
     protections: { netns: true, rlimitNproc: false, auditHook: true, madeUp: true },
-    details: { netns: "network namespace", uid: "0", workers: "1" },
+    details: { netns: "network namespace", uid: "0", interpreters: "1" },
     roundTripMs: 3.25,
   },
   endpoint: {
@@ -30,9 +30,11 @@ describe("the doctor report", () => {
   it("lists python, every protection with its state and meaning, and the settings", () => {
     const report = formatDoctorReport(WORKING);
     expect(report).toContain("Python:  /usr/bin/python3 (Python 3.11.2, pandas 1.5.3)");
-    expect(report).toContain("1 worker(s); a test request took 3.3 ms");
+    expect(report).toContain("1 interpreter; a test request took 3.3 ms");
     expect(report).toContain("Protections active on this machine: 3 of 4");
-    expect(report).toMatch(/^ {2}\[x\] netns +no network: the workers live in an empty network/m);
+    expect(report).toMatch(
+      /^ {2}\[x\] netns +no network: the interpreters live in an empty network/m,
+    );
     expect(report).toMatch(/^ {2}\[ \] rlimitNproc +process-count limit/m);
     // An unknown protection is still listed, by its name.
     expect(report).toMatch(/^ {2}\[x\] madeUp +madeUp$/m);
@@ -50,10 +52,12 @@ describe("the doctor report", () => {
   it("says what is wrong, and fails, when the sandbox does not work", () => {
     const broken: DoctorFacts = {
       ...WORKING,
-      sandbox: { ok: false, problem: "the sandbox worker exited (code 1)" },
+      sandbox: { ok: false, problem: "the sandbox interpreter exited (code 1)" },
     };
     const report = formatDoctorReport(broken);
-    expect(report).toContain("Sandbox: local DOES NOT WORK - the sandbox worker exited (code 1)");
+    expect(report).toContain(
+      "Sandbox: local DOES NOT WORK - the sandbox interpreter exited (code 1)",
+    );
     expect(report).not.toContain("Protections active");
     expect(report).toContain("PROBLEM:");
     expect(doctorExitCode(broken)).toBe(1);

@@ -8,6 +8,7 @@ import { failureOf, failureReason, QuestionJobSchema } from "../../evals/queue/p
 import { uploadedTables } from "../../evals/queue/submit.js";
 import { EndpointFailed, NotRun, ScoringFailed } from "../../evals/runner.js";
 import { jobIdOf, queueUrl, redisOptions, runIdOf } from "../../storage/queue/connection.js";
+import { processorFile } from "../../storage/queue/consumer.js";
 import {
   jobLabel,
   QueueSealError,
@@ -16,7 +17,6 @@ import {
   seal,
   unseal,
 } from "../../storage/queue/seal.js";
-import { processorFile } from "../../storage/queue/worker.js";
 import { uploadPath } from "../../tables/sources.js";
 import { MineJobSchema } from "../../training/mining/queue.js";
 import { EXAMPLES, useTempHome } from "../support/env.js";
@@ -61,7 +61,7 @@ describe("the queue's settings", () => {
 });
 
 describe("what travels with a job", () => {
-  it("refuses a job that sets a worker's own field, names a model or a path, or carries a route", () => {
+  it("refuses a job that sets a consumer's own field, names a model or a path, or carries a route", () => {
     const job = {
       run: "r",
       invocation: 1,
@@ -89,10 +89,10 @@ describe("what travels with a job", () => {
     expect(refused({ context: { sandbox: "e2b" } })).toHaveLength(1);
     expect(refused({ context: { maxReflections: -1 } })).toHaveLength(1);
     expect(refused({ context: { model: "local:/etc/passwd" } })).toEqual([
-      "context.model: a worker's models are its own",
+      "context.model: a consumer's models are its own",
     ]);
     expect(refused({ context: { coderModel: "gpt-4o" } })).toEqual([
-      "context.coderModel: a worker's models are its own",
+      "context.coderModel: a consumer's models are its own",
     ]);
     expect(refused({ example: { ...job.example, tables: [{ path: "/etc/passwd" }] } })).toEqual([
       "example.tables.0: a job's tables are inline or uploads, never paths",
@@ -103,7 +103,7 @@ describe("what travels with a job", () => {
     ).toBe(false);
   });
 
-  it("reads back why a worker did not answer: the endpoint, the scoring, or anything else", () => {
+  it("reads back why a consumer did not answer: the endpoint, the scoring, or anything else", () => {
     const endpoint = failureOf(failureReason(new EndpointFailed("ECONNREFUSED", "h:1")) ?? "");
     expect(endpoint).toBeInstanceOf(EndpointFailed);
     expect(endpoint).toMatchObject({ message: "ECONNREFUSED", host: "h:1" });
@@ -113,11 +113,11 @@ describe("what travels with a job", () => {
     expect(failureReason(new Error("boom"))).toBeUndefined();
     const lost = failureOf("job stalled more than allowable limit");
     expect(lost).toBeInstanceOf(NotRun);
-    expect(lost.message).toBe("on a worker: job stalled more than allowable limit");
+    expect(lost.message).toBe("on a consumer: job stalled more than allowable limit");
   });
 });
 
-describe("the worker's child module", () => {
+describe("the consumer's child module", () => {
   it("is the TypeScript source in a checkout and the compiled JavaScript in the package", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "tableminds-processor-"));
     const source = pathToFileURL(path.join(dir, "jobs.ts"));

@@ -24,7 +24,7 @@ import type { MinedQuestion, MineStage } from "./records.js";
  * `mine`: the eval runner drives mcts over the questions (resume, lock, retries, timeouts,
  * results.jsonl of the best answers); a wrapper around the graph gives it the gold answer and
  * appends the question's whole search to mined.jsonl before the runner records it (on a queue,
- * the wrapper runs on a worker and the search comes back with the record: queue.ts). The
+ * the wrapper runs on a consumer and the search comes back with the record: queue.ts). The
  * exports are then rebuilt from mined.jsonl.
  */
 
@@ -58,7 +58,7 @@ export interface MineOptions
   /** Runs this instead of the mcts graph (tests). */
   graph?: EvalGraph;
   /**
-   * Mines on a queue's workers (training/mining/queue.ts) instead of in this process: the
+   * Mines on a queue's consumers (training/mining/queue.ts) instead of in this process: the
    * answerer of the run, given where each question's mined search goes.
    */
   remote?: (keep: (mined: MinedQuestion) => void) => AnswererFactory;

@@ -11,7 +11,7 @@ import { miningGraph } from "./mine.js";
 import { MINE_STAGES, type MinedQuestion, MinedQuestionSchema } from "./records.js";
 
 /*
- * `mine --queue`: each question's mcts search runs on a worker, which returns the question's
+ * `mine --queue`: each question's mcts search runs on a consumer, which returns the question's
  * record and its mined search; the submitter writes both, mined.jsonl first, as a local mine
  * does.
  */
@@ -28,7 +28,7 @@ export type MineResult = z.infer<typeof MineResultSchema>;
 /**
  * A mined search as if mined here: its tables' files named in this machine's artifact folder,
  * where readers look for them by hash (storage/artifacts.ts: localArtifact), not in the
- * worker's.
+ * consumer's.
  */
 export function minedHere(mined: MinedQuestion): MinedQuestion {
   const tables = mined.tables.map((table) => {
@@ -59,7 +59,7 @@ export function queuedMining(options: {
     });
 }
 
-/** Mines one question on a worker: its record and its search, as a local mine makes them. */
+/** Mines one question on a consumer: its record and its search, as a local mine makes them. */
 export async function runMineJob(
   job: MineJob,
   stop: AbortSignal,

@@ -1,6 +1,6 @@
 # Issue 22: the code walks up its Python frames to the child's result descriptor, writes a
 # forged success naming a FIFO it made in scratch as a table it left, and exits at once.
-# Once, the worker passed the line on and Node opened the FIFO, waiting for a writer for
+# Once, the interpreter passed the line on and Node opened the FIFO, waiting for a writer for
 # ever (four such runs took every libuv file thread). The code runs in a process of its
 # own whose copy of that descriptor leads to /dev/null: the line goes nowhere, the run ends
 # without a report, and nobody opens the FIFO.

@@ -1,5 +1,5 @@
 # The soft alarm and SIGTERM ignored, then a long sleep (no CPU, so no CPU limit
-# either): the worker's wall-clock kill ends it.
+# either): the interpreter's wall-clock kill ends it.
 # expect: Timeout
 # message: ^execution exceeded 500 ms$
 # timeout-ms: 500

@@ -1,7 +1,7 @@
 # The code's process reports its run to the child that forked it, and the code can write
 # that report itself, with what it chose: here tables whose files are a FIFO, a symlink to
 # /etc/passwd, a directory and a hard link. Each file is opened without blocking or
-# following a link and checked through its descriptor (by the worker, and by Node again):
+# following a link and checked through its descriptor (by the interpreter, and by Node again):
 # all four are refused with a note, and the run completes.
 # expect: ok
 # stdout: ^forged\n$

@@ -1,6 +1,6 @@
-"""Warm pandas worker of the local sandbox.
+"""Warm pandas interpreter of the local sandbox.
 
-Started by sandbox/local-worker.ts (one per pool slot) as `worker.py SCRATCH_ROOT
+Started by sandbox/local-interpreter.ts (one per pool slot) as `interpreter.py SCRATCH_ROOT
 [--no-fork-ahead] [--no-landlock]` (the latter for tests). Messages arrive as one JSON object per line on stdin; replies
 leave as one JSON object per line on fd 3, a descriptor that the forked children
 close, so nothing the generated code prints can reach the protocol.
@@ -16,10 +16,10 @@ Out:  {"type": "ready", "pid", "python", "pandas", "numpy", "scratch_root",
       {"type": "started", "id", "pid"}  the code is about to run in child `pid`
       {"type": "result", "id", "scratch", ...runner.py's result}
       The result is the child's line (the child forks the processes the code runs in and
-      holds the only write end of its result pipe: worker_protocol.py), passed on with
+      holds the only write end of its result pipe: interpreter_protocol.py), passed on with
       none but a result's keys, with its tables' and figures' files checked
       (`_check_table_files`, `_check_figure_files`);
-      the envelope (`type`, `id`, `scratch`) is always the worker's own. Node validates the
+      the envelope (`type`, `id`, `scratch`) is always the interpreter's own. Node validates the
       rest (local-protocol.ts).
 
 Each request runs in a forked child (copy-on-write of this interpreter and of the
@@ -27,13 +27,13 @@ cached tables) in its own process group, which is killed as a whole afterwards. 
 next child is forked, confined and parked on a pipe ahead of the next request, so the
 fork is off the request's path. While it waits it drops the cached tables the latest
 requests did not use and warms up. A parked child reads a small table it lacks itself (the
-worker caches it once the reply is out); for a big one it is thrown away for a fresh
-child forked after the worker loaded it. The worker builds what each child's confinement
+interpreter caches it once the reply is out); for a big one it is thrown away for a fresh
+child forked after the interpreter loaded it. The interpreter builds what each child's confinement
 needs (its Landlock layer, its audit hook's paths) before the fork, so that the child
 only enters it.
 
-This file holds the worker's own loop and its table cache; worker_protocol.py frames the
-messages, worker_child.py is what runs in the forked children.
+This file holds the interpreter's own loop and its table cache; interpreter_protocol.py frames the
+messages, interpreter_child.py is what runs in the forked children.
 """
 
 import os
@@ -66,7 +66,7 @@ import runner  # noqa: E402
 import table_files  # noqa: E402
 from pressure import CpuPressure  # noqa: E402
 from read_rules import ReadRules, inputs_dir  # noqa: E402
-from worker_child import (  # noqa: E402
+from interpreter_child import (  # noqa: E402
     EXIT_SETUP_FAILED,
     Child,
     child_main,
@@ -75,7 +75,7 @@ from worker_child import (  # noqa: E402
     probe_main,
     reap,
 )
-from worker_protocol import (  # noqa: E402
+from interpreter_protocol import (  # noqa: E402
     RefusedResult,
     parse_child_payload,
     read_line,
@@ -96,17 +96,17 @@ EXPORT_GRACE_S = 1.0
 # A figure file (PNG or SVG) a run leaves may be at most this big.
 MAX_FIGURE_FILE_BYTES = 16 * 1024 * 1024
 PROBE_TIMEOUT_S = 10.0
-# While children are dying, how often the idle worker looks for them itself, in case their
+# While children are dying, how often the idle interpreter looks for them itself, in case their
 # SIGCHLD came at a moment it could not reap them.
 REAP_POLL_S = 0.05
 
 _table_cache = OrderedDict()
 
 
-class Worker:
+class Interpreter:
     def __init__(self, scratch_root, fork_ahead, landlock=True):
-        # The pid in the name lets a later start reclaim the folder if this worker is killed.
-        self.root = tempfile.mkdtemp(prefix=f"tableminds-worker-{os.getpid()}-", dir=scratch_root)
+        # The pid in the name lets a later start reclaim the folder if this interpreter is killed.
+        self.root = tempfile.mkdtemp(prefix=f"tableminds-interpreter-{os.getpid()}-", dir=scratch_root)
         self.fork_ahead = fork_ahead
         self.pid = os.getpid()
         self.ahead = None
@@ -161,7 +161,7 @@ class Worker:
 
     def _child_for(self, tables):
         """The parked child, with the small tables it lacks to read itself; else a fresh
-        child forked once the worker has cached every table."""
+        child forked once the interpreter has cached every table."""
         child, self.ahead = self.ahead, None
         if child is not None:
             lacking = [(uri, digest) for uri, digest in tables.items() if digest not in child.digests]
@@ -436,9 +436,9 @@ def main():
     scratch_root = sys.argv[1] if len(sys.argv) > 1 else None
     options = sys.argv[2:]
     # --no-landlock is for tests: what holds on a kernel without Landlock.
-    worker = Worker(scratch_root, fork_ahead="--no-fork-ahead" not in options, landlock="--no-landlock" not in options)
+    interpreter = Interpreter(scratch_root, fork_ahead="--no-fork-ahead" not in options, landlock="--no-landlock" not in options)
     try:
-        protections, details = worker.probe()
+        protections, details = interpreter.probe()
         send(
             {
                 "type": "ready",
@@ -446,12 +446,12 @@ def main():
                 "python": platform.python_version(),
                 "pandas": pd.__version__,
                 "numpy": np.__version__,
-                "scratch_root": worker.root,
+                "scratch_root": interpreter.root,
                 "protections": protections,
                 "details": details,
             }
         )
-        worker.prepare_next()
+        interpreter.prepare_next()
         for raw in request_lines(sys.stdin.fileno(), graveyard, REAP_POLL_S):
             if not raw.strip():
                 continue
@@ -461,12 +461,12 @@ def main():
             try:
                 message = json.loads(raw)
                 if message.get("type") == "release":
-                    worker.release(message.get("scratch"))
+                    interpreter.release(message.get("scratch"))
                     continue
                 request_id = message.get("id")
-                reply, child = worker.handle(message)
+                reply, child = interpreter.handle(message)
             except BaseException as exc:
-                reply = runner.failure_from("WorkerError", exc)
+                reply = runner.failure_from("InterpreterError", exc)
             try:
                 # The envelope's fields last: a reply never names its own type or id.
                 send({**reply, "type": "result", "id": request_id})
@@ -476,16 +476,16 @@ def main():
             # The next child is forked below: nothing of this request may be left in these
             # frames, which it inherits (its code and output were another run's).
             raw = message = reply = None
-            worker.finish(child, keep_scratch)
+            interpreter.finish(child, keep_scratch)
             child = None
-            worker.prepare_next()
+            interpreter.prepare_next()
     finally:
-        worker.close()
+        interpreter.close()
 
 
 if __name__ == "__main__":
     main()
     # Tearing down an interpreter with pandas loaded takes most of a second, and nothing is left
-    # to flush or remove (close() did): a stopped worker ends at once.
+    # to flush or remove (close() did): a stopped interpreter ends at once.
     sys.stdout.flush()
     os._exit(0)

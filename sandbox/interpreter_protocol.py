@@ -1,11 +1,11 @@
-"""Framing of the warm worker's messages (see worker.py for the messages themselves).
+"""Framing of the warm interpreter's messages (see interpreter.py for the messages themselves).
 
 Requests arrive as one JSON object per line on stdin; replies leave as one JSON object
-per line on PROTOCOL_FD. A child hands its result to the worker as one line of JSON on a
+per line on PROTOCOL_FD. A child hands its result to the interpreter as one line of JSON on a
 pipe of its own, read here with a deadline and a size cap. The child never runs the code
 (its runs are processes it forks, which close their copy of the pipe before anything else:
-see `child_main` in worker_child.py), so the line is the runner's; what the code computed
-in it is still only the code's word: the worker keeps only the keys of a result, checks
+see `child_main` in interpreter_child.py), so the line is the runner's; what the code computed
+in it is still only the code's word: the interpreter keeps only the keys of a result, checks
 what it relies on itself (`checked_result`) and puts it in its own envelope, and Node
 validates every field (`refusedResult` in local-protocol.ts).
 
@@ -85,10 +85,10 @@ def read_line(fd, deadline):
 
 
 class RefusedResult(Exception):
-    """The child's line is not a result the worker accepts; the message says why."""
+    """The child's line is not a result the interpreter accepts; the message says why."""
 
 
-# Work done here after the worker forked a child pays a copy-on-write fault for each page
+# Work done here after the interpreter forked a child pays a copy-on-write fault for each page
 # it first writes to (allocations and reference counts included), a few microseconds each:
 # the parse and the checks below copy and touch as little as they can.
 
@@ -107,7 +107,7 @@ def parse_child_payload(payload):
     return checked_result(result)
 
 
-# --- what the worker itself checks of a result ------------------------------------------------
+# --- what the interpreter itself checks of a result ------------------------------------------------
 
 # What a runner result holds; whatever else the child put in is dropped.
 _RESULT_KEYS = frozenset(("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result", "figures"))
@@ -119,16 +119,16 @@ def _refuse(what):
 
 def checked_result(value):
     """`value` (parsed JSON) with only the keys of a runner result, checked where the
-    worker relies on it: its table files (plain names the runner gives, at most
+    interpreter relies on it: its table files (plain names the runner gives, at most
     runner.MAX_TABLES; the files themselves are checked by `_check_table_files` in
-    worker.py) and stderr (which gets notes appended). Raises RefusedResult otherwise.
+    interpreter.py) and stderr (which gets notes appended). Raises RefusedResult otherwise.
     Node validates every field against RunnerResultSchema (results.ts) and refuses a
-    result that does not match; not validating it all twice keeps the worker's share of a
+    result that does not match; not validating it all twice keeps the interpreter's share of a
     request small (each object it touches after a fork costs a copy-on-write fault)."""
     if type(value) is not dict:
         _refuse("it is not an object")
     if not value.keys() <= _RESULT_KEYS:
-        # The worker's envelope (`type`, `id`, `scratch`) among them.
+        # The interpreter's envelope (`type`, `id`, `scratch`) among them.
         for key in [key for key in value if key not in _RESULT_KEYS]:
             del value[key]
     if type(value.get("stderr")) is not str:

@@ -1,4 +1,4 @@
-# A SIGKILL aimed at the parent (the warm worker).
+# A SIGKILL aimed at the parent (the warm interpreter).
 # expect: PermissionError
 # message: signalling other processes is not allowed
 import os

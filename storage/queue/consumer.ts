@@ -4,19 +4,19 @@ import { type Job, Worker } from "bullmq";
 import { checkQueue, QUEUE_NAME, redisOptions, shownUrl } from "./connection.js";
 
 /*
- * A worker process of the queue: BullMQ's Worker takes jobs and holds their locks in this
+ * A consumer process of the queue: BullMQ's Worker takes jobs and holds their locks in this
  * process's event loop, and runs each job in a child process of its own (a sandboxed
  * processor), so no graph's CPU work ever delays a lock's renewal.
  */
 
-export interface QueueWorkerOptions {
+export interface QueueConsumerOptions {
   url: string;
   /** The processor's module (its default export runs one job), as TypeScript or JavaScript. */
   processor: URL;
   /** Jobs at once, each in its own child process. */
   concurrency: number;
   /**
-   * How long a job's lock lasts without renewal: a worker that dies (kill -9, a lost machine)
+   * How long a job's lock lasts without renewal: a consumer that dies (kill -9, a lost machine)
    * has its jobs taken by another within about twice this.
    */
   lockMs: number;
@@ -25,7 +25,7 @@ export interface QueueWorkerOptions {
   log: (line: string) => void;
 }
 
-/** A job's worker may die this many times before the job fails (the default 1 is too strict). */
+/** A job's consumer may die this many times before the job fails (the default 1 is too strict). */
 const MAX_STALLED = 2;
 
 /**
@@ -51,14 +51,14 @@ function childExecArgv(file: string): string[] {
 const CHECKOUT_LOADER = "tsx";
 
 /**
- * Runs a worker until SIGINT or SIGTERM: the first lets the jobs in hand finish and takes no
- * more; a second gives them back to the queue at once (another worker takes them); a third
+ * Runs a consumer until SIGINT or SIGTERM: the first lets the jobs in hand finish and takes no
+ * more; a second gives them back to the queue at once (another consumer takes them); a third
  * exits. Resolves with the exit code: 130 after Ctrl-C, 0 after SIGTERM.
  */
-export async function runQueueWorker(options: QueueWorkerOptions): Promise<number> {
+export async function runQueueConsumer(options: QueueConsumerOptions): Promise<number> {
   await checkQueue(options.url);
   const file = processorFile(options.processor);
-  const worker = new Worker(QUEUE_NAME, file, {
+  const consumer = new Worker(QUEUE_NAME, file, {
     connection: redisOptions(options.url),
     concurrency: options.concurrency,
     lockDuration: options.lockMs,
@@ -73,27 +73,27 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<numbe
   });
   const { log, describe } = options;
   const started = new Map<string, number>();
-  worker.on("active", (job) => {
+  consumer.on("active", (job) => {
     started.set(job.id ?? "", performance.now());
-    log(`worker: ${describe(job)} started`);
+    log(`consumer: ${describe(job)} started`);
   });
   const took = (job: Job) => {
     const since = started.get(job.id ?? "");
     started.delete(job.id ?? "");
     return since === undefined ? "" : ` in ${((performance.now() - since) / 1000).toFixed(1)} s`;
   };
-  worker.on("completed", (job) => log(`worker: ${describe(job)} done${took(job)}`));
-  worker.on("failed", (job, error) => {
-    if (job) log(`worker: ${describe(job)} failed${took(job)}: ${error.message}`);
+  consumer.on("completed", (job) => log(`consumer: ${describe(job)} done${took(job)}`));
+  consumer.on("failed", (job, error) => {
+    if (job) log(`consumer: ${describe(job)} failed${took(job)}: ${error.message}`);
   });
-  worker.on("stalled", (id) =>
-    log(`worker: job ${id} of a worker that stopped goes back to the queue`),
+  consumer.on("stalled", (id) =>
+    log(`consumer: job ${id} of a consumer that stopped goes back to the queue`),
   );
   let lastError = "";
-  worker.on("error", (error) => {
+  consumer.on("error", (error) => {
     if (error.message === lastError) return;
     lastError = error.message;
-    log(`worker: ${error.message}`);
+    log(`consumer: ${error.message}`);
   });
 
   let signals = 0;
@@ -103,12 +103,12 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<numbe
     if (signal === "SIGINT") exitCode = 130;
     if (signals === 1) {
       log(
-        "worker: stopping: the jobs in hand finish first, no new one starts (again: give them back to the queue)",
+        "consumer: stopping: the jobs in hand finish first, no new one starts (again: give them back to the queue)",
       );
-      void worker.close();
+      void consumer.close();
     } else if (signals === 2) {
-      log("worker: giving the jobs in hand back to the queue");
-      worker.cancelAllJobs("the worker is stopping");
+      log("consumer: giving the jobs in hand back to the queue");
+      consumer.cancelAllJobs("the consumer is stopping");
     } else {
       process.exit(exitCode || 1);
     }
@@ -116,13 +116,13 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<numbe
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const running = worker.run();
-    await worker.waitUntilReady();
+    const running = consumer.run();
+    await consumer.waitUntilReady();
     log(
-      `worker: taking jobs from ${shownUrl(options.url)} (queue ${QUEUE_NAME}), ${options.concurrency} at a time; Ctrl-C stops`,
+      `consumer: taking jobs from ${shownUrl(options.url)} (queue ${QUEUE_NAME}), ${options.concurrency} at a time; Ctrl-C stops`,
     );
     await running;
-    await worker.close();
+    await consumer.close();
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -1,6 +1,6 @@
 /**
- * The process a `tableminds worker` runs its jobs in (a BullMQ sandboxed processor): the
- * worker's own event loop only holds the jobs' locks, and the graphs, tables and scoring run
+ * The process a `tableminds consume` runs its jobs in (a BullMQ sandboxed processor): the
+ * consumer's own event loop only holds the jobs' locks, and the graphs, tables and scoring run
  * here, one job at a time. Both kinds of job: an evaluation's question and a mined one.
  */
 import { type SandboxedJob, UnrecoverableError, WaitingError } from "bullmq";
@@ -30,10 +30,10 @@ let collected: JobWarning[] | undefined;
 process.removeAllListeners("warning");
 process.on("warning", (warning) => {
   if (collected) collected.push({ name: warning.name, message: warning.message });
-  else process.stderr.write(`(worker) ${warning.name}: ${warning.message}\n`);
+  else process.stderr.write(`(consumer) ${warning.name}: ${warning.message}\n`);
 });
-// The worker that forked this process holds its job's lock; without it, the work is lost
-// anyway (the job goes to another worker), so stop at once.
+// The consumer that forked this process holds its job's lock; without it, the work is lost
+// anyway (the job goes to another consumer), so stop at once.
 process.on("disconnect", () => process.exit(1));
 
 function parsed<T>(schema: z.ZodType<T>, data: unknown, kind: string): T {
@@ -54,7 +54,7 @@ function opened(job: SandboxedJob, key: string): unknown {
   }
 }
 
-/** The processor: runs the job, or gives it back to the queue when its worker is told to. */
+/** The processor: runs the job, or gives it back to the queue when its consumer is told to. */
 export function jobProcessor(graphs?: GraphSource) {
   return async (job: SandboxedJob, token?: string, signal?: AbortSignal) => {
     const stop = signal ?? new AbortController().signal;
@@ -68,12 +68,14 @@ export function jobProcessor(graphs?: GraphSource) {
       } else if (job.name === "mine") {
         result = await runMineJob(parsed(MineJobSchema, data, "a mining"), stop, graphs);
       } else {
-        throw new Error(`unknown kind of job "${job.name}" (this worker runs eval and mine jobs)`);
+        throw new Error(
+          `unknown kind of job "${job.name}" (this consumer runs eval and mine jobs)`,
+        );
       }
       return seal(key, resultLabel(job.id ?? ""), { ...result, warnings: collected });
     } catch (error) {
       if (error instanceof Cancelled && stop.aborted) {
-        // The worker is stopping and gives its jobs back: another worker takes this one.
+        // The consumer is stopping and gives its jobs back: another consumer takes this one.
         await job.moveToWait(token);
         throw new WaitingError();
       }

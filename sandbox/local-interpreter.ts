@@ -1,5 +1,5 @@
 /**
- * The lifecycle of one warm worker (worker.py): spawn, readiness, one run at a time
+ * The lifecycle of one warm interpreter (interpreter.py): spawn, readiness, one run at a time
  * with a watchdog, and its end (stop, kill, or death noticed and reported).
  */
 
@@ -10,28 +10,28 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import type { ExecError } from "../blackboard/schemas.js";
 import {
+  type InterpreterMessage,
+  type InterpreterReady,
+  type InterpreterRequest,
+  type InterpreterResult,
+  type InterpreterVersions,
   LineSplitter,
-  parseWorkerLine,
+  parseInterpreterLine,
   refusedResult,
   releaseLine,
   runLine,
-  type WorkerMessage,
-  type WorkerReady,
-  type WorkerRequest,
-  type WorkerResult,
-  type WorkerVersions,
 } from "./local-protocol.js";
 import { reclaimDeadScratch } from "./scratch-reclaim.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("./worker.py", import.meta.url));
+const INTERPRETER_SCRIPT = fileURLToPath(new URL("./interpreter.py", import.meta.url));
 /** Importing pandas on a cold CI disk can take a while. */
 const READY_TIMEOUT_MS = 60_000;
 const STDERR_TAIL_CHARS = 4_000;
 const KILL_WAIT_MS = 5_000;
-/** How long a worker told to stop (stdin closed) may take to clean up before it is killed. */
+/** How long an interpreter told to stop (stdin closed) may take to clean up before it is killed. */
 const STOP_WAIT_MS = 3_000;
 
-/** Variables passed to the worker; everything else (API keys included) stays out. */
+/** Variables passed to the interpreter; everything else (API keys included) stays out. */
 const PASSED_ENV = [
   "PATH",
   "HOME",
@@ -47,8 +47,8 @@ const PASSED_ENV = [
   "LD_LIBRARY_PATH",
 ];
 
-export interface WarmWorkerOptions {
-  /** Where the worker makes its scratch directories; default: os.tmpdir(). */
+export interface WarmInterpreterOptions {
+  /** Where the interpreter makes its scratch directories; default: os.tmpdir(). */
   scratchRoot?: string;
   /** Keep a confined child forked ahead of the next request (default true). */
   forkAhead?: boolean;
@@ -61,15 +61,15 @@ export interface WarmWorkerOptions {
 }
 
 /**
- * A reply, or the reason the worker was lost (it is dead afterwards and must be
+ * A reply, or the reason the interpreter was lost (it is dead afterwards and must be
  * replaced); `codeStarted` tells whether the code had begun to run.
  */
-export type WorkerOutcome =
-  | { kind: "result"; result: WorkerResult }
+export type InterpreterOutcome =
+  | { kind: "result"; result: InterpreterResult }
   | { kind: "lost"; error: ExecError; codeStarted: boolean };
 
-/** How long the worker may stay silent: while loading tables, then once the code runs. */
-export interface WorkerBudget {
+/** How long the interpreter may stay silent: while loading tables, then once the code runs. */
+export interface InterpreterBudget {
   loadMs: number;
   runMs: number;
 }
@@ -79,10 +79,10 @@ interface PendingRun {
   runMs: number;
   codeStarted: boolean;
   timer?: NodeJS.Timeout;
-  resolve(outcome: WorkerOutcome): void;
+  resolve(outcome: InterpreterOutcome): void;
 }
 
-function workerEnv(): NodeJS.ProcessEnv {
+function interpreterEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PYTHONIOENCODING: "utf-8",
     PYTHONDONTWRITEBYTECODE: "1",
@@ -103,7 +103,7 @@ function workerEnv(): NodeJS.ProcessEnv {
 }
 
 /** SIGKILLs a process group, or the process alone when it leads no group. */
-/** Scratch roots already swept of dead workers' folders by this process. */
+/** Scratch roots already swept of dead interpreters' folders by this process. */
 const reclaimed = new Set<string>();
 
 function reclaimOnce(root: string): void {
@@ -142,11 +142,11 @@ function crashed(message: string): ExecError {
 }
 
 /**
- * One warm Python process (worker.py) with pandas imported. It runs one request at
- * a time; whatever goes wrong, `run` settles, and a worker that was lost is dead.
+ * One warm Python process (interpreter.py) with pandas imported. It runs one request at
+ * a time; whatever goes wrong, `run` settles, and an interpreter that was lost is dead.
  */
-export class WarmWorker {
-  private readySeen: WorkerReady | undefined;
+export class WarmInterpreter {
+  private readySeen: InterpreterReady | undefined;
   private pending: PendingRun | undefined;
   private childPid: number | undefined;
   private exited = false;
@@ -176,45 +176,45 @@ export class WarmWorker {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
     });
     stderr.on("error", () => {});
-    // A write to a worker that just died fails with EPIPE; its exit is handled below.
+    // A write to an interpreter that just died fails with EPIPE; its exit is handled below.
     stdin.on("error", () => {});
     child.on("error", (error) => this.onGone(`could not run ${python}: ${error.message}`));
     child.on("exit", (code, signal) => {
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      const gone = () => this.onGone(`the sandbox worker exited (${how})`);
-      // Let a reply that is still in the pipe arrive before giving up on it. A worker told to
+      const gone = () => this.onGone(`the sandbox interpreter exited (${how})`);
+      // Let a reply that is still in the pipe arrive before giving up on it. An interpreter told to
       // stop owes none, and its ending children may hold the pipe open a while.
       if (this.stopping && !this.pending) return gone();
       const drained = new Promise<void>((resolve) => protocol.once("close", resolve));
       void waitAtMost(drained, 250).then(gone);
     });
-    // Idle workers must not keep Node alive; pending runs hold a timer instead.
+    // Idle interpreters must not keep Node alive; pending runs hold a timer instead.
     child.unref();
     protocol.unref();
     stderr.unref();
     stdin.unref();
   }
 
-  static async start(python: string, opts: WarmWorkerOptions = {}): Promise<WarmWorker> {
+  static async start(python: string, opts: WarmInterpreterOptions = {}): Promise<WarmInterpreter> {
     const root = opts.scratchRoot ?? os.tmpdir();
     reclaimOnce(root);
-    const args = [WORKER_SCRIPT, root];
+    const args = [INTERPRETER_SCRIPT, root];
     if (opts.forkAhead === false) args.push("--no-fork-ahead");
     if (opts.landlock === false) args.push("--no-landlock");
     const child = spawn(python, args, {
       stdio: ["pipe", "ignore", "pipe", "pipe"],
       // Its own process group, so that killing it takes everything it started.
       detached: true,
-      env: workerEnv(),
+      env: interpreterEnv(),
     });
-    const worker = new WarmWorker(child, python);
+    const interpreter = new WarmInterpreter(child, python);
     try {
-      await worker.ready(opts.readyTimeoutMs ?? READY_TIMEOUT_MS);
+      await interpreter.ready(opts.readyTimeoutMs ?? READY_TIMEOUT_MS);
     } catch (error) {
-      await worker.kill();
+      await interpreter.kill();
       throw error;
     }
-    return worker;
+    return interpreter;
   }
 
   get pid(): number | undefined {
@@ -225,28 +225,28 @@ export class WarmWorker {
     return !this.exited;
   }
 
-  /** What the worker said when it was ready: versions, scratch root, protections. */
-  get readiness(): WorkerReady {
-    if (!this.readySeen) throw new Error("the sandbox worker is not ready");
+  /** What the interpreter said when it was ready: versions, scratch root, protections. */
+  get readiness(): InterpreterReady {
+    if (!this.readySeen) throw new Error("the sandbox interpreter is not ready");
     return this.readySeen;
   }
 
-  get versions(): WorkerVersions {
+  get versions(): InterpreterVersions {
     const { python, pandas, numpy } = this.readiness;
     return { python, pandas, numpy };
   }
 
-  /** Tells the worker that the table files of a finished run were read. */
+  /** Tells the interpreter that the table files of a finished run were read. */
   release(scratch: string): void {
     if (!this.exited) this.child.stdin?.write(releaseLine(scratch));
   }
 
-  run(request: WorkerRequest, budget: WorkerBudget): Promise<WorkerOutcome> {
-    if (this.pending) throw new Error("a WarmWorker runs one request at a time");
+  run(request: InterpreterRequest, budget: InterpreterBudget): Promise<InterpreterOutcome> {
+    if (this.pending) throw new Error("a WarmInterpreter runs one request at a time");
     if (this.exited) {
       return Promise.resolve({
         kind: "lost",
-        error: crashed("the sandbox worker is not running"),
+        error: crashed("the sandbox interpreter is not running"),
         codeStarted: false,
       });
     }
@@ -257,7 +257,7 @@ export class WarmWorker {
     });
   }
 
-  /** Kills the worker and the code it is running; resolves once the worker is gone. */
+  /** Kills the interpreter and the code it is running; resolves once the interpreter is gone. */
   async kill(): Promise<void> {
     if (this.childPid !== undefined) killGroup(this.childPid);
     if (!this.exited && this.child.pid !== undefined) killGroup(this.child.pid);
@@ -266,7 +266,7 @@ export class WarmWorker {
   }
 
   /**
-   * Lets an idle worker end on its own (it ends its parked child and removes its
+   * Lets an idle interpreter end on its own (it ends its parked child and removes its
    * scratch directories), killing it if it takes too long or is busy.
    */
   async stop(): Promise<void> {
@@ -287,7 +287,9 @@ export class WarmWorker {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () =>
-          reject(new Error(`the sandbox worker (${this.python}) was not ready in ${timeoutMs} ms`)),
+          reject(
+            new Error(`the sandbox interpreter (${this.python}) was not ready in ${timeoutMs} ms`),
+          ),
         timeoutMs,
       );
       this.readyWaiter = {
@@ -310,23 +312,23 @@ export class WarmWorker {
     pending.timer = setTimeout(() => {
       void this.abandon({
         type: "Timeout",
-        message: `the sandbox worker did not answer within ${ms} ms; it was stopped and will be replaced`,
+        message: `the sandbox interpreter did not answer within ${ms} ms; it was stopped and will be replaced`,
         line: null,
       });
     }, ms);
   }
 
-  private settle(outcome: WorkerOutcome): void {
+  private settle(outcome: InterpreterOutcome): void {
     const pending = this.pending;
     if (!pending) return;
     clearTimeout(pending.timer);
     this.pending = undefined;
-    // A lost worker is killed with the child it was running; otherwise the child is gone.
+    // A lost interpreter is killed with the child it was running; otherwise the child is gone.
     if (outcome.kind === "result") this.childPid = undefined;
     pending.resolve(outcome);
   }
 
-  /** Gives up on a worker: kills it, and only then reports the pending run as lost. */
+  /** Gives up on an interpreter: kills it, and only then reports the pending run as lost. */
   private async abandon(error: ExecError): Promise<void> {
     const pending = this.pending;
     if (pending) clearTimeout(pending.timer);
@@ -336,10 +338,10 @@ export class WarmWorker {
   }
 
   private onLine(line: string): void {
-    const message = parseWorkerLine(line);
+    const message = parseInterpreterLine(line);
     const refused = message ? undefined : refusedResult(line);
     if (refused) {
-      // A well-framed reply carrying a result that is not one: that run fails, the worker
+      // A well-framed reply carrying a result that is not one: that run fails, the interpreter
       // goes on, and the run's folder is let go.
       if (refused.scratch !== undefined) this.release(refused.scratch);
       this.onMessage(refused.result);
@@ -347,14 +349,14 @@ export class WarmWorker {
     }
     if (!message) {
       void this.abandon(
-        crashed(`the sandbox worker sent an unreadable reply: ${line.slice(0, 200)}`),
+        crashed(`the sandbox interpreter sent an unreadable reply: ${line.slice(0, 200)}`),
       );
       return;
     }
     this.onMessage(message);
   }
 
-  private onMessage(message: WorkerMessage): void {
+  private onMessage(message: InterpreterMessage): void {
     if (message.type === "ready") {
       // Said once, at start; what it names (the scratch root above all, which kill()
       // removes) is never changed afterwards.

@@ -1,5 +1,5 @@
-"""The forked children of the warm worker (see worker.py): how a child confines itself,
-warms up while parked, runs its one request and reports; and how the worker gets rid of
+"""The forked children of the warm interpreter (see interpreter.py): how a child confines itself,
+warms up while parked, runs its one request and reports; and how the interpreter gets rid of
 children it is done with.
 
 Imports runner (and so pandas): import this only after hardening.enter_empty_netns().
@@ -19,7 +19,7 @@ import hardening
 import pandas as pd
 import runner
 from table_files import remove_run_dirs
-from worker_protocol import PROTOCOL_FD, read_all, write_all
+from interpreter_protocol import PROTOCOL_FD, read_all, write_all
 
 EXIT_ORPHANED = 71
 EXIT_SETUP_FAILED = 70
@@ -124,13 +124,13 @@ class Child:
         graveyard.bury(self.pid, self.scratch)
 
 
-def become_child(worker_pid, scratch, landlock):
+def become_child(interpreter_pid, scratch, landlock):
     """First steps of every child: its own group, no way to the protocol, confined.
     Returns the layers applied and the bytes mapped before any of the code's own.
     Every object the steps touch costs the child a copy of its page: they keep to system
     calls and C functions where they can."""
     hardening.die_with_parent()
-    if os.getppid() != worker_pid:
+    if os.getppid() != interpreter_pid:
         os._exit(EXIT_ORPHANED)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -138,14 +138,14 @@ def become_child(worker_pid, scratch, landlock):
     os.close(devnull)
     os.close(PROTOCOL_FD)
     _signal.signal(signal.SIGTERM, _signal.SIG_DFL)
-    _signal.signal(signal.SIGCHLD, _signal.SIG_DFL)  # the worker's reaper is not for this process
+    _signal.signal(signal.SIGCHLD, _signal.SIG_DFL)  # the interpreter's reaper is not for this process
     graveyard.forget()
     os.chdir(scratch)
     mapped = hardening.mapped_bytes()  # /proc is out of reach once confined
     return hardening.confine_child(scratch, landlock), mapped
 
 
-# Made once in the worker, so that no child spends its own pages building it.
+# Made once in the interpreter, so that no child spends its own pages building it.
 _WARM_TABLE = pd.DataFrame({"kind": ["a", "b", "a"], "amount": [1, 2, 3], "share": [0.5, 0.25, 0.25]})
 
 
@@ -179,16 +179,16 @@ def _warm_up_step(step, scratch, lineage):
 
 def keep_own_tables(table_cache, digests):
     """In the child, once it knows its request: the cached tables it needs (by sha256),
-    after every other one was dropped. The cache is the worker's (a module global of
-    worker.py, so reachable as `sys.modules["__main__"]._table_cache`) and holds the tables
+    after every other one was dropped. The cache is the interpreter's (a module global of
+    interpreter.py, so reachable as `sys.modules["__main__"]._table_cache`) and holds the tables
     of earlier requests, other users' included. Emptying it and collecting garbage leaves
-    no Python object of theirs behind; this child's own tables stay shared with the worker
+    no Python object of theirs behind; this child's own tables stay shared with the interpreter
     copy-on-write."""
     own = {digest: table_cache[digest] for digest in digests if digest in table_cache}
     foreign = [weakref.ref(frame) for digest, frame in table_cache.items() if digest not in own]
     table_cache.clear()
     # Reference counting frees them at once. A full collection costs ~20 ms and, touching
-    # every object, copies much of the heap from the worker: only when one is still alive.
+    # every object, copies much of the heap from the interpreter: only when one is still alive.
     if any(ref() is not None for ref in foreign):
         gc.collect()
     return own
@@ -244,7 +244,7 @@ class ParkedRun:
 
 def _take_request(request, table_cache, mapped):
     """What a process does once it knows its request, before the code comes: drops the other
-    requests' tables (the cached ones it keeps are returned) and the worker's secrets, and
+    requests' tables (the cached ones it keeps are returned) and the interpreter's secrets, and
     takes the request's limits."""
     cached = keep_own_tables(table_cache, [digest for _, digest in request["tables"]])
     runner.forget_secrets()
@@ -310,12 +310,12 @@ class Confinement:
         sys.addaudithook(hardening.audit_hook(run_dir or self.scratch, rules, plan))
 
 
-def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table_cache, keep, hook_plan):
-    """Runs in the forked child; never returns. `table_cache` holds the tables the worker
+def child_main(request_fd, result_fd, scratch, interpreter_pid, landlock, warm, table_cache, keep, hook_plan):
+    """Runs in the forked child; never returns. `table_cache` holds the tables the interpreter
     had loaded (by sha256) when it forked this child: all but those in `keep` (the ones the
     next request most likely needs) are dropped while the child waits for its request, and
     all but the request's own before the code runs. `hook_plan`: hardening.hook_plan for
-    `scratch`, worked out by the worker.
+    `scratch`, worked out by the interpreter.
 
     This process never runs the request's code. runner.execute runs it, and each re-run of
     it on perturbed tables, in a process forked from this one for that run alone, which
@@ -325,7 +325,7 @@ def child_main(request_fd, result_fd, scratch, worker_pid, landlock, warm, table
     pipe or a secret, and no run shares interpreter state with another."""
     line = b""
     try:
-        applied, mapped = become_child(worker_pid, scratch, landlock)
+        applied, mapped = become_child(interpreter_pid, scratch, landlock)
         # Dropping a large table costs milliseconds (each of its Python objects is let go):
         # paid here, before the request comes, for the tables it will most likely not need.
         table_cache = keep_own_tables(table_cache, keep)
@@ -369,14 +369,14 @@ def _failure_line(error_type, exc):
     return (runner.dumps(runner.failure_from(error_type, exc)) + "\n").encode("ascii")
 
 
-def probe_main(read_fd, write_fd, scratch, worker_pid, landlock, outside_dir):
+def probe_main(read_fd, write_fd, scratch, interpreter_pid, landlock, outside_dir):
     """Runs in a throwaway child confined like every other: tests the layers, reports
     what held as one line of JSON; never returns."""
     payload = "{}"
     try:
         os.setpgid(0, 0)
         os.close(read_fd)
-        applied, mapped = become_child(worker_pid, scratch, landlock)
+        applied, mapped = become_child(interpreter_pid, scratch, landlock)
         # What the code's own processes add to the child's confinement.
         applied = hardening.confine_run(applied, keep_libc=True)
         rules = landlock.read_rules

@@ -1,4 +1,4 @@
-# A SIGKILL for the warm worker sent through a pidfd, without os.kill (which the audit hook
+# A SIGKILL for the warm interpreter sent through a pidfd, without os.kill (which the audit hook
 # sees): nothing in Python raises an audit event for pidfd_open or pidfd_send_signal.
 # expect: PermissionError
 # message: Operation not permitted
