@@ -7,7 +7,7 @@ import {
   DEFAULT_CONCURRENCY,
   LARGEST_BOUNDS,
 } from "../../settings/configuration.js";
-import { graph as solve, solveSteps } from "../solve/graph.js";
+import { graph as solve, stepsAroundSolve } from "../solve/graph.js";
 import { best } from "./best.js";
 import { context } from "./configuration.js";
 import { searchNode } from "./search.js";
@@ -27,7 +27,7 @@ import { MctsState } from "./state.js";
  * branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts">) {
-  return 1 + Math.max(4, solveSteps(config));
+  return stepsAroundSolve(4, config);
 }
 
 export const builder = new StateGraph(MctsState, context)

@@ -12,7 +12,7 @@ import {
   DEFAULT_CONCURRENCY,
   LARGEST_BOUNDS,
 } from "../../settings/configuration.js";
-import { graph as solve, solveSteps } from "../solve/graph.js";
+import { graph as solve, stepsAroundSolve } from "../solve/graph.js";
 import { context } from "./configuration.js";
 import { gather } from "./gather.js";
 import { judge } from "./judge.js";
@@ -63,7 +63,7 @@ export const routeAfterVote = ((
  * stage, vote, judge) or one solve's inside a branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts">): number {
-  return 1 + Math.max(2 + 2 * 3 + 2, solveSteps(config));
+  return stepsAroundSolve(2 + 2 * 3 + 2, config);
 }
 
 export const builder = new StateGraph(MomState, context)

@@ -10,7 +10,7 @@ import {
   DEFAULT_CONCURRENCY,
   LARGEST_BOUNDS,
 } from "../../settings/configuration.js";
-import { graph as solve, solveSteps } from "../solve/graph.js";
+import { graph as solve, stepsAroundSolve } from "../solve/graph.js";
 import { composer } from "./composer.js";
 import { context } from "./configuration.js";
 import { decomposer } from "./decomposer.js";
@@ -55,7 +55,7 @@ export const routeDispatch = (
  * worker, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxDispatchRounds">) {
-  return 1 + Math.max(3 + 2 * config.maxDispatchRounds + 5, solveSteps(config));
+  return stepsAroundSolve(3 + 2 * config.maxDispatchRounds + 5, config);
 }
 
 export const builder = new StateGraph(OrchestratorState, context)

@@ -95,6 +95,14 @@ export function solveSteps(config: Pick<Configuration, "maxCodeAttempts">): numb
   return 2 + 2 * config.maxCodeAttempts;
 }
 
+/**
+ * The recursion limit of a graph that runs solve as a subgraph: its own steps or one solve's,
+ * whichever is more (a subgraph counts its own), plus the step LangGraph counts for the input.
+ */
+export function stepsAroundSolve(own: number, config: Pick<Configuration, "maxCodeAttempts">) {
+  return 1 + Math.max(own, solveSteps(config));
+}
+
 export const builder = new StateGraph({
   state: SolveGraphState,
   input: SolveInput,

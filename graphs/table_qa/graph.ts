@@ -15,7 +15,7 @@ import { reviewer, reviewing } from "../../nodes/reviewer.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
 import { type Configuration, LARGEST_BOUNDS } from "../../settings/configuration.js";
-import { graph as solve, solveSteps } from "../solve/graph.js";
+import { graph as solve, stepsAroundSolve } from "../solve/graph.js";
 import { context } from "./configuration.js";
 
 /*
@@ -89,7 +89,7 @@ export const routeAfterAnswerReview = ((
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxReflections">) {
   const rounds = config.maxReflections + 1;
   const own = 3 + 2 * rounds + config.maxReflections + 2;
-  return 1 + Math.max(own, solveSteps(config));
+  return stepsAroundSolve(own, config);
 }
 
 export const builder = new StateGraph(TableQAGraphState, context)
