@@ -5,6 +5,7 @@
 #   scripts/services.sh start postgres|redis|s3 <folder>   prints the settings that reach it
 #                                                          (NAME=value lines, also in <folder>/<service>/env)
 #   scripts/services.sh stop  postgres|redis|s3 <folder>   stops it (the folder stays)
+#   scripts/services.sh restart postgres <folder>          a fast restart (connections dropped)
 #
 # PostgreSQL runs as the `postgres` user when started by root (initdb refuses root), with
 # trust authentication on 127.0.0.1 only. Redis keeps nothing on disk (--save ''). SeaweedFS
@@ -23,7 +24,7 @@ die() {
   exit 1
 }
 
-usage() { die "usage: services.sh start|stop postgres|redis|s3 <folder>"; }
+usage() { die "usage: services.sh start|stop postgres|redis|s3 <folder>, or restart postgres <folder>"; }
 
 port_free() {
   python3 - "$@" <<'EOF'
@@ -98,6 +99,11 @@ stop_postgres() {
   as_postgres "$(postgres_bin)/pg_ctl" -D "$dir/postgres/data" -m immediate -w stop >/dev/null 2>&1 || true
 }
 
+restart_postgres() {
+  local dir="$1"
+  as_postgres "$(postgres_bin)/pg_ctl" -D "$dir/postgres/data" -m fast -w -t 30 restart >/dev/null
+}
+
 start_redis() {
   local dir="$1" port
   command -v redis-server >/dev/null 2>&1 || die "no redis-server found (run scripts/setup-services.sh)"
@@ -153,6 +159,7 @@ action="$1" service="$2" dir="$3"
 case "$action:$service" in
 start:postgres) start_postgres "$dir" ;;
 stop:postgres) stop_postgres "$dir" ;;
+restart:postgres) restart_postgres "$dir" ;;
 start:redis) start_redis "$dir" ;;
 stop:redis) stop_pidfile "$dir/redis/pid" ;;
 start:s3) start_s3 "$dir" ;;

@@ -1,13 +1,17 @@
 import type { ThreadSaver } from "@langchain/langgraph-api/experimental/embed";
+import type pg from "pg";
 import { z } from "zod";
 import type { Migrations } from "../graphs/persistence-postgres.js";
 import type { Pool } from "../storage/postgres.js";
+import { LEASE_STATEMENTS } from "./leases.js";
+import { retryTransient } from "./transient.js";
 
 /*
  * What every replica of the API server shares in PostgreSQL besides LangGraph's checkpoints:
  * the threads (their metadata, their owner) and the runs (who started what, with which
- * settings, and how it ended). A run marked `running` whose thread lock nobody holds was left by
- * a replica that died; server/recovery.ts finishes it from its last checkpoint.
+ * settings, how it ended, and the lease token it ran under). A run marked `running` whose
+ * thread's lease has expired was left by a replica that died; server/recovery.ts finishes it
+ * from its last checkpoint. Every statement is tried again after a transient failure.
  */
 
 export const LEDGER_MIGRATIONS: Migrations = {
@@ -29,6 +33,7 @@ export const LEDGER_MIGRATIONS: Migrations = {
        created_at timestamptz NOT NULL DEFAULT now(),
        updated_at timestamptz NOT NULL DEFAULT now())`,
     "CREATE INDEX tableminds_runs_running ON tableminds_runs (status) WHERE status = 'running'",
+    ...LEASE_STATEMENTS,
   ],
 };
 
@@ -83,6 +88,7 @@ const RunRowSchema = z.object({
   status: RunStatusSchema,
   replica: z.string(),
   error: z.string().nullable(),
+  fence: z.coerce.number().nullable(),
   created_at: z.date(),
   updated_at: z.date(),
 });
@@ -90,7 +96,12 @@ export type RunRecord = z.infer<typeof RunRowSchema>;
 
 /** The threads and runs of the server, in PostgreSQL. */
 export class Ledger {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Pool) {}
+
+  private readonly pool = {
+    query: <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      retryTransient(() => this.db.query<R>(text, values)),
+  };
 
   /** The embed server's view of the threads. */
   threads(): ThreadSaver {
@@ -147,11 +158,21 @@ export class Ledger {
     assistantId: string;
     kwargs: z.infer<typeof RunKwargsSchema>;
     replica: string;
+    /** The token of the lease the run starts under. */
+    fence: number;
   }): Promise<void> {
+    // A retry after a commit whose reply was lost finds the row there already.
     await this.pool.query(
-      `INSERT INTO tableminds_runs (run_id, thread_id, assistant_id, kwargs, status, replica)
-       VALUES ($1, $2, $3, $4::jsonb, 'running', $5)`,
-      [run.runId, run.threadId, run.assistantId, JSON.stringify(run.kwargs), run.replica],
+      `INSERT INTO tableminds_runs (run_id, thread_id, assistant_id, kwargs, status, replica, fence)
+       VALUES ($1, $2, $3, $4::jsonb, 'running', $5, $6) ON CONFLICT (run_id) DO NOTHING`,
+      [
+        run.runId,
+        run.threadId,
+        run.assistantId,
+        JSON.stringify(run.kwargs),
+        run.replica,
+        run.fence,
+      ],
     );
   }
 
@@ -165,18 +186,24 @@ export class Ledger {
     await this.pool.query("DELETE FROM tableminds_runs WHERE run_id = $1", [runId]);
   }
 
-  async endRun(runId: string, status: RunStatus, error?: string): Promise<void> {
-    await this.pool.query(
-      "UPDATE tableminds_runs SET status = $2, error = $3, updated_at = now() WHERE run_id = $1",
-      [runId, status, error ?? null],
+  /**
+   * How a run ended, recorded only by the holder of the run's current token: false when the
+   * run was taken over meanwhile (its new owner records the end).
+   */
+  async endRun(runId: string, fence: number, status: RunStatus, error?: string): Promise<boolean> {
+    const rows = await this.pool.query(
+      `UPDATE tableminds_runs SET status = $3, error = $4, updated_at = now()
+       WHERE run_id = $1 AND fence = $2`,
+      [runId, fence, status, error ?? null],
     );
+    return (rows.rowCount ?? 0) > 0;
   }
 
-  /** A run taken over by another replica. */
-  async adoptRun(runId: string, replica: string): Promise<void> {
+  /** A run taken over by another replica, under the token of its new lease. */
+  async adoptRun(runId: string, replica: string, fence: number): Promise<void> {
     await this.pool.query(
-      "UPDATE tableminds_runs SET replica = $2, updated_at = now() WHERE run_id = $1",
-      [runId, replica],
+      "UPDATE tableminds_runs SET replica = $2, fence = $3, updated_at = now() WHERE run_id = $1",
+      [runId, replica, fence],
     );
   }
 

@@ -1,14 +1,15 @@
 import { Command } from "@langchain/langgraph";
 import type { RunnableGraph } from "../graphs/registry.js";
-import { type Pool, tryThreadLock } from "../storage/postgres.js";
+import { LeaseLostError, type Leases } from "./leases.js";
 import type { Ledger, RunRecord, RunStatus } from "./ledger.js";
 
 /*
- * Runs a dead replica left behind. A replica holds its thread's lock (a Postgres session lock)
- * for as long as it runs a thread; when it dies, its connections close and Postgres lets the
- * locks go. A run still marked `running` whose lock can be taken is therefore an orphan: this
- * replica takes the lock, reads the run again (it may have just ended), and goes on from the
- * thread's last checkpoint, with the settings the run was started with.
+ * Runs a dead replica left behind. A replica renews its thread's lease (server/leases.ts) for as
+ * long as it runs the thread; when it dies, the lease expires. A run still marked `running`
+ * whose thread's lease can be claimed is therefore an orphan: this replica claims the lease,
+ * reads the run again (it may have just ended), and goes on from the thread's last checkpoint,
+ * with the settings the run was started with, under the new token. Orphans are taken up several
+ * at a time.
  */
 
 /** The id of a checkpoint (a tuple or a state snapshot); null for none. */
@@ -27,11 +28,13 @@ export async function finishedAs(graph: RunnableGraph, threadId: string): Promis
 }
 
 export interface RecoveryOptions {
-  pool: Pool;
+  leases: Leases;
   ledger: Ledger;
   graphs: Record<string, RunnableGraph>;
   replica: string;
   everyMs: number;
+  /** Orphans taken up at once (default 4). */
+  parallel?: number;
   /** Whether a run is streaming on this replica now. */
   inHand(runId: string): boolean;
 }
@@ -39,17 +42,18 @@ export interface RecoveryOptions {
 /** Goes on with one orphaned run, to its end (or its next pause); false when it was not one. */
 export async function recoverRun(run: RunRecord, options: RecoveryOptions): Promise<boolean> {
   if (options.inHand(run.run_id)) return false;
-  const lock = await tryThreadLock(options.pool, run.thread_id);
-  if (!lock) return false;
+  const lease = await options.leases.claim(run.thread_id, run.run_id);
+  if (!lease) return false;
+  const { fence } = lease;
   try {
     const current = await options.ledger.run(run.run_id);
     if (current?.status !== "running") return false;
     const graph = options.graphs[run.assistant_id];
     if (!graph) {
-      await options.ledger.endRun(run.run_id, "error", `no graph ${run.assistant_id} here`);
+      await options.ledger.endRun(run.run_id, fence, "error", `no graph ${run.assistant_id} here`);
       return true;
     }
-    await options.ledger.adoptRun(run.run_id, options.replica);
+    await options.ledger.adoptRun(run.run_id, options.replica, fence);
     const configurable = (run.kwargs.config as { configurable?: Record<string, unknown> } | null)
       ?.configurable;
     const config = {
@@ -74,15 +78,18 @@ export async function recoverRun(run: RunRecord, options: RecoveryOptions): Prom
       const status = await finishedAs(graph, run.thread_id);
       await options.ledger.endRun(
         run.run_id,
+        fence,
         status,
         status === "error" ? "stopped before its end when taken over" : undefined,
       );
     } catch (error) {
-      await options.ledger.endRun(run.run_id, "error", (error as Error).message);
+      // Taken over again: the new owner records how it ends.
+      if (error instanceof LeaseLostError || lease.signal.aborted) return true;
+      await options.ledger.endRun(run.run_id, fence, "error", (error as Error).message);
     }
     return true;
   } finally {
-    await lock.release();
+    await lease.release();
   }
 }
 
@@ -91,12 +98,16 @@ export function startRecovery(options: RecoveryOptions): { stop(): Promise<void>
   let stopped = false;
   let pass: Promise<void> = Promise.resolve();
   const sweep = async () => {
-    for (const run of await options.ledger.running()) {
-      if (stopped) return;
-      await recoverRun(run, options).catch((error: Error) => {
-        process.emitWarning(`recovery of run ${run.run_id}: ${error.message}`, "TablemindsWarning");
-      });
-    }
+    const queue = await options.ledger.running();
+    const one = async (): Promise<void> => {
+      for (let run = queue.shift(); run && !stopped; run = queue.shift()) {
+        const id = run.run_id;
+        await recoverRun(run, options).catch((error: Error) => {
+          process.emitWarning(`recovery of run ${id}: ${error.message}`, "TablemindsWarning");
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: options.parallel ?? 4 }, one));
   };
   const timer =
     options.everyMs > 0

@@ -1,14 +1,15 @@
 import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { Hono, type HonoRequest } from "hono";
 import { z } from "zod";
 import { migrateDatabase } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
-import { openPool, type ThreadLock, tryThreadLock } from "../storage/postgres.js";
+import { openPool } from "../storage/postgres.js";
 import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
 import { contextSchemaOf, app as tableRoutes } from "./app.js";
 import { checkRunSettings } from "./auth.js";
+import { FencedSaver } from "./fenced-saver.js";
+import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
 
@@ -17,9 +18,10 @@ import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
  * langgraph.json, on LangGraph's embeddable server, with checkpoints, memory, threads and runs
  * in PostgreSQL so that any number of replicas can stand behind one load balancer. Around the
  * embedded routes: who is calling (server/access.ts), whose thread it is, the input policy, and
- * a thread lock in Postgres held for as long as a run streams, so that one thread never runs on
- * two replicas at once. A replica that dies lets go of its locks with its connections; another
- * finishes its runs from their last checkpoints (server/recovery.ts).
+ * a lease on the thread (server/leases.ts) renewed for as long as a run streams, so that one
+ * thread never runs on two replicas at once, and checkpoints written only under the lease's
+ * current token. A replica that dies stops renewing; another finishes its runs from their last
+ * checkpoints once their leases expire (server/recovery.ts).
  */
 
 export interface ReplicaOptions {
@@ -30,6 +32,8 @@ export interface ReplicaOptions {
   loopback: boolean;
   /** How often to look for runs a dead replica left; 0 never. */
   recoverEveryMs: number;
+  /** How long a thread's lease lasts unrenewed: how soon a dead replica's runs are taken up. */
+  leaseMs?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -122,7 +126,8 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   await migrateDatabase(options.databaseUrl, [LEDGER_MIGRATIONS]);
   const pool = openPool(options.databaseUrl, 40);
   const ledger = new Ledger(pool);
-  const checkpointer = new PostgresSaver(pool);
+  const leases = new Leases(pool, { owner: options.replica, ttlMs: options.leaseMs ?? 30_000 });
+  const checkpointer = new FencedSaver(pool, leases);
   const store = new PostgresStore({ connectionOptions: options.databaseUrl, ensureTables: false });
   const graphIds = Object.keys(listGraphs());
   const graphs: Record<string, RunnableGraph> = {};
@@ -143,8 +148,8 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     checkpointer,
     store,
   });
-  /** Runs streaming here, by run id: their locks, released when the stream ends. */
-  const inHand = new Map<string, ThreadLock>();
+  /** Runs streaming here, by run id: their leases, released when the stream ends. */
+  const inHand = new Map<string, Lease>();
 
   const app = new Hono<Vars>();
   app.onError((error, c) => {
@@ -303,8 +308,8 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     checkRunSettings(body);
     stampUser(c.req, body, c.var.user);
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
-    const lock = await tryThreadLock(pool, threadId);
-    if (!lock) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
+    const lease = await leases.claim(threadId);
+    if (!lease) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
     // In the ledger before the graph starts (under a name of our own until the embedded server
     // says the run's id), so that a replica dying at any point leaves a run to recover.
     const provisional = crypto.randomUUID();
@@ -326,23 +331,25 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
           ),
         },
         replica: options.replica,
+        fence: lease.fence,
       });
       recorded = true;
       await next();
     } catch (error) {
-      if (recorded) await ledger.forgetRun(provisional);
-      await lock.release();
+      if (recorded) await ledger.forgetRun(provisional).catch(() => {});
+      await lease.release();
       throw error;
     }
     const runId = /\/runs\/([0-9a-f-]{36})$/.exec(c.res.headers.get("content-location") ?? "")?.[1];
     const stream = c.res.body;
     if (!runId || !stream || c.res.status !== 200) {
-      await ledger.forgetRun(provisional);
-      await lock.release();
+      await ledger.forgetRun(provisional).catch(() => {});
+      await lease.release();
       return;
     }
     await ledger.renameRun(provisional, runId);
-    inHand.set(runId, lock);
+    await leases.attach(threadId, lease.fence, runId);
+    inHand.set(runId, lease);
     let sawError = false;
     const decoder = new TextDecoder();
     let ended = false;
@@ -353,10 +360,15 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
         const graph = graphs[run.data.assistant_id];
         const final =
           status ?? (sawError ? "error" : graph ? await finishedAs(graph, threadId) : "success");
-        await ledger.endRun(runId, final, sawError ? "the run failed; see its stream" : undefined);
+        await ledger.endRun(
+          runId,
+          lease.fence,
+          final,
+          sawError ? "the run failed; see its stream" : undefined,
+        );
       } finally {
         inHand.delete(runId);
-        await lock.release();
+        await lease.release();
       }
     };
     const watched = stream.pipeThrough(
@@ -422,7 +434,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   app.route("/", embed);
 
   const recovery = startRecovery({
-    pool,
+    leases,
     ledger,
     graphs,
     replica: options.replica,
@@ -434,7 +446,8 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     app: app as unknown as Hono,
     async close() {
       await recovery.stop();
-      await Promise.all([...inHand.values()].map((lock) => lock.release()));
+      await Promise.all([...inHand.values()].map((lease) => lease.release()));
+      await leases.close();
       await store.stop();
       await pool.end();
     },

@@ -2,18 +2,24 @@ import pg from "pg";
 
 /*
  * The PostgreSQL plumbing shared by the checkpointer, the memory store and the API server's
- * threads and runs: a pool per URL, one-line connection errors, and advisory locks. A session
- * lock lives as long as the connection that took it: when a process dies, Postgres lets go of
- * its locks by itself, which is what tells other replicas that its runs need a new home.
+ * threads and runs: a pool per URL, one-line connection errors, and the migration lock (an
+ * advisory lock, held only while a schema is migrated). Who runs a thread is a lease in a row,
+ * not a lock tied to a connection: see server/leases.ts.
  */
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-/** A pool for `url`; errors of idle clients (a server restart) are not fatal to the process. */
+/**
+ * A pool for `url`. A server restart is not fatal to the process: an idle client's error is
+ * dropped with the client, and so is a checked-out client's between two queries (the pool
+ * leaves the `error` event of a client in use unheard, which would crash the process); the
+ * query in flight fails on its own, and the pool drops a client that cannot query any more.
+ */
 export function openPool(url: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
@@ -37,7 +43,7 @@ export class DatabaseUnreachableError extends Error {
 }
 
 /** Lock keys: two 32-bit halves, the first naming what the lock is for. */
-const LOCK_SPACES = { migrate: 0x746d0001, thread: 0x746d0002 } as const;
+const LOCK_SPACES = { migrate: 0x746d0001 } as const;
 
 /** The second half of a lock key for a string (a thread id), as Postgres hashes text. */
 const KEY_SQL = "hashtext($2)";
@@ -67,42 +73,4 @@ export async function withMigrationLock<T>(
   } finally {
     client.release();
   }
-}
-
-/** A thread's lock, held by one connection until `release` (or until its process dies). */
-export interface ThreadLock {
-  release(): Promise<void>;
-}
-
-/** Takes a thread's lock without waiting; null when another session holds it. */
-export async function tryThreadLock(pool: pg.Pool, threadId: string): Promise<ThreadLock | null> {
-  const client = await pool.connect();
-  let held = false;
-  try {
-    const result = await client.query<{ locked: boolean }>(
-      `SELECT pg_try_advisory_lock($1, ${KEY_SQL}) AS locked`,
-      [LOCK_SPACES.thread, threadId],
-    );
-    held = result.rows[0]?.locked === true;
-  } finally {
-    if (!held) client.release();
-  }
-  if (!held) return null;
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
-      try {
-        await client.query(`SELECT pg_advisory_unlock($1, ${KEY_SQL})`, [
-          LOCK_SPACES.thread,
-          threadId,
-        ]);
-        client.release();
-      } catch (error) {
-        // A broken connection has lost its locks with it; it is not given back to the pool.
-        client.release(error as Error);
-      }
-    },
-  };
 }

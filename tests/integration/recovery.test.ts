@@ -1,18 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateDatabase } from "../../graphs/persistence-postgres.js";
 import type { RunnableGraph } from "../../graphs/registry.js";
+import { FencedSaver } from "../../server/fenced-saver.js";
+import { Leases } from "../../server/leases.js";
 import { LEDGER_MIGRATIONS, Ledger } from "../../server/ledger.js";
 import { type RecoveryOptions, recoverRun } from "../../server/recovery.js";
-import { openPool, type Pool, tryThreadLock } from "../../storage/postgres.js";
+import { openPool, type Pool } from "../../storage/postgres.js";
 import { type Service, startService } from "../support/services.js";
 
 /*
  * The recovery of runs a dead replica left, on a real PostgreSQL, with a two-step graph: a run
  * whose input never reached a checkpoint starts again as asked; one that has checkpoints goes
- * on from the last (the finished step is not run again); one whose thread lock is held is left
+ * on from the last (the finished step is not run again); one whose thread's lease lasts is left
  * alone; one that fails on the way is an error, never a success.
  */
 
@@ -24,6 +25,7 @@ describe("recovering a dead replica's runs", () => {
   let postgres: Service;
   let pool: Pool;
   let ledger: Ledger;
+  let survivor: Leases;
   let graph: RunnableGraph;
   const ran: string[] = [];
   let failB = false;
@@ -34,6 +36,7 @@ describe("recovering a dead replica's runs", () => {
     await migrateDatabase(url, [LEDGER_MIGRATIONS]);
     pool = openPool(url);
     ledger = new Ledger(pool);
+    survivor = new Leases(pool, { owner: "survivor", ttlMs: 10_000 });
     const compiled = new StateGraph(State)
       .addNode("a", () => {
         ran.push("a");
@@ -47,17 +50,18 @@ describe("recovering a dead replica's runs", () => {
       .addEdge(START, "a")
       .addEdge("a", "b")
       .addEdge("b", END)
-      .compile({ checkpointer: new PostgresSaver(pool) });
+      .compile({ checkpointer: new FencedSaver(pool, survivor) });
     graph = compiled.withConfig({ durability: "sync" }) as unknown as RunnableGraph;
   }, 90_000);
 
   afterAll(async () => {
+    await survivor?.close();
     await pool?.end();
     postgres?.stop();
   });
 
   const options = (): RecoveryOptions => ({
-    pool,
+    leases: survivor,
     ledger,
     graphs: { two: graph },
     replica: "survivor",
@@ -71,18 +75,25 @@ describe("recovering a dead replica's runs", () => {
     return run;
   }
 
+  /** A run started under a lease its replica stopped renewing (it died), expired since. */
   async function orphan(input: unknown, base: string | null = null) {
     const threadId = randomUUID();
     const runId = randomUUID();
     await ledger.setThread(threadId, "put", { graph_id: "two" });
+    const dead = new Leases(pool, { owner: "dead", ttlMs: 150 });
+    const lease = await dead.claim(threadId, runId);
+    await dead.close();
+    if (!lease) throw new Error("no lease on a fresh thread");
     await ledger.startRun({
       runId,
       threadId,
       assistantId: "two",
       kwargs: { context: null, config: null, input, command: null, base },
       replica: "dead",
+      fence: lease.fence,
     });
-    return { threadId, runId };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return { threadId, runId, fence: lease.fence };
   }
 
   it("starts a run whose input never reached a checkpoint again, as it was asked", async () => {
@@ -111,12 +122,16 @@ describe("recovering a dead replica's runs", () => {
     expect(ran).toEqual(["b"]);
   });
 
-  it("leaves a run alone while its thread's lock is held, and one already ended", async () => {
+  it("leaves a run alone while its thread's lease lasts, and one already ended", async () => {
     const { threadId, runId } = await orphan({ steps: ["in"] });
-    const lock = await tryThreadLock(pool, threadId);
+    const other = new Leases(pool, { owner: "other", ttlMs: 10_000 });
+    const lease = await other.claim(threadId, runId);
+    expect(lease?.fence).toBe(2);
     expect(await recoverRun(await recorded(runId), options())).toBe(false);
-    await lock?.release();
-    await ledger.endRun(runId, "success");
+    await ledger.adoptRun(runId, "other", lease?.fence ?? 0);
+    await lease?.release();
+    await other.close();
+    expect(await ledger.endRun(runId, lease?.fence ?? 0, "success")).toBe(true);
     expect(await recoverRun(await recorded(runId), options())).toBe(false);
     const state = await graph.getState({ configurable: { thread_id: threadId } });
     expect(state.next).toEqual([]);

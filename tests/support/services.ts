@@ -1,9 +1,12 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
 
 /*
  * The real services of the scaled route for a test file, started and stopped by the project's
@@ -23,6 +26,8 @@ export interface Service {
   env: Record<string, string>;
   dir: string;
   stop(): void;
+  /** A fast restart (PostgreSQL only): every connection is dropped; resolves once it is back. */
+  restart(): Promise<void>;
 }
 
 const running = new Set<Service>();
@@ -55,6 +60,10 @@ export function startService(name: ServiceName): Service {
   const service: Service = {
     env,
     dir,
+    async restart() {
+      if (name !== "postgres") throw new Error(`only postgres restarts, not ${name}`);
+      await execFileAsync("bash", [script, "restart", name, dir], { timeout: 60_000 });
+    },
     stop() {
       if (!running.delete(service)) return;
       try {
