@@ -9,6 +9,7 @@ const FlagsSchema = z.object({
   host: z.string().min(1),
   replica: z.string().min(1).optional(),
   recoverEvery: z.coerce.number().min(0, { error: "--recover-every must be >= 0 seconds" }),
+  lease: z.coerce.number().min(1, { error: "--lease must be at least 1 second" }),
 });
 
 export const EMBED_PACKAGE = "@langchain/langgraph-api";
@@ -44,6 +45,7 @@ async function serve(raw: unknown): Promise<void> {
     replica: flags.replica ?? `${hostname()}:${process.pid}`,
     loopback: LOOPBACK.has(flags.host),
     recoverEveryMs: flags.recoverEvery * 1000,
+    leaseMs: flags.lease * 1000,
   });
   const server = await new Promise<ReturnType<typeof listen>>((resolve) => {
     const started = listen(
@@ -73,6 +75,11 @@ export function registerServeCommand(program: Command): void {
       "--recover-every <seconds>",
       "how often to look for runs a dead replica left, to finish them here (0: never)",
       "5",
+    )
+    .option(
+      "--lease <seconds>",
+      "how long a replica's claim on a thread lasts unrenewed: a dead replica's runs are taken up after it, and a database outage shorter than it interrupts no run",
+      "30",
     )
     .addHelpText(
       "after",

@@ -12,6 +12,7 @@ import { FencedSaver } from "./fenced-saver.js";
 import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
+import { ErrorWatch, waitErrorBody } from "./run-errors.js";
 
 /*
  * `tableminds serve`: the LangGraph API (threads, runs, streams, interrupts) for every graph of
@@ -43,6 +44,9 @@ export interface Replica {
 }
 
 type Vars = { Variables: { user: string } };
+
+/** How often a `runs/wait` reply says it is still there while the run goes on. */
+const WAIT_HEARTBEAT_MS = 10_000;
 
 /** A compiled graph as LangGraph gives it: configurable with defaults for every run. */
 type Durable = { withConfig(config: { durability: "sync" }): RunnableGraph };
@@ -274,6 +278,9 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     for (;;) {
       const run = await ledger.run(runId);
       if (!run || run.thread_id !== threadId) return c.json({ detail: "Run not found" }, 404);
+      if (run.status === "error") {
+        return c.json(waitErrorBody({ error: "RunError", message: run.error ?? "the run failed" }));
+      }
       if (run.status !== "running") break;
       if (signal.aborted) return c.body(null, 499 as never);
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -350,8 +357,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     await ledger.renameRun(provisional, runId);
     await leases.attach(threadId, lease.fence, runId);
     inHand.set(runId, lease);
-    let sawError = false;
-    const decoder = new TextDecoder();
+    const watch = new ErrorWatch();
     let ended = false;
     const end = async (status?: RunStatus) => {
       if (ended) return;
@@ -359,12 +365,12 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
       try {
         const graph = graphs[run.data.assistant_id];
         const final =
-          status ?? (sawError ? "error" : graph ? await finishedAs(graph, threadId) : "success");
+          status ?? (watch.error ? "error" : graph ? await finishedAs(graph, threadId) : "success");
         await ledger.endRun(
           runId,
           lease.fence,
           final,
-          sawError ? "the run failed; see its stream" : undefined,
+          watch.error ? `${watch.error.error}: ${watch.error.message}` : undefined,
         );
       } finally {
         inHand.delete(runId);
@@ -374,7 +380,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     const watched = stream.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
-          if (decoder.decode(chunk, { stream: true }).includes("event: error")) sawError = true;
+          watch.feed(chunk);
           controller.enqueue(chunk);
         },
         flush: () => end(),
@@ -398,7 +404,11 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     );
   });
 
-  /** A run to its end, answered with the thread's values (the stream, drained here). */
+  /**
+   * A run to its end, answered with the thread's values (the stream, drained here), or with
+   * `__error__` when it failed. The headers go first, with the run's id in Content-Location as
+   * LangGraph sends it: a client whose connection drops still knows which run to join.
+   */
   app.post("/threads/:thread_id/runs/wait", async (c) => {
     const threadId = c.req.param("thread_id");
     const url = new URL(c.req.url);
@@ -406,12 +416,41 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     const response = await app.fetch(
       new Request(url, { method: "POST", headers: c.req.raw.headers, body: await c.req.text() }),
     );
-    if (response.status !== 200 || !response.body) return response;
-    for await (const _ of response.body);
-    const graph = await threadGraph(threadId);
-    if (!graph) return c.json({});
-    const state = await graph.getState({ configurable: { thread_id: threadId } });
-    return c.json(state.values ?? {});
+    const stream = response.body;
+    if (response.status !== 200 || !stream) return response;
+    const headers = new Headers({ "content-type": "application/json" });
+    const location = response.headers.get("content-location");
+    if (location) headers.set("content-location", location);
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        // Leading whitespace is valid JSON: it sends the headers now and keeps proxies from
+        // closing a quiet connection while the run goes on.
+        const beat = () => controller.enqueue(encoder.encode("\n"));
+        beat();
+        const heartbeat = setInterval(beat, WAIT_HEARTBEAT_MS);
+        const watch = new ErrorWatch();
+        try {
+          for await (const chunk of stream) watch.feed(chunk);
+        } finally {
+          clearInterval(heartbeat);
+        }
+        let answer: unknown = {};
+        if (watch.error) answer = waitErrorBody(watch.error);
+        else {
+          const graph = await threadGraph(threadId);
+          if (graph) {
+            answer = (await graph.getState({ configurable: { thread_id: threadId } })).values ?? {};
+          }
+        }
+        controller.enqueue(encoder.encode(JSON.stringify(answer)));
+        controller.close();
+      },
+      async cancel(reason) {
+        await stream.cancel(reason);
+      },
+    });
+    return new Response(body, { status: 200, headers });
   });
 
   // Routes of the embedded server that would start a run around the thread lock and the input

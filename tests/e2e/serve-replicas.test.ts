@@ -1,6 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LEDGER_MIGRATIONS } from "../../server/ledger.js";
 import { startCli } from "../support/cli.js";
 import { EXAMPLES, MEDALS_INPUT, stubEnv } from "../support/env.js";
 import { type ReplicaProcess, startReplica } from "../support/replica.js";
@@ -22,6 +23,7 @@ const as = (url: string, key: string) =>
 type Answer = { answer?: { final: string; evidence: string[] } };
 
 const ALICE = "alice-key-0123456789abcdef";
+const REFUSED = "How many medals did the refused endpoint count?";
 
 /** A request to a replica as `key`'s user, JSON in (when `body` is given). */
 function call(url: string, key: string, body?: unknown): Promise<Response> {
@@ -49,6 +51,8 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     const orchestrated = orchestratedMedalsTeam();
     stub = await startStubOpenAI({
       respond: (req): StubReply => {
+        // A key the endpoint refuses: the run fails, and is reported as failed.
+        if (JSON.stringify(req.messages).includes(REFUSED)) return { status: 401 };
         const reply = ["planner", "coder", "answerer"].includes(req.role)
           ? team(req)
           : orchestrated(req);
@@ -69,10 +73,14 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
       startReplica({ ...env, TABLEMINDS_HOME: `${stubEnv(stub.url).TABLEMINDS_HOME}` }, [
         "--recover-every",
         "1",
+        "--lease",
+        "3",
       ]),
       startReplica({ ...env, TABLEMINDS_HOME: `${stubEnv(stub.url).TABLEMINDS_HOME}` }, [
         "--recover-every",
         "1",
+        "--lease",
+        "3",
       ]),
     ]);
   }, 180_000);
@@ -102,7 +110,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     );
     const checkpoints = await fresh.query("SELECT count(*) AS n FROM checkpoint_migrations");
     await fresh.end();
-    expect(rows.rows).toEqual([{ name: "server", n: "3" }]);
+    expect(rows.rows).toEqual([{ name: "server", n: String(LEDGER_MIGRATIONS.statements.length) }]);
     expect(Number(checkpoints.rows[0].n)).toBeGreaterThan(0);
   }, 120_000);
 
@@ -251,6 +259,8 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
       context,
     });
     expect(alice.status).toBe(200);
+    // The headers come first; the run has ended once the body has.
+    await alice.text();
     // Bob asks the same question, as himself and then claiming to be Alice in the run's
     // configuration: neither run recalls Alice's episode.
     for (const config of [undefined, { configurable: { langgraph_auth_user_id: "alice" } }]) {
@@ -263,6 +273,7 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
         ...(config ? { config } : {}),
       });
       expect(bob.status).toBe(200);
+      await bob.text();
       const prompts = stub.requests
         .slice(before)
         .map((r) => r.messages.map((m) => m.content).join("\n"));
@@ -272,14 +283,49 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     // Alice's own next run recalls her episode: memory works, per user.
     const again = stub.requests.length;
     const aliceNext = await as(a.url, ALICE).threads.create();
-    await call(`${a.url}/threads/${aliceNext.thread_id}/runs/wait`, ALICE, {
-      assistant_id: "table_qa",
-      input: MEDALS_INPUT,
-      context,
-    });
+    await (
+      await call(`${a.url}/threads/${aliceNext.thread_id}/runs/wait`, ALICE, {
+        assistant_id: "table_qa",
+        input: MEDALS_INPUT,
+        context,
+      })
+    ).text();
     const hers = stub.requests.slice(again).map((r) => r.messages.map((m) => m.content).join("\n"));
     expect(hers.join("\n")).toContain(canary);
   }, 120_000);
+
+  it("reports a failed run as LangGraph's servers do, and names the run before it ends", async () => {
+    const client = as(a.url, ALICE);
+    const thread = await client.threads.create();
+    const created: string[] = [];
+    await expect(
+      client.runs.wait(thread.thread_id, "table_qa", {
+        input: { ...MEDALS_INPUT, question: REFUSED },
+        onRunCreated: ({ run_id }) => created.push(run_id),
+      }),
+    ).rejects.toThrow(/401/);
+    // The run's id came in the headers, and the run is recorded as failed, with why.
+    expect(created).toHaveLength(1);
+    const run = (await (
+      await call(`${b.url}/threads/${thread.thread_id}/runs/${created[0]}`, ALICE)
+    ).json()) as { status: string; error: string };
+    expect(run.status).toBe("error");
+    expect(run.error).toMatch(/401/);
+    // Joining it from the other replica says the same.
+    const joined = (await (
+      await call(`${b.url}/threads/${thread.thread_id}/runs/${created[0]}/join`, ALICE)
+    ).json()) as { __error__?: { message: string } };
+    expect(joined.__error__?.message).toMatch(/401/);
+    // A run that succeeds answers its values, after the same headers.
+    const ok = await call(`${a.url}/threads/${thread.thread_id}/runs/wait`, ALICE, {
+      assistant_id: "table_qa",
+      input: MEDALS_INPUT,
+    });
+    expect(ok.headers.get("content-location")).toMatch(/\/runs\/[0-9a-f-]{36}$/);
+    const values = (await ok.json()) as Answer & { __error__?: unknown };
+    expect(values.__error__).toBeUndefined();
+    expect(values.answer?.final).toBe("203");
+  });
 
   it("never runs one thread on two replicas at once", async () => {
     const thread = await as(a.url, ALICE).threads.create();
