@@ -10,6 +10,8 @@ const FlagsSchema = z.object({
   replica: z.string().min(1).optional(),
   recoverEvery: z.coerce.number().min(0, { error: "--recover-every must be >= 0 seconds" }),
   lease: z.coerce.number().min(1, { error: "--lease must be at least 1 second" }),
+  pool: z.coerce.number().int().min(3, { error: "--pool must be a whole number, 3 or more" }),
+  drain: z.coerce.number().min(0, { error: "--drain must be >= 0 seconds" }),
 });
 
 export const EMBED_PACKAGE = "@langchain/langgraph-api";
@@ -22,7 +24,8 @@ async function serve(raw: unknown): Promise<void> {
   const parsed = FlagsSchema.safeParse(raw);
   if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "invalid flags");
   const flags = parsed.data;
-  const url = deploymentSettings().TABLEMINDS_DATABASE_URL;
+  const deployment = deploymentSettings();
+  const url = deployment.TABLEMINDS_DATABASE_URL;
   if (!url) {
     throw new Error(
       "serve needs PostgreSQL: set TABLEMINDS_DATABASE_URL=postgres://... (on one machine, `npm run studio` serves the graphs without it)",
@@ -46,6 +49,7 @@ async function serve(raw: unknown): Promise<void> {
     loopback: LOOPBACK.has(flags.host),
     recoverEveryMs: flags.recoverEvery * 1000,
     leaseMs: flags.lease * 1000,
+    poolSize: flags.pool,
   });
   const server = await new Promise<ReturnType<typeof listen>>((resolve) => {
     const started = listen(
@@ -58,10 +62,28 @@ async function serve(raw: unknown): Promise<void> {
   process.stderr.write(
     `serve: the LangGraph API on http://${flags.host}:${port} (graphs and threads in PostgreSQL)\n`,
   );
+  if (!deployment.TABLEMINDS_ARTIFACT_STORE) {
+    process.stderr.write(
+      "serve: tables stay in this replica's TABLEMINDS_HOME: if it dies, another replica cannot finish its runs (set TABLEMINDS_ARTIFACT_STORE=s3://... shared by all)\n",
+    );
+  }
   const signal = await untilSignal();
-  process.stderr.write(`serve: ${signal}, finishing running requests\n`);
-  await new Promise((resolve) => server.close(resolve));
-  await replica.close();
+  process.stderr.write(
+    `serve: ${signal}, finishing running requests (at most ${flags.drain} s; then the runs left are taken up by another replica)\n`,
+  );
+  const drained = (async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await replica.close();
+  })();
+  const timer = new Promise<"late">((resolve) =>
+    setTimeout(() => resolve("late"), flags.drain * 1000).unref(),
+  );
+  if ((await Promise.race([drained, timer])) === "late") {
+    process.stderr.write(
+      "serve: stopping with runs still going; their leases expire for another replica\n",
+    );
+    process.exit(0);
+  }
 }
 
 export function registerServeCommand(program: Command): void {
@@ -75,6 +97,16 @@ export function registerServeCommand(program: Command): void {
       "--recover-every <seconds>",
       "how often to look for runs a dead replica left, to finish them here (0: never)",
       "5",
+    )
+    .option(
+      "--pool <connections>",
+      "PostgreSQL connections this replica opens; it runs that many less a fifth at once and answers 503 with Retry-After beyond",
+      "40",
+    )
+    .option(
+      "--drain <seconds>",
+      "on SIGTERM, how long running requests may take to finish before the process stops",
+      "30",
     )
     .option(
       "--lease <seconds>",

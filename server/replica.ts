@@ -13,6 +13,7 @@ import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
 import { ErrorWatch, waitErrorBody } from "./run-errors.js";
+import { isTransient } from "./transient.js";
 
 /*
  * `tableminds serve`: the LangGraph API (threads, runs, streams, interrupts) for every graph of
@@ -35,6 +36,8 @@ export interface ReplicaOptions {
   recoverEveryMs: number;
   /** How long a thread's lease lasts unrenewed: how soon a dead replica's runs are taken up. */
   leaseMs?: number;
+  /** PostgreSQL connections this replica opens (default 40); its runs at once follow from it. */
+  poolSize?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -44,6 +47,24 @@ export interface Replica {
 }
 
 type Vars = { Variables: { user: string } };
+
+/** Seconds a client is told to wait (Retry-After) when this replica or its database is full. */
+const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Runs at once a pool of `poolSize` connections carries: a run holds no connection between its
+ * writes, but its writes, lease renewals and every other route share the pool, so a fifth of it
+ * (at least two) is kept for those.
+ */
+export function runsFor(poolSize: number): number {
+  return Math.max(1, poolSize - Math.max(2, Math.floor(poolSize / 5)));
+}
+
+/** An error that says the database cannot take more now, or cannot be reached: worth a retry. */
+function databaseBusy(error: unknown): boolean {
+  const message = (error as Error | undefined)?.message ?? "";
+  return isTransient(error) || /timeout exceeded when trying to connect/i.test(message);
+}
 
 /** How often a `runs/wait` reply says it is still there while the run goes on. */
 const WAIT_HEARTBEAT_MS = 10_000;
@@ -128,7 +149,11 @@ function assistantOf(graphId: string) {
 export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   const env = options.env ?? process.env;
   await migrateDatabase(options.databaseUrl, [LEDGER_MIGRATIONS]);
-  const pool = openPool(options.databaseUrl, 40);
+  const poolSize = options.poolSize ?? 40;
+  const pool = openPool(options.databaseUrl, poolSize);
+  const maxRuns = runsFor(poolSize);
+  /** Runs started here and not yet ended (admission control). */
+  let admitted = 0;
   const ledger = new Ledger(pool);
   const leases = new Leases(pool, { owner: options.replica, ttlMs: options.leaseMs ?? 30_000 });
   const checkpointer = new FencedSaver(pool, leases);
@@ -160,6 +185,10 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     const refused = refusal(error);
     if (refused) return c.json({ detail: refused.message }, 403);
     if (error instanceof z.ZodError) return c.json({ detail: badBody(error) }, 422);
+    if (databaseBusy(error)) {
+      c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      return c.json({ detail: "the database is busy or unreachable; try again shortly" }, 503);
+    }
     // The operator reads what failed; a caller learns nothing of the database or the code.
     process.stderr.write(
       `serve: ${c.req.method} ${c.req.path}: ${(error as Error).stack ?? error}\n`,
@@ -315,8 +344,33 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     checkRunSettings(body);
     stampUser(c.req, body, c.var.user);
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
-    const lease = await leases.claim(threadId);
-    if (!lease) return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
+    if (admitted >= maxRuns) {
+      c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      return c.json(
+        { detail: `this replica runs ${maxRuns} runs at once, its most; try again shortly` },
+        503,
+      );
+    }
+    admitted++;
+    let left = false;
+    const leave = () => {
+      if (!left) admitted--;
+      left = true;
+    };
+    const claimed = await leases.claim(threadId).catch((error) => {
+      leave();
+      throw error;
+    });
+    if (!claimed) {
+      leave();
+      return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
+    }
+    const lease = claimed;
+    /** Everything the run holds, given back once, whatever way it ends. */
+    const letGo = async () => {
+      leave();
+      await lease.release();
+    };
     // In the ledger before the graph starts (under a name of our own until the embedded server
     // says the run's id), so that a replica dying at any point leaves a run to recover.
     const provisional = crypto.randomUUID();
@@ -344,18 +398,26 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
       await next();
     } catch (error) {
       if (recorded) await ledger.forgetRun(provisional).catch(() => {});
-      await lease.release();
+      await letGo();
       throw error;
     }
     const runId = /\/runs\/([0-9a-f-]{36})$/.exec(c.res.headers.get("content-location") ?? "")?.[1];
     const stream = c.res.body;
     if (!runId || !stream || c.res.status !== 200) {
       await ledger.forgetRun(provisional).catch(() => {});
-      await lease.release();
+      await letGo();
       return;
     }
-    await ledger.renameRun(provisional, runId);
-    await leases.attach(threadId, lease.fence, runId);
+    try {
+      await ledger.renameRun(provisional, runId);
+      await leases.attach(threadId, lease.fence, runId);
+    } catch (error) {
+      // The run started but cannot be recorded: it is stopped, and nothing of it is kept.
+      await stream.cancel().catch(() => {});
+      await ledger.forgetRun(provisional).catch(() => {});
+      await letGo();
+      throw error;
+    }
     inHand.set(runId, lease);
     const watch = new ErrorWatch();
     let ended = false;
@@ -374,7 +436,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
         );
       } finally {
         inHand.delete(runId);
-        await lease.release();
+        await letGo();
       }
     };
     const watched = stream.pipeThrough(
