@@ -8,7 +8,8 @@
 #   scripts/services.sh restart postgres <folder>          a fast restart (connections dropped)
 #
 # PostgreSQL runs as the `postgres` user when started by root (initdb refuses root), with
-# trust authentication on 127.0.0.1 only. Redis keeps nothing on disk (--save ''). SeaweedFS
+# trust authentication on 127.0.0.1 only. Redis keeps its jobs in an append-only file (what
+# the queue needs of it: a restart loses at most the last second). SeaweedFS
 # (`weed mini`) serves S3 with the access key and secret printed, and a bucket `tableminds`.
 # `scripts/setup-services.sh` installs what this needs.
 set -euo pipefail
@@ -109,7 +110,7 @@ start_redis() {
   command -v redis-server >/dev/null 2>&1 || die "no redis-server found (run scripts/setup-services.sh)"
   port=$(free_ports 1)
   mkdir -p "$dir/redis"
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --daemonize yes \
     --dir "$dir/redis" --pidfile "$dir/redis/pid" --logfile "$dir/redis/server.log" >/dev/null
   wait_for "Redis" "$dir/redis/server.log" redis-cli -h 127.0.0.1 -p "$port" ping
   echo "TABLEMINDS_QUEUE_URL=redis://127.0.0.1:$port" | tee "$dir/redis/env"

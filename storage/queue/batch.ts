@@ -5,7 +5,9 @@ import { QUEUE_NAME, redisOptions } from "./connection.js";
  * The submitting side of the queue: a batch of jobs with ids of the caller's choosing, added
  * once (an id already queued or running is left alone), and the outcome of each as it ends.
  * Finished jobs stay in Redis until the caller has kept their result and releases them, so a
- * submitter that was down when they ended picks them up when it comes back.
+ * submitter that was down when they ended picks them up when it comes back. A job that
+ * vanished from Redis while awaited (a restart of a Redis that keeps nothing on disk) is added
+ * again by the sweep: jobs are idempotent by id, so the worst is a question asked twice.
  */
 
 /** How a job ended: its return value, or the reason it failed. */
@@ -53,6 +55,8 @@ export class JobBatch {
   private readonly outcomes = new Map<string, Promise<JobOutcome>>();
   /** The jobs whose outcome is still awaited. */
   private readonly waits = new Map<string, Waiting>();
+  /** What each awaited job was submitted as, to add it again should Redis lose it. */
+  private readonly specs = new Map<string, JobSpec>();
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -96,6 +100,7 @@ export class JobBatch {
       if (this.outcomes.has(spec.id)) continue;
       const wait = waiting();
       this.waits.set(spec.id, wait);
+      this.specs.set(spec.id, spec);
       this.outcomes.set(spec.id, wait.promise);
     }
     const toAdd: JobSpec[] = [];
@@ -119,14 +124,18 @@ export class JobBatch {
         }),
       );
     }
+    await this.add(toAdd);
+    return { added: toAdd.length, pending, finished };
+  }
+
+  private async add(specs: readonly JobSpec[]): Promise<void> {
     await this.queue.addBulk(
-      toAdd.map((spec) => ({
+      specs.map((spec) => ({
         name: spec.name,
         data: spec.data,
         opts: { jobId: spec.id, attempts: 1, removeOnComplete: false, removeOnFail: false },
       })),
     );
-    return { added: toAdd.length, pending, finished };
   }
 
   /** How job `id` ends (a job this batch submitted). */
@@ -181,6 +190,13 @@ export class JobBatch {
     await this.queue.close();
   }
 
+  private settle(id: string, outcome: JobOutcome): void {
+    const wait = this.waits.get(id);
+    this.waits.delete(id);
+    this.specs.delete(id);
+    wait?.resolve(outcome);
+  }
+
   /** Delivers job `id`'s outcome if it has ended and is still awaited. */
   private async check(id: string): Promise<void> {
     const wait = this.waits.get(id);
@@ -190,11 +206,9 @@ export class JobBatch {
       if (!job || !this.waits.has(id)) return;
       const state = await job.getState();
       if (state === "completed") {
-        this.waits.delete(id);
-        wait.resolve({ kind: "completed", value: job.returnvalue });
+        this.settle(id, { kind: "completed", value: job.returnvalue });
       } else if (state === "failed") {
-        this.waits.delete(id);
-        wait.resolve({ kind: "failed", reason: job.failedReason ?? "failed" });
+        this.settle(id, { kind: "failed", reason: job.failedReason ?? "failed" });
       }
     } catch (error) {
       // Redis away for a moment: the sweep tries again.
@@ -202,7 +216,10 @@ export class JobBatch {
     }
   }
 
-  /** Looks for ended jobs among those awaited, in case an event was missed. */
+  /**
+   * Looks for ended jobs among those awaited, in case an event was missed, and adds again the
+   * awaited jobs Redis no longer has.
+   */
   private async sweep(): Promise<void> {
     const ids = [...this.waits.keys()];
     if (ids.length === 0 || this.closed) return;
@@ -212,14 +229,27 @@ export class JobBatch {
       for (let at = 0; at < ids.length; at += CHUNK) {
         // Sent together on the one connection, so the round trips overlap.
         const chunk = ids.slice(at, at + CHUNK);
-        const ended = await Promise.all(
-          chunk.map(
-            async (id) =>
-              (await client.zscore(completed, id)) !== null ||
-              (await client.zscore(failed, id)) !== null,
+        const [ended, kept] = await Promise.all([
+          Promise.all(
+            chunk.map(
+              async (id) =>
+                (await client.zscore(completed, id)) !== null ||
+                (await client.zscore(failed, id)) !== null,
+            ),
           ),
-        );
+          Promise.all(
+            chunk.map(async (id) => (await client.hexists(this.queue.toKey(id), "name")) > 0),
+          ),
+        ]);
         await Promise.all(chunk.filter((_, i) => ended[i]).map((id) => this.check(id)));
+        const lost = chunk.filter((id, i) => !ended[i] && !kept[i] && this.waits.has(id));
+        const specs = lost.flatMap((id) => this.specs.get(id) ?? []);
+        if (specs.length > 0) {
+          this.onError(
+            new Error(`${specs.length} queued questions were gone from Redis; queued again`),
+          );
+          await this.add(specs);
+        }
       }
     } catch (error) {
       this.onError(error as Error);
