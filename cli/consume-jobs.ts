@@ -9,6 +9,7 @@ import { failureReason, type JobWarning, QuestionJobSchema } from "../evals/queu
 import { type GraphSource, runEvalJob } from "../evals/queue/run-job.js";
 import { Cancelled } from "../evals/runner.js";
 import { setOperatorSettings } from "../settings/operator.js";
+import { type KeptResults, keptResults } from "../storage/queue/kept-results.js";
 import {
   jobLabel,
   QueueSealError,
@@ -55,11 +56,15 @@ function opened(job: SandboxedJob, key: string): unknown {
 }
 
 /** The processor: runs the job, or gives it back to the queue when its consumer is told to. */
-export function jobProcessor(graphs?: GraphSource) {
+export function jobProcessor(graphs?: GraphSource, kept: KeptResults = keptResults()) {
   return async (job: SandboxedJob, token?: string, signal?: AbortSignal) => {
     const stop = signal ?? new AbortController().signal;
     const key = queueKey();
     const data = opened(job, key);
+    const jobId = job.id ?? "";
+    // Computed here before, and never handed over (Redis went away): handed over now.
+    const earlier = kept.get(jobId, job.data);
+    if (earlier !== undefined) return earlier;
     collected = [];
     try {
       let result: object;
@@ -72,7 +77,9 @@ export function jobProcessor(graphs?: GraphSource) {
           `unknown kind of job "${job.name}" (this consumer runs eval and mine jobs)`,
         );
       }
-      return seal(key, resultLabel(job.id ?? ""), { ...result, warnings: collected });
+      const sealed = seal(key, resultLabel(jobId), { ...result, warnings: collected });
+      await kept.put(jobId, job.data, sealed);
+      return sealed;
     } catch (error) {
       if (error instanceof Cancelled && stop.aborted) {
         // The consumer is stopping and gives its jobs back: another consumer takes this one.

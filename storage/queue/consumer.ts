@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Job, Worker } from "bullmq";
 import { checkQueue, QUEUE_NAME, redisOptions, shownUrl } from "./connection.js";
+import { keptResults } from "./kept-results.js";
 
 /*
  * A consumer process of the queue: BullMQ's Worker takes jobs and holds their locks in this
@@ -57,6 +58,9 @@ const CHECKOUT_LOADER = "tsx";
  */
 export async function runQueueConsumer(options: QueueConsumerOptions): Promise<number> {
   await checkQueue(options.url);
+  const kept = keptResults();
+  const pruned = kept.prune();
+  if (pruned > 0) options.log(`consumer: ${pruned} kept results older than a week removed`);
   const file = processorFile(options.processor);
   const consumer = new Worker(QUEUE_NAME, file, {
     connection: redisOptions(options.url),
@@ -82,7 +86,10 @@ export async function runQueueConsumer(options: QueueConsumerOptions): Promise<n
     started.delete(job.id ?? "");
     return since === undefined ? "" : ` in ${((performance.now() - since) / 1000).toFixed(1)} s`;
   };
-  consumer.on("completed", (job) => log(`consumer: ${describe(job)} done${took(job)}`));
+  consumer.on("completed", (job) => {
+    kept.drop(job.id ?? "");
+    log(`consumer: ${describe(job)} done${took(job)}`);
+  });
   consumer.on("failed", (job, error) => {
     if (job) log(`consumer: ${describe(job)} failed${took(job)}: ${error.message}`);
   });
