@@ -1,3 +1,5 @@
+import { type RetryOptions, retryWhile } from "../storage/retry.js";
+
 /*
  * Database errors a run outlives: the connection dropped (a restart, a failover, a network
  * blip) or the server is not taking connections yet. Work that failed this way is tried again
@@ -17,32 +19,13 @@ export function isTransient(error: unknown): boolean {
   return typeof message === "string" && TRANSIENT_TEXT.test(message);
 }
 
-export interface RetryOptions {
-  /** How long to keep trying, from the first failure. */
-  withinMs: number;
-  /** The first pause; each next one doubles, up to a second. */
-  firstPauseMs?: number;
-}
-
 /** Default: a PostgreSQL restart or a short failover (seconds) is outlived. */
 export const DEFAULT_RETRY: RetryOptions = { withinMs: 30_000, firstPauseMs: 50 };
 
-/** Runs `work`, again after a transient failure until `withinMs` has passed since the first. */
-export async function retryTransient<T>(
+/** Runs `work`, again after a transient database failure until `withinMs` has passed. */
+export function retryTransient<T>(
   work: () => Promise<T>,
   options: RetryOptions = DEFAULT_RETRY,
 ): Promise<T> {
-  let pause = options.firstPauseMs ?? 50;
-  let deadline: number | undefined;
-  for (;;) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!isTransient(error)) throw error;
-      deadline ??= Date.now() + options.withinMs;
-      if (Date.now() + pause > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      pause = Math.min(pause * 2, 1_000);
-    }
-  }
+  return retryWhile(isTransient, work, options);
 }

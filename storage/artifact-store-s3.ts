@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { ArtifactStore } from "./artifact-store.js";
+import { retryWhile } from "./retry.js";
 
 /*
  * The artifact store in an S3-compatible object store, reached with the standard AWS settings
@@ -33,6 +34,40 @@ const MAX_KNOWN = 100_000;
 function status(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
+
+/**
+ * A failure the store may get over: no answer at all (refused, reset, timed out), a server
+ * error or throttling. A 4xx other than 429 is the answer, not an outage.
+ */
+export function storeOutage(error: unknown): boolean {
+  const code = status(error);
+  if (code !== undefined) return code >= 500 || code === 429;
+  const {
+    code: errno,
+    name,
+    message,
+  } = (error ?? {}) as {
+    code?: unknown;
+    name?: unknown;
+    message?: unknown;
+  };
+  if (typeof errno === "string" && NETWORK_CODES.has(errno)) return true;
+  if (name === "TimeoutError") return true;
+  return typeof message === "string" && NETWORK_TEXT.test(message);
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+]);
+const NETWORK_TEXT = /socket hang up|ECONNREFUSED|ECONNRESET|ETIMEDOUT|premature close|aborted/i;
+
+/** How long a fetch keeps trying through an outage of the store before its run fails. */
+export const FETCH_RETRY = { withinMs: 20_000, firstPauseMs: 200, maxPauseMs: 4_000 };
 
 function problem(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -106,7 +141,19 @@ export class S3ArtifactStore implements ArtifactStore {
     this.remember(name);
   }
 
+  /**
+   * The object `name`, written to `target` (which must not exist); its sha256, or null when the
+   * store has no such object. An outage of the store is waited out for a while (FETCH_RETRY).
+   */
   async fetch(name: string, target: string): Promise<string | null> {
+    try {
+      return await retryWhile(storeOutage, () => this.fetchOnce(name, target), FETCH_RETRY);
+    } catch (error) {
+      throw new Error(`could not fetch ${this.where(name)}: ${problem(error)}`, { cause: error });
+    }
+  }
+
+  private async fetchOnce(name: string, target: string): Promise<string | null> {
     let body: unknown;
     try {
       const response = await this.client.send(
@@ -115,10 +162,9 @@ export class S3ArtifactStore implements ArtifactStore {
       body = response.Body;
     } catch (error) {
       if (status(error) === 404) return null;
-      throw new Error(`could not fetch ${this.where(name)}: ${problem(error)}`, { cause: error });
+      throw error;
     }
-    if (!(body instanceof Readable))
-      throw new Error(`could not fetch ${this.where(name)}: no body`);
+    if (!(body instanceof Readable)) throw new Error("no body");
     const hash = createHash("sha256");
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -130,7 +176,10 @@ export class S3ArtifactStore implements ArtifactStore {
     try {
       await pipeline(body, hashing, createWriteStream(target, { flags: "wx" }));
     } catch (error) {
-      throw new Error(`could not fetch ${this.where(name)}: ${problem(error)}`, { cause: error });
+      // Cut off half-way: what came is dropped, and the next try starts afresh. (A target
+      // that was there already is someone else's, and stays.)
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(target, { force: true });
+      throw error;
     }
     this.remember(name);
     return hash.digest("hex");

@@ -1,0 +1,32 @@
+/*
+ * Work a passing outage should not fail: tried again with backoff, while the failure is of a
+ * kind the caller calls transient, for a while from the first failure.
+ */
+
+export interface RetryOptions {
+  /** How long to keep trying, from the first failure. */
+  withinMs: number;
+  /** The first pause; each next one doubles, up to `maxPauseMs`. */
+  firstPauseMs?: number;
+  maxPauseMs?: number;
+}
+
+export async function retryWhile<T>(
+  transient: (error: unknown) => boolean,
+  work: () => Promise<T>,
+  options: RetryOptions,
+): Promise<T> {
+  let pause = options.firstPauseMs ?? 50;
+  let deadline: number | undefined;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!transient(error)) throw error;
+      deadline ??= Date.now() + options.withinMs;
+      if (Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, options.maxPauseMs ?? 1_000);
+    }
+  }
+}
