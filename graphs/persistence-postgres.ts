@@ -1,6 +1,6 @@
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
-import { openPool, type Pool, withMigrationLock } from "../storage/postgres.js";
+import { openPool, outlivingRestarts, type Pool, withMigrationLock } from "../storage/postgres.js";
 import type { OpenPersistence } from "./persistence.js";
 
 /**
@@ -95,6 +95,24 @@ export async function migrateDatabase(
   }
 }
 
+/**
+ * LangGraph's PostgreSQL store, whose own pool outlives a server restart: the store opens its
+ * pool itself, with nothing listening to its errors, so the first restart would end the process.
+ * The pool is reached through the store's internals; a version that moved it fails here, at
+ * start, not at the first restart.
+ */
+export function openPostgresStore(url: string): PostgresStore {
+  const store = new PostgresStore({ connectionOptions: url, ensureTables: false });
+  const pool = (store as unknown as { core?: { pool?: unknown } }).core?.pool;
+  if (!(pool instanceof Object) || typeof (pool as Pool).on !== "function") {
+    throw new Error(
+      "@langchain/langgraph-checkpoint-postgres's store no longer keeps its pool at core.pool: update openPostgresStore",
+    );
+  }
+  outlivingRestarts(pool as Pool);
+  return store;
+}
+
 /** PostgreSQL's checkpointer and store (no vector index: see openPersistence), migrated first. */
 export async function openPostgresPersistence(
   url: string,
@@ -103,9 +121,7 @@ export async function openPostgresPersistence(
   await migrateDatabase(url);
   const pool = openPool(url);
   const checkpointer = want.checkpoints ? new PostgresSaver(pool) : undefined;
-  const store = want.memory
-    ? new PostgresStore({ connectionOptions: url, ensureTables: false })
-    : undefined;
+  const store = want.memory ? openPostgresStore(url) : undefined;
   return {
     kind: "postgres",
     checkpointer,

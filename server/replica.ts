@@ -1,8 +1,7 @@
 import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed";
-import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { Hono, type HonoRequest } from "hono";
 import { z } from "zod";
-import { migrateDatabase } from "../graphs/persistence-postgres.js";
+import { migrateDatabase, openPostgresStore } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { openPool } from "../storage/postgres.js";
 import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
@@ -157,7 +156,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   const ledger = new Ledger(pool);
   const leases = new Leases(pool, { owner: options.replica, ttlMs: options.leaseMs ?? 30_000 });
   const checkpointer = new FencedSaver(pool, leases);
-  const store = new PostgresStore({ connectionOptions: options.databaseUrl, ensureTables: false });
+  const store = openPostgresStore(options.databaseUrl);
   const graphIds = Object.keys(listGraphs());
   const graphs: Record<string, RunnableGraph> = {};
   for (const id of graphIds) {

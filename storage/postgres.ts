@@ -17,7 +17,13 @@ export type PoolClient = pg.PoolClient;
  * query in flight fails on its own, and the pool drops a client that cannot query any more.
  */
 export function openPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
+  return outlivingRestarts(
+    new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 }),
+  );
+}
+
+/** Makes a pool's connection errors (a server restart) the failure of a query, never a crash. */
+export function outlivingRestarts(pool: pg.Pool): pg.Pool {
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
   return pool;

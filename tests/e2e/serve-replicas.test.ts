@@ -42,6 +42,8 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
   let b: ReplicaProcess;
   /** While set, the coder's replies wait for it (a run held in the middle). */
   let coderGate: Promise<unknown> | undefined;
+  /** While set, each model call restarts PostgreSQL (one restart at a time). */
+  let restarts: Promise<void>[] | undefined;
   let env: Record<string, string | undefined>;
 
   beforeAll(async () => {
@@ -56,6 +58,13 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
         const reply = ["planner", "coder", "answerer"].includes(req.role)
           ? team(req)
           : orchestrated(req);
+        if (restarts && typeof reply === "string") {
+          // The reply goes back while the restart drops every connection, so the step's
+          // checkpoint is written into it.
+          const previous = restarts.at(-1) ?? Promise.resolve();
+          restarts.push(previous.then(() => postgres.restart()));
+          return { content: reply, until: previous, delayMs: 50 };
+        }
         if (req.role !== "coder" || !coderGate) return reply;
         return typeof reply === "string" ? { content: reply, until: coderGate } : reply;
       },
@@ -326,6 +335,55 @@ describe("tableminds serve, replicated on PostgreSQL", () => {
     expect(values.__error__).toBeUndefined();
     expect(values.answer?.final).toBe("203");
   });
+
+  it("runs each model call once with PostgreSQL restarted at every call, on its own replica", async () => {
+    const client = as(a.url, ALICE);
+    const checkpoints = async (threadId: string) => {
+      const db = new pg.Client({ connectionString: postgres.env.TABLEMINDS_DATABASE_URL });
+      await db.connect();
+      try {
+        const rows = await db.query("SELECT count(*) AS n FROM checkpoints WHERE thread_id = $1", [
+          threadId,
+        ]);
+        return Number(rows.rows[0].n);
+      } finally {
+        await db.end();
+      }
+    };
+    const calm = await client.threads.create();
+    let before = stub.requests.length;
+    await client.runs.wait(calm.thread_id, "table_qa", { input: MEDALS_INPUT });
+    const calmCalls = stub.requests.length - before;
+    const calmCheckpoints = await checkpoints(calm.thread_id);
+
+    const thread = await client.threads.create();
+    const created: string[] = [];
+    restarts = [];
+    before = stub.requests.length;
+    let values: Answer;
+    let restarted = 0;
+    try {
+      values = (await client.runs.wait(thread.thread_id, "table_qa", {
+        input: MEDALS_INPUT,
+        onRunCreated: ({ run_id }) => created.push(run_id),
+      })) as Answer;
+    } finally {
+      const pending = restarts;
+      restarts = undefined;
+      await Promise.all(pending);
+      restarted = pending.length;
+    }
+    expect(values.answer?.final).toBe("203");
+    expect(restarted).toBe(calmCalls);
+    expect(stub.requests.length - before).toBe(calmCalls);
+    expect(await checkpoints(thread.thread_id)).toBe(calmCheckpoints);
+    const info = (await (await call(`${a.url}/info`, ALICE)).json()) as { replica: string };
+    const run = (await (
+      await call(`${b.url}/threads/${thread.thread_id}/runs/${created[0]}`, ALICE)
+    ).json()) as { status: string; replica: string };
+    expect(run).toMatchObject({ status: "success", replica: info.replica });
+    expect(a.log()).not.toMatch(/LeaseLostError|internal error/);
+  }, 120_000);
 
   it("never runs one thread on two replicas at once", async () => {
     const thread = await as(a.url, ALICE).threads.create();
