@@ -6,6 +6,7 @@
 #                                                          (NAME=value lines, also in <folder>/<service>/env)
 #   scripts/services.sh stop  postgres|redis|s3 <folder>   stops it (the folder stays)
 #   scripts/services.sh restart postgres <folder>          a fast restart (connections dropped)
+#   scripts/services.sh outage postgres <folder> <seconds> down that long (refusing), then back
 #
 # PostgreSQL runs as the `postgres` user when started by root (initdb refuses root), with
 # trust authentication on 127.0.0.1 only. Redis keeps its jobs in an append-only file (what
@@ -25,7 +26,7 @@ die() {
   exit 1
 }
 
-usage() { die "usage: services.sh start|stop postgres|redis|s3 <folder>, or restart postgres <folder>"; }
+usage() { die "usage: services.sh start|stop postgres|redis|s3 <folder>, restart postgres <folder>, or outage postgres <folder> <seconds>"; }
 
 port_free() {
   python3 - "$@" <<'EOF'
@@ -88,10 +89,24 @@ start_postgres() {
   [[ "$(id -u)" == "0" ]] && chown postgres "$dir/postgres"
   as_postgres "$bin/initdb" -D "$dir/postgres/data" -U postgres -A trust -E UTF8 --no-sync \
     >"$dir/postgres/initdb.log" 2>&1 || { tail -20 "$dir/postgres/initdb.log" >&2; die "initdb failed"; }
-  as_postgres "$bin/pg_ctl" -D "$dir/postgres/data" -l "$dir/postgres/server.log" -w -t 30 \
+  echo "$port" >"$dir/postgres/port"
+  run_postgres "$dir"
+  echo "TABLEMINDS_DATABASE_URL=postgres://postgres@127.0.0.1:$port/postgres" | tee "$dir/postgres/env"
+}
+
+run_postgres() {
+  local dir="$1" port
+  port=$(cat "$dir/postgres/port")
+  as_postgres "$(postgres_bin)/pg_ctl" -D "$dir/postgres/data" -l "$dir/postgres/server.log" -w -t 30 \
     -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/postgres -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
     start >/dev/null || { tail -20 "$dir/postgres/server.log" >&2; die "PostgreSQL did not start"; }
-  echo "TABLEMINDS_DATABASE_URL=postgres://postgres@127.0.0.1:$port/postgres" | tee "$dir/postgres/env"
+}
+
+outage_postgres() {
+  local dir="$1" seconds="$2"
+  as_postgres "$(postgres_bin)/pg_ctl" -D "$dir/postgres/data" -m fast -w stop >/dev/null
+  sleep "$seconds"
+  run_postgres "$dir"
 }
 
 stop_postgres() {
@@ -155,9 +170,10 @@ start_s3() {
   } | tee "$dir/s3/env"
 }
 
-[[ $# -eq 3 ]] || usage
+[[ $# -eq 3 || ( $# -eq 4 && "$1" == "outage" ) ]] || usage
 action="$1" service="$2" dir="$3"
 case "$action:$service" in
+outage:postgres) outage_postgres "$dir" "$4" ;;
 start:postgres) start_postgres "$dir" ;;
 stop:postgres) stop_postgres "$dir" ;;
 restart:postgres) restart_postgres "$dir" ;;

@@ -195,6 +195,31 @@ describe("leases and fenced checkpoints", () => {
     }
   }, 120_000);
 
+  it("outlives a six-second outage of PostgreSQL in the middle of a run", async () => {
+    const a = replica("outlasting", 15_000, 500);
+    const threadId = await newThread(a);
+    const lease = await a.leases.claim(threadId);
+    if (!lease) throw new Error("no lease");
+    let outage: Promise<void> | undefined;
+    ran.length = 0;
+    onStep = async (name, step) => {
+      // Down from s2 on: s2's checkpoint, the lease's renewals and s3's start wait for it.
+      if (name === "outlasting" && step === "s2") outage = postgres.outage(6);
+      if (outage) await new Promise((resolve) => setTimeout(resolve, 200));
+    };
+    try {
+      const outcome = await run(a, threadId, lease);
+      await outage;
+      expect(outcome.failure).toBeUndefined();
+      expect(outcome.recorded).toBe(true);
+      expect(ran).toEqual(STEPS.map((step) => `outlasting:${step}`));
+      expect(await a.ledger.run(outcome.runId)).toMatchObject({ status: "success" });
+    } finally {
+      onStep = async () => {};
+      await outage;
+    }
+  }, 90_000);
+
   it("refuses the checkpoints and the end of a replica whose lease was taken over", async () => {
     const stale = replica("stale", 300, 100);
     const taker = replica("taker", 10_000);

@@ -6,7 +6,7 @@ import type { RunnableGraph } from "../../graphs/registry.js";
 import { FencedSaver } from "../../server/fenced-saver.js";
 import { Leases } from "../../server/leases.js";
 import { LEDGER_MIGRATIONS, Ledger } from "../../server/ledger.js";
-import { type RecoveryOptions, recoverRun } from "../../server/recovery.js";
+import { type RecoveryOptions, recoverRun, startRecovery } from "../../server/recovery.js";
 import { openPool, type Pool } from "../../storage/postgres.js";
 import { type Service, startService } from "../support/services.js";
 
@@ -29,6 +29,10 @@ describe("recovering a dead replica's runs", () => {
   let graph: RunnableGraph;
   const ran: string[] = [];
   let failB = false;
+  /** While set, `a` waits this long, counting how many run at once. */
+  let slowA = 0;
+  let inA = 0;
+  let mostInA = 0;
 
   beforeAll(async () => {
     postgres = startService("postgres");
@@ -38,8 +42,12 @@ describe("recovering a dead replica's runs", () => {
     ledger = new Ledger(pool);
     survivor = new Leases(pool, { owner: "survivor", ttlMs: 10_000 });
     const compiled = new StateGraph(State)
-      .addNode("a", () => {
+      .addNode("a", async () => {
         ran.push("a");
+        inA += 1;
+        mostInA = Math.max(mostInA, inA);
+        await new Promise((resolve) => setTimeout(resolve, slowA));
+        inA -= 1;
         return { steps: ["a"] };
       })
       .addNode("b", () => {
@@ -136,6 +144,26 @@ describe("recovering a dead replica's runs", () => {
     const state = await graph.getState({ configurable: { thread_id: threadId } });
     expect(state.next).toEqual([]);
     expect(Object.keys(state.values as object)).toEqual([]);
+  });
+
+  it("takes up several orphans at once", async () => {
+    const orphans = await Promise.all([1, 2, 3].map(() => orphan({ steps: ["in"] })));
+    slowA = 300;
+    mostInA = 0;
+    const sweeping = startRecovery({ ...options(), everyMs: 50, parallel: 4 });
+    try {
+      for (let i = 0; i < 100; i++) {
+        const runs = await Promise.all(orphans.map((o) => recorded(o.runId)));
+        if (runs.every((run) => run.status === "success")) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await sweeping.stop();
+      slowA = 0;
+    }
+    const runs = await Promise.all(orphans.map((o) => recorded(o.runId)));
+    expect(runs.map((run) => run.status)).toEqual(["success", "success", "success"]);
+    expect(mostInA).toBe(3);
   });
 
   it("marks a run that fails on the way an error, with the reason", async () => {

@@ -28,6 +28,8 @@ export interface Service {
   stop(): void;
   /** A fast restart (PostgreSQL only): every connection is dropped; resolves once it is back. */
   restart(): Promise<void>;
+  /** Down for `seconds`, refusing connections, then back (PostgreSQL only). */
+  outage(seconds: number): Promise<void>;
 }
 
 const running = new Set<Service>();
@@ -63,6 +65,12 @@ export function startService(name: ServiceName): Service {
     async restart() {
       if (name !== "postgres") throw new Error(`only postgres restarts, not ${name}`);
       await execFileAsync("bash", [script, "restart", name, dir], { timeout: 60_000 });
+    },
+    async outage(seconds) {
+      if (name !== "postgres") throw new Error(`only postgres goes down, not ${name}`);
+      await execFileAsync("bash", [script, "outage", name, dir, String(seconds)], {
+        timeout: 60_000 + seconds * 1000,
+      });
     },
     stop() {
       if (!running.delete(service)) return;
