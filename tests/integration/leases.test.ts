@@ -6,7 +6,7 @@ import type { RunnableGraph } from "../../graphs/registry.js";
 import { FencedSaver } from "../../server/fenced-saver.js";
 import { type Lease, LeaseLostError, Leases } from "../../server/leases.js";
 import { LEDGER_MIGRATIONS, Ledger } from "../../server/ledger.js";
-import { recoverRun, startRecovery } from "../../server/recovery.js";
+import { type RecoveryOptions, recoverRun, startRecovery } from "../../server/recovery.js";
 import { openPool, type Pool } from "../../storage/postgres.js";
 import { type Service, startService } from "../support/services.js";
 
@@ -94,6 +94,18 @@ describe("leases and fenced checkpoints", () => {
     return { runId, failure, recorded };
   }
 
+  /** A replica's recovery of orphans, as `serve` runs it. */
+  function recoveryBy(on: Replica, everyMs: number): RecoveryOptions {
+    return {
+      leases: on.leases,
+      ledger: on.ledger,
+      graphs: { four: on.graph },
+      replica: on.name,
+      everyMs,
+      inHand: () => false,
+    };
+  }
+
   async function checkpoints(threadId: string): Promise<number> {
     const pool = openPool(url, 1);
     try {
@@ -156,14 +168,7 @@ describe("leases and fenced checkpoints", () => {
     const threadId = await newThread(a);
     const lease = await a.leases.claim(threadId);
     if (!lease) throw new Error("no lease");
-    const watching = startRecovery({
-      leases: b.leases,
-      ledger: b.ledger,
-      graphs: { four: b.graph },
-      replica: b.name,
-      everyMs: 100,
-      inHand: () => false,
-    });
+    const watching = startRecovery(recoveryBy(b, 100));
     const restarts: Promise<void>[] = [];
     ran.length = 0;
     onStep = async (name) => {
@@ -246,16 +251,7 @@ describe("leases and fenced checkpoints", () => {
       await new Promise((resolve) => setTimeout(resolve, 400));
       const [orphan] = (await taker.ledger.running()).filter((r) => r.thread_id === threadId);
       if (!orphan) throw new Error("the stale run is not in the ledger");
-      expect(
-        await recoverRun(orphan, {
-          leases: taker.leases,
-          ledger: taker.ledger,
-          graphs: { four: taker.graph },
-          replica: taker.name,
-          everyMs: 0,
-          inHand: () => false,
-        }),
-      ).toBe(true);
+      expect(await recoverRun(orphan, recoveryBy(taker, 0))).toBe(true);
       open();
       const outcome = await running;
       expect(outcome.failure).toBeInstanceOf(LeaseLostError);
