@@ -14,7 +14,11 @@
  * counted from the results. A warm-up of a few questions per slot runs first, untimed, so
  * every child process has its modules loaded.
  *
- *   npx tsx bench/queue.ts [questionsPerSlot=15] [concurrency=2] [latencyMs=200]
+ * With `real` as the fourth argument the consumers run table_qa itself, tables and sandbox
+ * included: what a user's evaluation gets on this machine, where the sandbox's CPU, not the
+ * queue, bounds the rate (the machine's CPU use is printed beside it).
+ *
+ *   npx tsx bench/queue.ts [questionsPerSlot=15] [concurrency=2] [latencyMs=200] [three-call|real]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -33,6 +37,7 @@ import { spawnStub } from "./spawn-stub.js";
 const PER_SLOT = Number(process.argv[2] ?? 15);
 const CONCURRENCY = Number(process.argv[3] ?? 2);
 const LATENCY_MS = Number(process.argv[4] ?? 200);
+const GRAPH = process.argv[5] === "real" ? "real" : "three-call";
 const SIZES = [1, 2, 4];
 const WARMUP_PER_SLOT = 3;
 const TSX = path.resolve(import.meta.dirname, "../node_modules/.bin/tsx");
@@ -49,7 +54,7 @@ async function startConsumers(url: string, n: number): Promise<ChildProcess[]> {
       { length: n },
       () =>
         new Promise<ChildProcess>((resolve, reject) => {
-          const child = spawn(TSX, [CONSUMER, url, String(CONCURRENCY)], {
+          const child = spawn(TSX, [CONSUMER, url, String(CONCURRENCY), GRAPH], {
             stdio: ["ignore", "inherit", "pipe"],
           });
           let log = "";
@@ -126,7 +131,7 @@ try {
       return { ...e, id: `${e.id}-${tag}${i}` };
     });
   console.log(
-    `queue throughput: ${LATENCY_MS} ms per model call, ${CONCURRENCY} jobs at once per consumer, ${PER_SLOT} questions per slot, ${os.availableParallelism()} cores`,
+    `queue throughput (${GRAPH === "real" ? "table_qa with its tables and sandbox" : "a graph of three model calls"}): ${LATENCY_MS} ms per model call, ${CONCURRENCY} jobs at once per consumer, ${PER_SLOT} questions per slot, ${os.availableParallelism()} cores, load ${os.loadavg()[0]?.toFixed(2)}`,
   );
   const rows: Row[] = [];
   for (const size of SIZES) {
@@ -179,7 +184,8 @@ try {
     );
     if (row.errors > 0) console.log(`  (${row.errors} questions ended in an error)`);
   }
-  console.log("goal: ratio >= 85% at each size");
+  if (GRAPH === "three-call") console.log("goal: ratio >= 85% at each size");
+  else console.log("(the ideal counts model latency only; the sandbox's CPU bounds the real graph)");
 } finally {
   await stub.stop();
   redis.stop();
