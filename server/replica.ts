@@ -1,5 +1,5 @@
 import { createEmbedServer } from "@langchain/langgraph-api/experimental/embed";
-import { Hono, type HonoRequest } from "hono";
+import { type Context, Hono, type HonoRequest } from "hono";
 import { z } from "zod";
 import { migrateDatabase, openPostgresStore } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
@@ -153,6 +153,23 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   const maxRuns = runsFor(poolSize);
   /** Runs started here and not yet ended (admission control). */
   let admitted = 0;
+  /** A slot for one more run, with the call that gives it back (once); none when full. */
+  const admit = (): (() => void) | undefined => {
+    if (admitted >= maxRuns) return undefined;
+    admitted++;
+    let left = false;
+    return () => {
+      if (!left) admitted--;
+      left = true;
+    };
+  };
+  const full = (c: Context) => {
+    c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    return c.json(
+      { detail: `this replica runs ${maxRuns} runs at once, its most; try again shortly` },
+      503,
+    );
+  };
   const ledger = new Ledger(pool);
   const leases = new Leases(pool, { owner: options.replica, ttlMs: options.leaseMs ?? 30_000 });
   const checkpointer = new FencedSaver(pool, leases);
@@ -343,19 +360,8 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     checkRunSettings(body);
     stampUser(c.req, body, c.var.user);
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
-    if (admitted >= maxRuns) {
-      c.header("Retry-After", String(RETRY_AFTER_SECONDS));
-      return c.json(
-        { detail: `this replica runs ${maxRuns} runs at once, its most; try again shortly` },
-        503,
-      );
-    }
-    admitted++;
-    let left = false;
-    const leave = () => {
-      if (!left) admitted--;
-      left = true;
-    };
+    const leave = admit();
+    if (!leave) return full(c);
     const claimed = await leases.claim(threadId).catch((error) => {
       leave();
       throw error;
@@ -525,11 +531,27 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   app.post("/threads/:thread_id/commands", unserved("protocol commands"));
   app.post("/threads/:thread_id/stream/events", unserved("protocol event streams"));
   // A run on a thread of its own (deleted after it): the input policy still applies.
+  // It takes a slot as a thread's run does, for as long as it streams.
   app.post("/runs/stream", async (c, next) => {
     const body = await c.req.json().catch(() => ({}));
     checkRunSettings(body);
     stampUser(c.req, body, c.var.user);
-    await next();
+    const leave = admit();
+    if (!leave) return full(c);
+    try {
+      await next();
+    } catch (error) {
+      leave();
+      throw error;
+    }
+    const stream = c.res.body;
+    if (!stream) {
+      leave();
+      return;
+    }
+    c.res = new Response(stream.pipeThrough(new TransformStream({ flush: leave })), c.res);
+    // A client that goes away cancels the stream: its slot is given back too.
+    c.req.raw.signal.addEventListener("abort", leave, { once: true });
   });
   app.route("/", embed);
 

@@ -105,6 +105,19 @@ describe("tableminds serve at twice its pool", () => {
     }
   }, 300_000);
 
+  it("gives back a thread-less run's slot when its stream ends", async () => {
+    // More runs one after another than it admits at once: each ended run gave its slot back.
+    for (let i = 0; i < runsFor(POOL) + 2; i++) {
+      const response = await fetch(`${replica.url}/runs/stream`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ assistant_id: "table_qa", input: MEDALS_INPUT }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain("203");
+    }
+  }, 120_000);
+
   it("stops on SIGTERM within its drain bound", async () => {
     const started = Date.now();
     await replica.stop();
