@@ -185,7 +185,8 @@ try {
     if (row.errors > 0) console.log(`  (${row.errors} questions ended in an error)`);
   }
   if (GRAPH === "three-call") console.log("goal: ratio >= 85% at each size");
-  else console.log("(the ideal counts model latency only; the sandbox's CPU bounds the real graph)");
+  else
+    console.log("(the ideal counts model latency only; the sandbox's CPU bounds the real graph)");
 } finally {
   await stub.stop();
   redis.stop();
