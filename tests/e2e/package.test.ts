@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../support/cli.js";
 import { EXAMPLES, stubEnv } from "../support/env.js";
@@ -165,6 +166,25 @@ describe("the npm package", () => {
     expect(check.stdout).toMatch(
       /^function .*\/node_modules\/tableminds\/dist\/graphs\/orchestrator\/workers\/contract\.js$/m,
     );
+  });
+
+  it("carries serve's modules and every package they import but the optional peer", async () => {
+    // The embeddable server (@langchain/langgraph-api) is the peer a user adds for `serve`;
+    // what the server's own modules import besides it comes with the package.
+    const modules = ["auth.js", "run-errors.js", "leases.js", "fenced-saver.js"].map(
+      (name) => pathToFileURL(path.join(installed, "dist", "server", name)).href,
+    );
+    const check = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `for (const m of ${JSON.stringify(modules)}) await import(m); console.log("imported");`,
+      ],
+      { cwd: project, timeoutMs: 60_000 },
+    );
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain("imported");
   });
 
   it("prints its help, listing the commands", async () => {

@@ -51,7 +51,7 @@ function packageOf(specifier: string): string {
 // An import clause ({ a, b }, * as x, x) holds no quotes, so a match cannot run into a string.
 const STATIC_IMPORT = /^[ \t]*(?:import|export)\s(?:[^;"'`]*?\sfrom\s)?\s*["']([^"']+)["']/gm;
 const DYNAMIC_IMPORT = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
-const REQUIRE_RESOLVE = /\.resolve\(\s*["']([^"'./][^"']*)["']\s*\)/g;
+const REQUIRE_RESOLVE = /\b(?:require|import\.meta)\.resolve\(\s*["']([^"'./][^"']*)["']\s*\)/g;
 
 /** Import specifiers of a source file; type-only imports are erased, so they are skipped. */
 function specifiers(file: string, { dynamic = true } = {}): string[] {
