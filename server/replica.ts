@@ -343,7 +343,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   };
 
   /*
-   * A run streams while this replica holds its thread's lock; the run is in the ledger from its
+   * A run streams while this replica holds its thread's lease; the run is in the ledger from its
    * start to its end, so that another replica can tell a run in hand from an orphan.
    */
   app.post("/threads/:thread_id/runs/stream", async (c, next) => {
@@ -520,7 +520,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     return new Response(body, { status: 200, headers });
   });
 
-  // Routes of the embedded server that would start a run around the thread lock and the input
+  // Routes of the embedded server that would start a run around the thread's lease and the input
   // policy: background runs and the event protocol's commands.
   const unserved = (what: string) => (c: { json: (body: unknown, status: 501) => Response }) =>
     c.json(
