@@ -5,12 +5,13 @@ import { migrateDatabase, openPostgresStore } from "../graphs/persistence-postgr
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { openPool } from "../storage/postgres.js";
 import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
-import { contextSchemaOf, app as tableRoutes } from "./app.js";
+import { app as tableRoutes } from "./app.js";
 import { checkRunSettings } from "./auth.js";
 import { FencedSaver } from "./fenced-saver.js";
 import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
+import { assistantRoutes, waitRoute } from "./routes.js";
 import { ErrorWatch, waitErrorBody } from "./run-errors.js";
 import { isTransient } from "./transient.js";
 
@@ -64,9 +65,6 @@ function databaseBusy(error: unknown): boolean {
   const message = (error as Error | undefined)?.message ?? "";
   return isTransient(error) || /timeout exceeded when trying to connect/i.test(message);
 }
-
-/** How often a `runs/wait` reply says it is still there while the run goes on. */
-const WAIT_HEARTBEAT_MS = 10_000;
 
 /** A compiled graph as LangGraph gives it: configurable with defaults for every run. */
 type Durable = { withConfig(config: { durability: "sync" }): RunnableGraph };
@@ -127,22 +125,6 @@ function badBody(error: z.ZodError): string {
 function refusal(error: unknown): { status: 403; message: string } | null {
   const status = (error as { status?: unknown }).status;
   return status === 403 ? { status: 403, message: (error as Error).message } : null;
-}
-
-/** The graphs' own assistants: one per graph, named as the graph. */
-function assistantOf(graphId: string) {
-  const epoch = new Date(0).toISOString();
-  return {
-    assistant_id: graphId,
-    graph_id: graphId,
-    name: graphId,
-    config: {},
-    context: {},
-    metadata: { created_by: "system" },
-    version: 1,
-    created_at: epoch,
-    updated_at: epoch,
-  };
 }
 
 export async function createReplica(options: ReplicaOptions): Promise<Replica> {
@@ -221,19 +203,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   app.get("/info", (c) => c.json({ replica: options.replica, graphs: graphIds }));
   app.route("/", tableRoutes);
 
-  app.post("/assistants/search", (c) => c.json(graphIds.map(assistantOf)));
-  app.get("/assistants/:assistant_id", (c) => {
-    const id = c.req.param("assistant_id");
-    return graphIds.includes(id)
-      ? c.json(assistantOf(id))
-      : c.json({ detail: `no graph ${id}` }, 404);
-  });
-  app.get("/assistants/:assistant_id/schemas", async (c) => {
-    const id = c.req.param("assistant_id");
-    if (!graphIds.includes(id)) return c.json({ detail: `no graph ${id}` }, 404);
-    const context = await contextSchemaOf(id);
-    return c.json({ graph_id: id, config_schema: context, context_schema: context });
-  });
+  assistantRoutes(app, graphIds);
 
   // Threads belong to who made them; another user's thread is not there for them.
   app.post("/threads", async (c) => {
@@ -471,54 +441,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     );
   });
 
-  /**
-   * A run to its end, answered with the thread's values (the stream, drained here), or with
-   * `__error__` when it failed. The headers go first, with the run's id in Content-Location as
-   * LangGraph sends it: a client whose connection drops still knows which run to join.
-   */
-  app.post("/threads/:thread_id/runs/wait", async (c) => {
-    const threadId = c.req.param("thread_id");
-    const url = new URL(c.req.url);
-    url.pathname = `/threads/${threadId}/runs/stream`;
-    const response = await app.fetch(
-      new Request(url, { method: "POST", headers: c.req.raw.headers, body: await c.req.text() }),
-    );
-    const stream = response.body;
-    if (response.status !== 200 || !stream) return response;
-    const headers = new Headers({ "content-type": "application/json" });
-    const location = response.headers.get("content-location");
-    if (location) headers.set("content-location", location);
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        // Leading whitespace is valid JSON: it sends the headers now and keeps proxies from
-        // closing a quiet connection while the run goes on.
-        const beat = () => controller.enqueue(encoder.encode("\n"));
-        beat();
-        const heartbeat = setInterval(beat, WAIT_HEARTBEAT_MS);
-        const watch = new ErrorWatch();
-        try {
-          for await (const chunk of stream) watch.feed(chunk);
-        } finally {
-          clearInterval(heartbeat);
-        }
-        let answer: unknown = {};
-        if (watch.error) answer = waitErrorBody(watch.error);
-        else {
-          const graph = await threadGraph(threadId);
-          if (graph) {
-            answer = (await graph.getState({ configurable: { thread_id: threadId } })).values ?? {};
-          }
-        }
-        controller.enqueue(encoder.encode(JSON.stringify(answer)));
-        controller.close();
-      },
-      async cancel(reason) {
-        await stream.cancel(reason);
-      },
-    });
-    return new Response(body, { status: 200, headers });
-  });
+  waitRoute(app, threadGraph);
 
   // Routes of the embedded server that would start a run around the thread's lease and the input
   // policy: background runs and the event protocol's commands.
