@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { blank } from "../settings/env-values.js";
 
 /** `--model local` is the default local model; `local:<path-or-name>` any GGUF file. */
 export const LOCAL_PREFIX = "local";
@@ -76,7 +77,6 @@ export const DEFAULT_LOCAL_MAX_TOKENS = 512;
 /** The context is the model's own, but at most this many tokens (memory and prompt time). */
 export const DEFAULT_LOCAL_CONTEXT_SIZE = 4096;
 
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optionalText = z.preprocess(blank, z.string().optional());
 const optionalCount = z.preprocess(blank, z.coerce.number().int().positive().optional());
 

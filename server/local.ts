@@ -5,10 +5,10 @@ import { openPersistence } from "../graphs/persistence.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { enterServedMode } from "../settings/operator.js";
 import { tablemindsHome } from "../storage/artifacts.js";
-import { type Access, allowedOrigins, decide } from "./access.js";
+import { type Access, allowedOrigins } from "./access.js";
 import { app as tableRoutes } from "./app.js";
 import { LocalThreads } from "./local-threads.js";
-import { assistantRoutes, waitRoute } from "./routes.js";
+import { assistantRoutes, guardRoutes, type ServerVars, waitRoute } from "./routes.js";
 
 /*
  * One machine's LangGraph API, for `tableminds ui`: every graph of langgraph.json on LangGraph's
@@ -16,8 +16,6 @@ import { assistantRoutes, waitRoute } from "./routes.js";
  * threads beside them, answering on loopback only (the page and its API are one user's). A
  * team's server is `serve`, on PostgreSQL.
  */
-
-type Vars = { Variables: { user: string } };
 
 export interface LocalServer {
   app: Hono;
@@ -34,25 +32,19 @@ export async function createLocalServer(): Promise<LocalServer> {
     graphs[id] = await loadGraph(id, { persistence: { checkpointer, store } });
   }
   const threads = new LocalThreads(path.join(tablemindsHome(), "threads.sqlite"));
+  const saver = threads.saver();
   const embed = createEmbedServer({
     graph: graphs as unknown as Parameters<typeof createEmbedServer>[0]["graph"],
-    threads: threads.saver(),
+    threads: saver,
     checkpointer,
     store,
   });
   const access: Access = { keys: new Map(), origins: allowedOrigins(), loopback: true };
-  const app = new Hono<Vars>();
-  app.get("/ok", (c) => c.json({ ok: true }));
-  app.use("*", async (c, next) => {
-    const verdict = decide(access, c.req.raw.headers);
-    if (!("user" in verdict)) return c.json({ detail: verdict.message }, verdict.status);
-    c.set("user", verdict.user);
-    await next();
-  });
+  const app = new Hono<ServerVars>();
+  guardRoutes(app, access);
   app.route("/", tableRoutes);
   const graphIds = Object.keys(graphs);
   assistantRoutes(app, graphIds);
-  const saver = threads.saver();
   waitRoute(app, async (threadId) => {
     const graphId = (await saver.get(threadId))?.metadata?.graph_id;
     return typeof graphId === "string" ? graphs[graphId] : undefined;

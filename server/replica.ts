@@ -4,14 +4,14 @@ import { z } from "zod";
 import { migrateDatabase, openPostgresStore } from "../graphs/persistence-postgres.js";
 import { listGraphs, loadGraph, type RunnableGraph } from "../graphs/registry.js";
 import { openPool } from "../storage/postgres.js";
-import { type Access, allowedOrigins, decide, keysOf } from "./access.js";
+import { type Access, allowedOrigins, keysOf } from "./access.js";
 import { app as tableRoutes } from "./app.js";
 import { checkRunSettings } from "./auth.js";
 import { FencedSaver } from "./fenced-saver.js";
 import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
-import { assistantRoutes, waitRoute } from "./routes.js";
+import { assistantRoutes, guardRoutes, type ServerVars, waitRoute } from "./routes.js";
 import { ErrorWatch, waitErrorBody } from "./run-errors.js";
 import { isTransient } from "./transient.js";
 
@@ -45,8 +45,6 @@ export interface Replica {
   app: Hono;
   close(): Promise<void>;
 }
-
-type Vars = { Variables: { user: string } };
 
 /** Seconds a client is told to wait (Retry-After) when this replica or its database is full. */
 const RETRY_AFTER_SECONDS = 2;
@@ -178,7 +176,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
   /** Runs streaming here, by run id: their leases, released when the stream ends. */
   const inHand = new Map<string, Lease>();
 
-  const app = new Hono<Vars>();
+  const app = new Hono<ServerVars>();
   app.onError((error, c) => {
     const refused = refusal(error);
     if (refused) return c.json({ detail: refused.message }, 403);
@@ -193,13 +191,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     );
     return c.json({ detail: "internal error" }, 500);
   });
-  app.get("/ok", (c) => c.json({ ok: true }));
-  app.use("*", async (c, next) => {
-    const verdict = decide(access, c.req.raw.headers);
-    if (!("user" in verdict)) return c.json({ detail: verdict.message }, verdict.status);
-    c.set("user", verdict.user);
-    await next();
-  });
+  guardRoutes(app, access);
   app.get("/info", (c) => c.json({ replica: options.replica, graphs: graphIds }));
   app.route("/", tableRoutes);
 

@@ -1,5 +1,6 @@
 import type { Env, Hono } from "hono";
 import type { RunnableGraph } from "../graphs/registry.js";
+import { type Access, decide } from "./access.js";
 import { contextSchemaOf } from "./app.js";
 import { ErrorWatch, waitErrorBody } from "./run-errors.js";
 
@@ -8,6 +9,20 @@ import { ErrorWatch, waitErrorBody } from "./run-errors.js";
  * own assistants, and `runs/wait`, which the embeddable server does not serve, made from the
  * run's stream.
  */
+
+/** A server's variables: the user its guard found for the request. */
+export type ServerVars = { Variables: { user: string } };
+
+/** `/ok` for anyone (health checks), then every other route only for a caller `access` admits. */
+export function guardRoutes(app: Hono<ServerVars>, access: Access): void {
+  app.get("/ok", (c) => c.json({ ok: true }));
+  app.use("*", async (c, next) => {
+    const verdict = decide(access, c.req.raw.headers);
+    if (!("user" in verdict)) return c.json({ detail: verdict.message }, verdict.status);
+    c.set("user", verdict.user);
+    await next();
+  });
+}
 
 /** How often a `runs/wait` reply says it is still there while the run goes on. */
 const WAIT_HEARTBEAT_MS = 10_000;

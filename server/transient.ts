@@ -1,4 +1,4 @@
-import { type RetryOptions, retryWhile } from "../storage/retry.js";
+import { droppedConnection, type RetryOptions, retryWhile } from "../storage/retry.js";
 
 /*
  * Database errors a run outlives: the connection dropped (a restart, a failover, a network
@@ -8,14 +8,13 @@ import { type RetryOptions, retryWhile } from "../storage/retry.js";
 
 /** SQLSTATE classes and codes that say the connection, not the statement, failed. */
 const TRANSIENT_CODES = new Set(["57P01", "57P02", "57P03", "53300", "40001", "40P01"]);
-const TRANSIENT_SYSCALLS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"]);
 const TRANSIENT_TEXT =
   /Connection terminated|connection ended unexpectedly|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery)|terminating connection/i;
 
 export function isTransient(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === "string" && (TRANSIENT_CODES.has(code) || code.startsWith("08"))) return true;
-  if (typeof code === "string" && TRANSIENT_SYSCALLS.has(code)) return true;
+  if (droppedConnection(error)) return true;
   return typeof message === "string" && TRANSIENT_TEXT.test(message);
 }
 

@@ -1,12 +1,11 @@
 import { z } from "zod";
+import { blank } from "./env-values.js";
 
 /*
  * Where a deployment keeps what outlives a process, from the environment: each unset setting
  * keeps the one-machine default (SQLite files and the artifact folder in TABLEMINDS_HOME, one
  * process). docs/deploy.md shows which to set for a team server and for a cluster.
  */
-
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
 const PostgresUrl = z
   .string()

@@ -6,6 +6,7 @@ import {
   type OperatorField,
   splitOperatorFields,
 } from "./configuration.js";
+import { blank } from "./env-values.js";
 
 /*
  * The operator's settings: what a run may read from disk and which code it may load. They come
@@ -13,8 +14,6 @@ import {
  * graphs in-process (the CLI's flags), never from a run's context, which on a server is the
  * caller's. The configuration fields among them (OPERATOR_FIELDS) are refused in a context.
  */
-
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
 export const OperatorEnvSchema = z.object({
   TABLEMINDS_SANDBOX: z.preprocess(blank, z.enum(["local", "e2b"]).optional()),

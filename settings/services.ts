@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { blank } from "./env-values.js";
 
 /*
  * The outside services this process may be pointed at from the environment (E2B, LangSmith, a
@@ -6,7 +7,6 @@ import { z } from "zod";
  * not used or its public default is.
  */
 
-const blank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const Text = z.preprocess(blank, z.string().trim().optional());
 /** `1`, `true` or `yes` (any case) is on; anything else set is off. */
 const Flag = z.preprocess(

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { ArtifactStore } from "./artifact-store.js";
-import { retryWhile } from "./retry.js";
+import { droppedConnection, retryWhile } from "./retry.js";
 
 /*
  * The artifact store in an S3-compatible object store, reached with the standard AWS settings
@@ -51,19 +51,14 @@ export function storeOutage(error: unknown): boolean {
     name?: unknown;
     message?: unknown;
   };
-  if (typeof errno === "string" && NETWORK_CODES.has(errno)) return true;
+  if (droppedConnection(error)) return true;
+  if (typeof errno === "string" && NAME_OR_ABORT_CODES.has(errno)) return true;
   if (name === "TimeoutError") return true;
   return typeof message === "string" && NETWORK_TEXT.test(message);
 }
 
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EAI_AGAIN",
-  "ECONNABORTED",
-]);
+/** Beyond a dropped connection: a name that did not resolve for now, a connection aborted. */
+const NAME_OR_ABORT_CODES = new Set(["EAI_AGAIN", "ECONNABORTED"]);
 const NETWORK_TEXT = /socket hang up|ECONNREFUSED|ECONNRESET|ETIMEDOUT|premature close|aborted/i;
 
 /** How long a fetch keeps trying through an outage of the store before its run fails. */

@@ -30,3 +30,12 @@ export async function retryWhile<T>(
     }
   }
 }
+
+/** System errors that say the connection was refused, reset or timed out, not the request. */
+const DROPPED = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"]);
+
+/** Whether an error's system code says the connection failed (a server away or restarting). */
+export function droppedConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" && DROPPED.has(code);
+}
