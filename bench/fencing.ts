@@ -9,7 +9,6 @@
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { migrateDatabase } from "../graphs/persistence-postgres.js";
@@ -18,37 +17,13 @@ import { Leases } from "../server/leases.js";
 import { LEDGER_MIGRATIONS } from "../server/ledger.js";
 import { openPool } from "../storage/postgres.js";
 import { startService } from "../tests/support/services.js";
+import { eightSteps } from "./support/eight-steps.js";
 
 const RUNS = Number(process.argv[2] ?? 60);
 const STEPS = 8;
 
-const State = Annotation.Root({
-  steps: Annotation<number[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
-});
-
-const step = (i: number) => () => ({ steps: [i] });
-
 function graphWith(checkpointer: BaseCheckpointSaver) {
-  return new StateGraph(State)
-    .addNode("s0", step(0))
-    .addNode("s1", step(1))
-    .addNode("s2", step(2))
-    .addNode("s3", step(3))
-    .addNode("s4", step(4))
-    .addNode("s5", step(5))
-    .addNode("s6", step(6))
-    .addNode("s7", step(7))
-    .addEdge(START, "s0")
-    .addEdge("s0", "s1")
-    .addEdge("s1", "s2")
-    .addEdge("s2", "s3")
-    .addEdge("s3", "s4")
-    .addEdge("s4", "s5")
-    .addEdge("s5", "s6")
-    .addEdge("s6", "s7")
-    .addEdge("s7", END)
-    .compile({ checkpointer })
-    .withConfig({ durability: "sync" });
+  return eightSteps().compile({ checkpointer }).withConfig({ durability: "sync" });
 }
 
 async function main(): Promise<void> {
@@ -67,10 +42,10 @@ async function main(): Promise<void> {
       if (kind === "fenced") {
         const lease = await leases.claim(threadId);
         if (!lease) throw new Error("no lease on a fresh thread");
-        await fenced.invoke({ steps: [] }, { configurable: { thread_id: threadId } });
+        await fenced.invoke({ n: 0 }, { configurable: { thread_id: threadId } });
         await lease.release();
       } else {
-        await plain.invoke({ steps: [] }, { configurable: { thread_id: threadId } });
+        await plain.invoke({ n: 0 }, { configurable: { thread_id: threadId } });
       }
       times[kind].push(performance.now() - started);
     };

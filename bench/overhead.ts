@@ -10,13 +10,12 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { END, START, StateGraph, StateSchema } from "@langchain/langgraph";
-import { z } from "zod";
 import type { TableQAStateValue } from "../blackboard/state.js";
 import { graph } from "../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../sandbox/index.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
 import { spawnStub } from "./spawn-stub.js";
+import { eightSteps } from "./support/eight-steps.js";
 
 const RUNS = Number(process.argv[2] ?? 30);
 // ingest, recall, planner, coder, executor, answerer, checker, archiver
@@ -28,26 +27,7 @@ process.env.OPENAI_API_KEY = "bench";
 process.env.TABLEMINDS_MODEL = "stub-model";
 process.env.LANGSMITH_TRACING = "false";
 
-const noop = async () => ({ n: 1 });
-const bareGraph = new StateGraph(new StateSchema({ n: z.number().default(0) }))
-  .addNode("s1", noop)
-  .addNode("s2", noop)
-  .addNode("s3", noop)
-  .addNode("s4", noop)
-  .addNode("s5", noop)
-  .addNode("s6", noop)
-  .addNode("s7", noop)
-  .addNode("s8", noop)
-  .addEdge(START, "s1")
-  .addEdge("s1", "s2")
-  .addEdge("s2", "s3")
-  .addEdge("s3", "s4")
-  .addEdge("s4", "s5")
-  .addEdge("s5", "s6")
-  .addEdge("s6", "s7")
-  .addEdge("s7", "s8")
-  .addEdge("s8", END)
-  .compile();
+const bareGraph = eightSteps().compile();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
