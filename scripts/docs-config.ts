@@ -16,7 +16,7 @@ import {
   ConfigurationSchema,
   OPERATOR_SOURCE,
 } from "../settings/configuration.js";
-import { READER_LIMITS } from "../settings/limits.js";
+import { READER_LIMITS, type ReaderLimitSpec } from "../settings/limits.js";
 import { ROLE_TABLE, ROLES, roleEnvVar } from "../settings/roles.js";
 import { runtimeFolders } from "./source-stamp.mjs";
 
@@ -193,14 +193,6 @@ export interface EnvVariable {
  * The unit test scans the sources and fails on a name missing here, or listed here and no
  * longer named anywhere.
  */
-type ReaderLimitRow = {
-  variable: string;
-  fallback: number;
-  ceiling?: number;
-  does: string;
-  readBy: string;
-};
-
 /** A number as the docs give a limit: `268435456: 256 MB` when it is whole megabytes. */
 function sized(value: number): string {
   const mb = value / (1024 * 1024);
@@ -233,7 +225,7 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
     readBy: "model resolution",
     meaning: `model of ${ROLE_TABLE[role].does}${NO_ROLE_MODEL}`,
   })),
-  ...Object.values(READER_LIMITS).map((limit: ReaderLimitRow) => ({
+  ...Object.values(READER_LIMITS).map((limit: ReaderLimitSpec) => ({
     name: limit.variable,
     readBy: limit.readBy,
     meaning: `${limit.does} (default ${sized(limit.fallback)}${limit.ceiling ? `; at most ${sized(limit.ceiling)}` : ""})`,

@@ -324,15 +324,14 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     if (!(await ledger.thread(threadId))) return c.json({ detail: "Thread not found" }, 404);
     const leave = admit();
     if (!leave) return full(c);
-    const claimed = await leases.claim(threadId).catch((error) => {
+    const lease = await leases.claim(threadId).catch((error) => {
       leave();
       throw error;
     });
-    if (!claimed) {
+    if (!lease) {
       leave();
       return c.json({ detail: `thread ${threadId} has a run in progress` }, 409);
     }
-    const lease = claimed;
     /** Everything the run holds, given back once, whatever way it ends. */
     const letGo = async () => {
       leave();

@@ -8,7 +8,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const MB = 1024 * 1024;
 
-interface Limit {
+export interface ReaderLimitSpec {
   variable: string;
   fallback: number;
   /** The most the setting may say. */
@@ -58,7 +58,7 @@ export const READER_LIMITS = {
     does: "the largest table file an upload may send, in MB; another value stops the server",
     readBy: "the API server's `POST /tables`",
   },
-} as const satisfies Record<string, Limit>;
+} as const satisfies Record<string, ReaderLimitSpec>;
 
 export type ReaderLimit = keyof typeof READER_LIMITS;
 
@@ -67,7 +67,7 @@ export type LimitSetting = { value: number } | { problem: string };
 
 /** The limit in force: its variable when set to a whole number within bounds, else the default. */
 export function readerLimit(name: ReaderLimit, env: Env = process.env): LimitSetting {
-  const limit: Limit = READER_LIMITS[name];
+  const limit: ReaderLimitSpec = READER_LIMITS[name];
   const raw = env[limit.variable];
   if (raw === undefined || raw.trim() === "") return { value: limit.fallback };
   const value = Number(raw);
