@@ -18,6 +18,7 @@ import {
   VerdictSchema,
 } from "./schemas.js";
 import { TurnSchema } from "./turns.js";
+import { reduceUiMessages, UiMessageSchema, UiUpdatesSchema } from "./ui-messages.js";
 
 /*
  * The blackboard. Every key is declared once here; each graph's state, and each node's, is a
@@ -100,6 +101,12 @@ const turns = new ReducedValue(
  */
 const asked = z.string().nullable().default(null);
 
+/** Generative UI messages for LangGraph clients: the tables as read, the answers (views/). */
+const ui = new ReducedValue(
+  z.array(UiMessageSchema).default(() => []),
+  { inputSchema: UiUpdatesSchema, reducer: reduceUiMessages },
+);
+
 /** Where a solve starts, when the caller says: at the planner, the coder or the answerer. */
 const startAt = z.enum(["planner", "coder", "answerer"]).nullable().default(null);
 /** Where a solve stops, when the caller says: after the plan, after the code ran, or answered. */
@@ -171,7 +178,13 @@ export const TableQAState = new StateSchema({
  * table_qa's graph: its state, the decisions taken at review pauses, the gold answer if known,
  * and the question its per-question keys belong to.
  */
-export const TableQAGraphState = new StateSchema({ ...TableQAState.fields, reviews, gold, asked });
+export const TableQAGraphState = new StateSchema({
+  ...TableQAState.fields,
+  reviews,
+  gold,
+  asked,
+  ui,
+});
 
 /** The branches of a search over plans, codes and answers (mom, mcts), upserted by id. */
 const branches = new ReducedValue(
@@ -223,6 +236,7 @@ export const searchKeys = {
   branches,
   ...chosen,
   budget,
+  ui,
 };
 
 /** The keys graphs share, for a graph's own state to build on (graphs/<graph>/state.ts). */
@@ -246,4 +260,5 @@ export const keys = {
   turns,
   asked,
   branches,
+  ui,
 };

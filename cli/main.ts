@@ -24,6 +24,7 @@ import { registerMineCommand } from "./mine.js";
 import { registerPruneCommand } from "./prune.js";
 import { registerServeCommand } from "./serve.js";
 import { registerServeRewardCommand } from "./serve-reward.js";
+import { registerUiCommand } from "./ui.js";
 import { routeWarnings } from "./warnings.js";
 
 /*
@@ -285,6 +286,7 @@ export function buildProgram(): Command {
   registerAuditCommand(program);
   registerConsumeCommand(program);
   registerServeCommand(program);
+  registerUiCommand(program);
   registerDbCommands(program);
   registerMcpCommand(program);
 

@@ -18,6 +18,7 @@ import {
   positionText,
   rowPlacesText,
   rowPosition,
+  tableNamed,
   tableSource,
 } from "../tables/cell-address.js";
 import { renderTable } from "../tables/profile.js";
@@ -48,8 +49,7 @@ interface EvidenceContext {
 
 /** A source table as anchors and lineage name it (the first table is also the code's `df`). */
 function sourceTable(context: EvidenceContext, name: string): TableRef | undefined {
-  const first = [...context.tables.values()][0];
-  return context.tables.get(name) ?? (name === "df" ? first : undefined);
+  return tableNamed([...context.tables.values()], name);
 }
 
 /** A source cell's evidence id: `<table>:r<row>:<column>`. */

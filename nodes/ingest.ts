@@ -8,6 +8,7 @@ import { loadTables } from "../tables/load.js";
 import type { ReadingOptions } from "../tables/reading.js";
 import { allowedSource, assertStoredTable } from "../tables/sources.js";
 import { loadTokenizer } from "../tables/tokens.js";
+import { pushTableViews } from "../views/push.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "./runtime.js";
 
 /** How the run's configuration says files are read (`--raw`, `--header-rows`, ...). */
@@ -82,5 +83,7 @@ export const ingest = (async (state, runtime: NodeRuntime) => {
   for (const warning of loaded.flatMap((l) => l.warnings)) {
     process.emitWarning(warning, "TablemindsWarning");
   }
-  return { tables: [...state.tables, ...fresh] };
+  const tables = [...state.tables, ...fresh];
+  await pushTableViews(runtime, fresh, tables);
+  return { tables };
 }) satisfies GraphNode<typeof IngestState, NodeContext>;

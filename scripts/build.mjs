@@ -3,8 +3,8 @@
  * Compiles the runtime folders into dist/ for the npm package (`npm run build`, and `prepack`
  * before `npm pack` / `npm publish`): JavaScript and declarations from tsconfig.build.json,
  * plus the files the code reads beside itself at run time (the sandbox's Python, the chart
- * parser, the reward templates) and langgraph.json, which graphs/registry.ts reads from the
- * folder above graphs/. Plain JavaScript, so it needs nothing but TypeScript to run.
+ * parser, the reward templates), langgraph.json, which graphs/registry.ts reads from the
+ * folder above graphs/, and the page of `tableminds ui` (scripts/bundle-ui.mjs). Plain JavaScript, so it needs nothing but TypeScript to run.
  *
  * With --checkout it builds for a checkout instead (`npm run setup` does): JavaScript only,
  * transpiled file by file by esbuild into .build/ in a second or two, with the stamp of the
@@ -25,6 +25,7 @@ import {
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundlePage } from "./bundle-ui.mjs";
 import {
   CHECKOUT_BUILD,
   runtimeFolders as checkoutFolders,
@@ -39,7 +40,7 @@ const DIST = path.join(ROOT, CHECKOUT ? CHECKOUT_BUILD : "dist");
 const CONFIG = path.join(ROOT, "tsconfig.build.json");
 
 /** Files that stay where they are: the TypeScript tsc compiles, and the bin, which is not in dist. */
-const SKIP_FILE = /\.(ts|tsbuildinfo)$|^\.|\.pyc$|^README\.md$/;
+const SKIP_FILE = /\.(ts|tsx|css|tsbuildinfo)$|^\.|\.pyc$|^README\.md$|^tsconfig\.json$/;
 const SKIP_DIR = new Set(["__pycache__", "node_modules"]);
 const KEEP_IN_PLACE = new Set(["cli/bin.js"]);
 
@@ -128,6 +129,8 @@ for (const folder of runtimeFolders()) {
 }
 copy("langgraph.json");
 checkGraphs();
+// The page of `tableminds ui`, bundled for the browser (server/page.ts serves it from here).
+await bundlePage(path.join(DIST, "ui"));
 if (stamp) writeFileSync(stampFile(ROOT), `${stamp}\n`);
 console.error(
   `built ${path.relative(ROOT, DIST)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (${copied} files copied beside the JavaScript)`,

@@ -25,7 +25,8 @@ const NOT_RUNTIME = new Set(["tests", "bench", "scripts"]);
  */
 export function runtimeFolders(root) {
   const include = JSON.parse(readFileSync(path.join(root, "tsconfig.json"), "utf8")).include;
-  return include.filter(
+  // ui/ (the page, TSX bundled for the browser) is checked by its own tsconfig.
+  return [...include, "ui"].filter(
     (entry) =>
       !NOT_RUNTIME.has(entry) &&
       statSync(path.join(root, entry), { throwIfNoEntry: false })?.isDirectory(),

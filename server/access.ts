@@ -113,10 +113,23 @@ function userOfKey(access: Access, key: string): string | undefined {
   return undefined;
 }
 
-/** Who sent this request, or why it is refused. */
+/** Whether a browser sent the request from a page of this server (its own /ui/). */
+function sameOrigin(origin: string, host: string | null): boolean {
+  try {
+    return host !== null && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Who sent this request, or why it is refused. A page of this server itself counts as allowed:
+ * a page elsewhere that a rebound name sends here passes as the same origin too, but then names
+ * a host that is not loopback (refused below) and has no key.
+ */
 export function decide(access: Access, headers: Headers): Verdict {
   const origin = headers.get("origin");
-  if (origin && !access.origins.includes(origin)) {
+  if (origin && !access.origins.includes(origin) && !sameOrigin(origin, headers.get("host"))) {
     return {
       status: 403,
       message: `requests from the web page ${origin} are not allowed (http.cors.allow_origins)`,

@@ -8,6 +8,7 @@ import { tablemindsHome } from "../storage/artifacts.js";
 import { type Access, allowedOrigins } from "./access.js";
 import { app as tableRoutes } from "./app.js";
 import { LocalThreads } from "./local-threads.js";
+import { PAGE_PATH, pageRoutes } from "./page.js";
 import { assistantRoutes, guardRoutes, type ServerVars, waitRoute } from "./routes.js";
 
 /*
@@ -41,6 +42,8 @@ export async function createLocalServer(): Promise<LocalServer> {
   });
   const access: Access = { keys: new Map(), origins: allowedOrigins(), loopback: true };
   const app = new Hono<ServerVars>();
+  await pageRoutes(app);
+  app.get("/", (c) => c.redirect(PAGE_PATH, 307));
   guardRoutes(app, access);
   app.route("/", tableRoutes);
   const graphIds = Object.keys(graphs);

@@ -10,6 +10,7 @@ import { checkRunSettings } from "./auth.js";
 import { FencedSaver } from "./fenced-saver.js";
 import { type Lease, Leases } from "./leases.js";
 import { LEDGER_MIGRATIONS, Ledger, type RunStatus } from "./ledger.js";
+import { pageRoutes } from "./page.js";
 import { checkpointIdOf, finishedAs, startRecovery } from "./recovery.js";
 import { assistantRoutes, guardRoutes, type ServerVars, waitRoute } from "./routes.js";
 import { ErrorWatch, waitErrorBody } from "./run-errors.js";
@@ -191,6 +192,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     );
     return c.json({ detail: "internal error" }, 500);
   });
+  await pageRoutes(app);
   guardRoutes(app, access);
   app.get("/info", (c) => c.json({ replica: options.replica, graphs: graphIds }));
   app.route("/", tableRoutes);

@@ -164,6 +164,11 @@ export function rowIds(table: TableRef, rows: readonly number[]): number[] {
   return [...new Set(valid)].sort((a, b) => a - b);
 }
 
+/** A source table as anchors and lineage name it: by name, and `df` is the first table. */
+export function tableNamed(tables: readonly TableRef[], name: string): TableRef | undefined {
+  return tables.find((t) => t.name === name) ?? (name === "df" ? tables[0] : undefined);
+}
+
 /** Where the table is, for a heading: its file (and sheet), else its name. */
 export function tableSource(table: TableRef): string {
   const origin = table.origin;

@@ -513,7 +513,17 @@ export async function loadTables(
   source: TableSource,
   opts: LoadOptions = {},
 ): Promise<LoadedTable[]> {
-  if ("upload" in source) return loadTables(allowedSource(source, NO_PATHS), opts);
+  if ("upload" in source) {
+    // Cited by the name it was uploaded under, not the store's name for its bytes.
+    const loaded = await loadTables(allowedSource(source, NO_PATHS), opts);
+    const file = `${source.name ?? path.parse(source.upload).name}${path.extname(source.upload)}`;
+    return loaded.map((l) => {
+      const origin = l.table.origin;
+      return origin && "file" in origin
+        ? { ...l, table: { ...l.table, origin: { ...origin, file } } }
+        : l;
+    });
+  }
   if (!("path" in source)) {
     const name = tableName(opts.name || source.name || "");
     const tables = await loadInline(source.columns, source.data, name, opts.reading ?? {});

@@ -17,7 +17,7 @@ function places(list: readonly number[], unit: string): string {
 }
 
 /** The unit a table's origin numbers its rows in. */
-function rowUnit(ref: TableRef): string {
+export function rowUnit(ref: TableRef): string {
   switch (ref.origin?.format) {
     case "csv":
     case "tsv":

@@ -1,5 +1,6 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ingest } from "../../nodes/ingest.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -23,11 +24,11 @@ import { MctsState } from "./state.js";
  */
 
 /**
- * The recursion limit a search needs: turn, ingest, search and best, or one solve's inside a
+ * The recursion limit a search needs: turn, ingest, search, best and presenter, or one solve's inside a
  * branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts">) {
-  return stepsAroundSolve(4, config);
+  return stepsAroundSolve(5, config);
 }
 
 export const builder = new StateGraph(MctsState, context)
@@ -35,11 +36,13 @@ export const builder = new StateGraph(MctsState, context)
   .addNode("ingest", reported("ingest", ingest))
   .addNode("search", reported("search", searchNode(solve)))
   .addNode("best", reported("best", best))
+  .addNode("presenter", presenter)
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addEdge("ingest", "search")
   .addEdge("search", "best")
-  .addEdge("best", END);
+  .addEdge("best", "presenter")
+  .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
 export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);

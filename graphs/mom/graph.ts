@@ -4,6 +4,7 @@ import { BranchTask } from "../../blackboard/state.js";
 import { expectedAnswerType } from "../../grounding/answer-type.js";
 import { branchNode } from "../../nodes/branch.js";
 import { ingest } from "../../nodes/ingest.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
@@ -55,15 +56,15 @@ export const routeAfterVote = ((
   const { judge } = configurationOf(runtime);
   const wanted =
     judge === "always" || (judge === "text" && expectedAnswerType(state.question) === "text");
-  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : END;
-}) satisfies Router<"judge">;
+  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : "presenter";
+}) satisfies Router<"judge" | "presenter">;
 
 /**
  * The recursion limit a run needs: mom's own steps (turn, ingest, a branch and a gather per
- * stage, vote, judge) or one solve's inside a branch, plus the step LangGraph counts for the input.
+ * stage, vote, judge, presenter) or one solve's inside a branch, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts">): number {
-  return stepsAroundSolve(2 + 2 * 3 + 2, config);
+  return stepsAroundSolve(2 + 2 * 3 + 3, config);
 }
 
 export const builder = new StateGraph(MomState, context)
@@ -73,13 +74,15 @@ export const builder = new StateGraph(MomState, context)
   .addNode("gather", reported("gather", gather))
   .addNode("vote", reported("vote", vote))
   .addNode("judge", reported("judge", judge))
+  .addNode("presenter", presenter)
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeBranches, ["branch", "vote"])
   .addEdge("branch", "gather")
   .addConditionalEdges("gather", routeBranches, ["branch", "vote"])
-  .addConditionalEdges("vote", routeAfterVote, ["judge", END])
-  .addEdge("judge", END);
+  .addConditionalEdges("vote", routeAfterVote, ["judge", "presenter"])
+  .addEdge("judge", "presenter")
+  .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
 export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);

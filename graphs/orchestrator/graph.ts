@@ -3,6 +3,7 @@ import { inputsOf } from "../../blackboard/subtasks.js";
 import { checker } from "../../nodes/checker.js";
 import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -51,11 +52,11 @@ export const routeDispatch = (
 
 /**
  * The recursion limit a run needs: turn, ingest, decomposer, a dispatcher and a worker per
- * round, the last dispatcher, weigher, selector, composer and checker, or one solve inside a
+ * round, the last dispatcher, weigher, selector, composer, checker and presenter, or one solve inside a
  * worker, plus the step LangGraph counts for the input.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxDispatchRounds">) {
-  return stepsAroundSolve(3 + 2 * config.maxDispatchRounds + 5, config);
+  return stepsAroundSolve(3 + 2 * config.maxDispatchRounds + 6, config);
 }
 
 export const builder = new StateGraph(OrchestratorState, context)
@@ -71,6 +72,7 @@ export const builder = new StateGraph(OrchestratorState, context)
   .addNode("selector", reported("selector", selector))
   .addNode("composer", reported("composer", composer), { retryPolicy: modelRetryPolicy })
   .addNode("checker", reported("checker", checker))
+  .addNode("presenter", presenter)
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addEdge("ingest", "decomposer")
@@ -80,7 +82,8 @@ export const builder = new StateGraph(OrchestratorState, context)
   .addEdge("weigher", "selector")
   .addEdge("selector", "composer")
   .addEdge("composer", "checker")
-  .addEdge("checker", END);
+  .addEdge("checker", "presenter")
+  .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
 export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);

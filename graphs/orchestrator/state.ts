@@ -4,8 +4,19 @@ import { upsertById } from "../../blackboard/reducers.js";
 import { PacketSchema, SelectionSchema, SubtaskSchema } from "../../blackboard/schemas.js";
 import { keys, solveInput, solveOutput } from "../../blackboard/state.js";
 
-const { question, tables, turns, asked, sources, verdict, checked, attempts, evidence, budget } =
-  keys;
+const {
+  question,
+  tables,
+  turns,
+  asked,
+  sources,
+  verdict,
+  checked,
+  attempts,
+  evidence,
+  budget,
+  ui,
+} = keys;
 
 /** The orchestrator's subtasks, as its planner split the question (capped by maxSubtasks). */
 const subtasks = z.array(SubtaskSchema).default(() => []);
@@ -40,6 +51,7 @@ export const OrchestratorState = new StateSchema({
   round,
   dispatching,
   selection,
+  ui,
 });
 
 /** One subtask for one worker, with the answers of the subtasks it depends on. */

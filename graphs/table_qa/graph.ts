@@ -8,6 +8,7 @@ import { archiver } from "../../nodes/archiver.js";
 import { checker } from "../../nodes/checker.js";
 import { finalizer } from "../../nodes/finalizer.js";
 import { ingest } from "../../nodes/ingest.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { recall } from "../../nodes/recall.js";
 import { reflector } from "../../nodes/reflector.js";
@@ -32,13 +33,13 @@ type Router<Nodes extends string> = ConditionalEdgeRouter<
   Nodes
 >;
 
-/** Where a run with its final answer goes: to the archiver with memory on, else to the end. */
-function archived(runtime?: NodeRuntime): "archiver" | typeof END {
-  return configurationOf(runtime).memory ? "archiver" : END;
+/** Where a run with its final answer goes: to the archiver with memory on, else to the presenter. */
+function archived(runtime?: NodeRuntime): "archiver" | "presenter" {
+  return configurationOf(runtime).memory ? "archiver" : "presenter";
 }
 
 /** Where a settled run goes: to the reviewer when answers are reviewed, else as archived. */
-function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | typeof END {
+function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | "presenter" {
   return reviewing("answer", configurationOf(runtime)) ? "reviewer" : archived(runtime);
 }
 
@@ -49,7 +50,7 @@ export const routeAfterIngest = ((_state: unknown, runtime?: NodeRuntime) =>
 /** After solving: check the answer when checking is on, else the run is settled. */
 export const routeAfterSolve = ((_state: unknown, runtime?: NodeRuntime) =>
   configurationOf(runtime).check ? "checker" : settled(runtime)) satisfies Router<
-  "checker" | "reviewer" | "archiver"
+  "checker" | "reviewer" | "archiver" | "presenter"
 >;
 
 /**
@@ -64,31 +65,31 @@ export const routeAfterCheck = ((
   return state.reflections.length < configurationOf(runtime).maxReflections
     ? "reflector"
     : "finalizer";
-}) satisfies Router<"reviewer" | "archiver" | "reflector" | "finalizer">;
+}) satisfies Router<"reviewer" | "archiver" | "presenter" | "reflector" | "finalizer">;
 
 /** Once the finalizer has settled the best checked answer. */
 export const routeAfterFinalizer = ((_state: unknown, runtime?: NodeRuntime) =>
-  settled(runtime)) satisfies Router<"reviewer" | "archiver">;
+  settled(runtime)) satisfies Router<"reviewer" | "archiver" | "presenter">;
 
-/** After the answer's review: a rejected answer ends the run as it is; else as archived. */
+/** After the answer's review: a rejected answer is presented as it is; else as archived. */
 export const routeAfterAnswerReview = ((
   state: Pick<TableQAGraphStateValue, "reviews">,
   runtime?: NodeRuntime,
 ) =>
   state.reviews.find((r) => r.id === "review:answer")?.action === "reject"
-    ? END
-    : archived(runtime)) satisfies Router<"archiver">;
+    ? "presenter"
+    : archived(runtime)) satisfies Router<"archiver" | "presenter">;
 
 /**
  * The recursion limit a run needs: the steps of table_qa itself (turn, ingest, recall, a solve
- * and a check per round, a reflection between rounds, finalizer, archiver) or of one solve,
+ * and a check per round, a reflection between rounds, finalizer, archiver, presenter) or of one solve,
  * whichever is more (a subgraph counts its own steps), plus the step LangGraph counts for the
  * input. A review pause ends the invocation and the resume counts afresh, so reviews add no
  * steps.
  */
 export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxReflections">) {
   const rounds = config.maxReflections + 1;
-  const own = 3 + 2 * rounds + config.maxReflections + 2;
+  const own = 3 + 2 * rounds + config.maxReflections + 3;
   return stepsAroundSolve(own, config);
 }
 
@@ -102,22 +103,24 @@ export const builder = new StateGraph(TableQAGraphState, context)
   .addNode("finalizer", reported("finalizer", finalizer))
   .addNode("reviewer", reported("reviewer", reviewer))
   .addNode("archiver", reported("archiver", archiver))
+  .addNode("presenter", presenter)
   .addEdge(START, "turn")
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
   .addEdge("recall", "solve")
-  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", END])
+  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", "presenter"])
   .addConditionalEdges("checker", routeAfterCheck, [
     "reviewer",
     "archiver",
     "reflector",
     "finalizer",
-    END,
+    "presenter",
   ])
   .addEdge("reflector", "solve")
-  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", END])
-  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", END])
-  .addEdge("archiver", END);
+  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", "presenter"])
+  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", "presenter"])
+  .addEdge("archiver", "presenter")
+  .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
 export const RECURSION_LIMIT = stepBound(LARGEST_BOUNDS);

@@ -5,7 +5,8 @@ import { relativeImports } from "../support/imports.js";
 
 /*
  * Dependencies point down: a room imports only from rooms below it (and from itself).
- * training/ sits beside evals/: it may use evals/ (its scorers) but not the cli.
+ * training/ sits beside evals/: it may use evals/ (its scorers) but not the cli. (ui/ holds the
+ * page and its components, TSX built for the browser, which read views/ only.)
  */
 const LAYERS = [
   "cli",
@@ -14,6 +15,7 @@ const LAYERS = [
   "evals",
   "graphs",
   "nodes",
+  "views",
   "grounding",
   "sandbox",
   "models",
