@@ -69,5 +69,23 @@ ensure_reference_python() {
 }
 
 ensure_reference_python
+
+# The page's browser tests (tests/e2e/page.test.ts) drive Debian's chromium with playwright-core,
+# whose own browser download cannot run here. A failure only warns: those tests then say why.
+ensure_chromium() {
+  local prefix
+  for browser in chromium chromium-browser; do
+    command -v "$browser" >/dev/null 2>&1 && return 0
+  done
+  echo "tableminds: installing chromium (the page's browser tests)..."
+  if command -v apt-get >/dev/null 2>&1 && prefix=$(root_prefix); then
+    { $prefix env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
+      { $prefix apt-get update -qq && $prefix env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; } && return 0
+  fi
+  echo "tableminds: warning: could not install chromium; the page's browser tests will fail until it is there (or TABLEMINDS_CHROMIUM names one)" >&2
+}
+ensure_chromium
 # PostgreSQL, Redis and SeaweedFS for the scaled route's tests (warns on failure).
 bash scripts/setup-services.sh

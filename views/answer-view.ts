@@ -127,10 +127,10 @@ export async function answerView(run: AnsweredRun): Promise<AnswerView | null> {
   const cited = run.evidence.filter((e) => answer.evidence.includes(e.id));
   const owners = ownersOf(run, cited);
   const main = owners.at(-1);
-  const lit = litCells(run, owners, cited).map((l) => ({
-    ...l,
-    highlight: uniqueCells(l.highlight),
-  }));
+  // A table the result read nothing of (an empty lineage) is not shown.
+  const lit = litCells(run, owners, cited)
+    .map((l) => ({ ...l, highlight: uniqueCells(l.highlight) }))
+    .filter((l) => l.highlight.length > 0 || l.columns.length > 0);
   const sources: TableView[] = [];
   for (const l of lit) {
     sources.push(

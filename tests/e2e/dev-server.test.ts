@@ -188,6 +188,31 @@ describe("langgraph dev server", () => {
     expect(second.attempts?.map((a) => a.id)).toEqual(["a1"]);
   }, 120_000);
 
+  it("pushes the table and answer views, and serves their components to Studio", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const values = (await client.runs.wait(null, "table_qa", {
+      input: MEDALS_INPUT,
+      context: { memory: false },
+    })) as { ui?: { name: string; props: { answer?: string; table?: string } }[] };
+    const views = values.ui ?? [];
+    expect(views.map((m) => m.name)).toEqual(["table", "answer"]);
+    expect(views[0]?.props.table).toBe("olympics_2020_medals");
+    expect(views[1]?.props.answer).toBe("203");
+    // Studio asks for a component by the graph and its name, and loads the script it names.
+    for (const graphId of ["table_qa", "mom", "mcts", "orchestrator"]) {
+      const tags = await fetch(`${server.url}/ui/${graphId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "answer" }),
+      });
+      expect(tags.status).toBe(200);
+      const script = /<script src="([^"]+)"/.exec(await tags.text())?.[1];
+      expect(script).toBeDefined();
+      const code = await (await fetch(String(script))).text();
+      expect(code).toContain("tm-grid");
+    }
+  }, 120_000);
+
   it("streams the custom events of a run", async () => {
     const client = new Client({ apiUrl: server.url });
     const events: unknown[] = [];

@@ -42,6 +42,26 @@ describe("who may call the API server", () => {
     });
   });
 
+  it("lets the server's own page call it, and no page that a rebound name brings here", () => {
+    const own = { host: "127.0.0.1:2025", origin: "http://127.0.0.1:2025" };
+    expect(decide(access({ origins: [] }), headers(own))).toEqual({ user: LOCAL_USER });
+    // Another port of the same machine is another origin.
+    expect(
+      decide(access({ origins: [] }), headers({ ...own, origin: "http://127.0.0.1:9999" })),
+    ).toMatchObject({ status: 403 });
+    // A page on evil.example whose name now resolves here: same origin, but not a loopback host.
+    const rebound = { host: "evil.example:2025", origin: "http://evil.example:2025" };
+    expect(decide(access({ origins: [] }), headers(rebound))).toMatchObject({ status: 403 });
+    // With keys, the page too needs one.
+    const keys = keysOf({ TABLEMINDS_API_KEYS: "ada:0123456789abcdefXYZ" });
+    const keyed = access({ keys, loopback: false, origins: [] });
+    const remote = { host: "tables.example.org", origin: "https://tables.example.org" };
+    expect(decide(keyed, headers(remote))).toMatchObject({ status: 401 });
+    expect(decide(keyed, headers({ ...remote, "x-api-key": "0123456789abcdefXYZ" }))).toEqual({
+      user: "ada",
+    });
+  });
+
   it("with keys, knows a caller only by a key it was given", () => {
     const keys = keysOf({ TABLEMINDS_API_KEYS: "ada:0123456789abcdefXYZ, bo:fedcba9876543210" });
     const keyed = access({ keys, loopback: false });
