@@ -317,6 +317,12 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
       "1: run the TypeScript sources through tsx even when the checkout build (`.build/`, made by `npm run setup`) matches them",
   },
   {
+    name: "TABLEMINDS_CHROMIUM",
+    readBy: "the page's browser tests and `npm run bench:page` (`tests/support/browser.ts`)",
+    meaning:
+      "the chromium (or Chrome) executable they drive; unset: Debian's `/usr/bin/chromium`, which `scripts/setup-tests.sh` installs",
+  },
+  {
     name: "TABLEMINDS_QUEUE_KEY",
     readBy: "`eval run --queue`, `mine --queue`, `consume` (`storage/queue/seal.ts`)",
     meaning:

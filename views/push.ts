@@ -13,9 +13,12 @@ import { tableView } from "./table-view.js";
  * them to, and reading a table's cells for a grid is work it would do for nothing.
  */
 
-/** Whether this run's views have a client to go to. */
-export function showsViews(): boolean {
-  return isServed();
+/**
+ * Whether this run's views have a client to go to: a run of an API server (it has a run id). A
+ * served caller that invokes a graph itself (the MCP server) has no one to draw them.
+ */
+export function showsViews(config: LangGraphRunnableConfig): boolean {
+  return isServed() && Boolean(config.metadata?.run_id ?? config.runId);
 }
 
 /** The table views of `fresh`, one message each (`table:<name>`), reading `all` for totals. */
@@ -24,7 +27,7 @@ export async function pushTableViews(
   fresh: readonly TableRef[],
   all: readonly TableRef[],
 ): Promise<void> {
-  if (!showsViews() || fresh.length === 0) return;
+  if (!showsViews(config) || fresh.length === 0) return;
   const ui = typedUi(config);
   for (const table of fresh) {
     const props = await tableView(table, { tables: all });
@@ -38,7 +41,7 @@ export async function pushAnswerView(
   run: AnsweredRun,
   turn: number,
 ): Promise<void> {
-  if (!showsViews()) return;
+  if (!showsViews(config)) return;
   const props = await answerView(run);
   if (!props) return;
   typedUi(config).push({ id: `answer:${turn}`, name: VIEW_NAMES.answer, props });
