@@ -75,8 +75,11 @@ export const ingest = (async (state, runtime: NodeRuntime) => {
   const config = configurationOf(runtime);
   const reading = readingOptionsOf(config);
   const indexer = config.sandbox === "local" ? localIndexer(config.execMemoryMb) : undefined;
-  for (const source of allowed) {
-    loaded.push(...(await loadTables(source, indexer ? { reading, indexer } : { reading })));
+  for (const [i, source] of allowed.entries()) {
+    // An upload is loaded as itself, so that its tables are cited by the name it came under.
+    const given = state.sources[i];
+    const read = given && "upload" in given ? given : source;
+    loaded.push(...(await loadTables(read, indexer ? { reading, indexer } : { reading })));
   }
   const known = new Set(state.tables.map((t) => t.sha256 + t.name));
   const fresh = loaded.map((l) => l.table).filter((t) => !known.has(t.sha256 + t.name));

@@ -166,6 +166,10 @@ describe("the page, in a browser", () => {
     const west = table.locator("tr[data-kind=data]", { hasText: "West" });
     expect(await west.locator("th").innerText()).toBe("9");
     expect(await table.innerText()).toContain("Title above the table");
+    // An upload is cited by the name it came under, not by its bytes' hash.
+    expect(await table.locator(".tm-source").first().innerText()).toBe(
+      'regional_results.xlsx, sheet "Results"',
+    );
     await shoot("1-workbook-answer");
 
     // The cells lit are exactly those the result's lineage names.
