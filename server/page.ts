@@ -43,7 +43,7 @@ const INDEX = `<!doctype html>
 <link rel="stylesheet" href="page.css">
 <script type="module" src="page.js"></script>
 </head>
-<body><div id="root"></div><noscript>The page needs JavaScript.</noscript></body>
+<body><div id="root"><p class="tm-loading">tableminds: loading the page…</p></div><noscript>The page needs JavaScript.</noscript></body>
 </html>
 `;
 
