@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Env, Hono } from "hono";
@@ -91,7 +91,14 @@ async function pageDir(): Promise<string> {
     const bundler = BundleModuleSchema.parse(
       await import(pathToFileURL(path.join(ROOT, "scripts", "bundle-ui.mjs")).href),
     );
-    await bundler.bundlePage(cached);
+    // Built aside and moved in file by file: another process serving the page meanwhile reads
+    // a whole file, old or new.
+    const aside = `${cached}.${process.pid}`;
+    await bundler.bundlePage(aside);
+    await mkdir(cached, { recursive: true });
+    for (const name of await readdir(aside))
+      await rename(path.join(aside, name), path.join(cached, name));
+    await rm(aside, { recursive: true, force: true });
   }
   return cached;
 }

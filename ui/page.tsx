@@ -18,6 +18,9 @@ import "./page.css";
  */
 
 const GRAPHS = ["table_qa", "mom", "mcts", "orchestrator"] as const;
+/** The run's `review`: where it pauses for a person (settings/configuration.ts). */
+const REVIEWS = { off: "no pause", code: "the code", answer: "the answer", both: "both" } as const;
+type Review = keyof typeof REVIEWS;
 const KEY_STORE = "tableminds-api-key";
 
 const SourceSchema = z.looseObject({ upload: z.string(), name: z.string() });
@@ -116,6 +119,7 @@ function App() {
   const [key, setKey] = useState(() => sessionStorage.getItem(KEY_STORE) ?? "");
   const [needKey, setNeedKey] = useState(false);
   const [graph, setGraph] = useState<string>("table_qa");
+  const [pause, setPause] = useState<Review>("off");
   const [threadId, setThreadId] = useState<string | null>(null);
   const [threads, setThreads] = useState<Thread[]>([]);
   const [uploads, setUploads] = useState<{ file: string; source: Source }[]>([]);
@@ -217,7 +221,7 @@ function App() {
     const input = fresh.length > 0 ? { question: asked, sources } : { question: asked };
     // A new thread is made by the hook, titled with its first question.
     const made = threadId ? {} : { metadata: { title: asked, graph_id: graph } };
-    await stream.submit(input, { streamSubgraphs: true, ...made });
+    await stream.submit(input, { streamSubgraphs: true, context: { review: pause }, ...made });
     void loadThreads();
   }
 
@@ -281,6 +285,16 @@ function App() {
                 {GRAPHS.map((g) => (
                   <option key={g} value={g}>
                     {g}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Review before{" "}
+              <select value={pause} onChange={(e) => setPause(e.target.value as Review)}>
+                {Object.entries(REVIEWS).map(([value, words]) => (
+                  <option key={value} value={value}>
+                    {words}
                   </option>
                 ))}
               </select>
@@ -357,6 +371,7 @@ function App() {
               onDecide={(decision) =>
                 void stream.submit(undefined, {
                   command: { resume: decision },
+                  context: { review: pause },
                   threadId: threadId ?? undefined,
                   streamSubgraphs: true,
                 })

@@ -227,6 +227,25 @@ describe("the page, in a browser", () => {
     await shoot("4-not-sure");
   }, 240_000);
 
+  it("pauses before the code runs, and runs the code as the person edited it", async () => {
+    await page.getByRole("combobox", { name: "Review before" }).selectOption("code");
+    await page.getByRole("textbox", { name: /Ask/ }).fill(ROWS_QUESTION);
+    await page.getByRole("button", { name: "Ask", exact: true }).click();
+    const review = page.getByRole("region", { name: "review the code" });
+    await review.waitFor({ timeout: 90_000 });
+    const code = review.getByRole("textbox", { name: "code" });
+    expect(await code.inputValue()).toContain("print(len(df))");
+    await code.fill("rows = df.shape[0]\nprint(rows)");
+    await shoot("5-review-code");
+    await review.getByRole("button", { name: "Use my edit" }).click();
+    const answer = page.locator("section.tm-answer").last();
+    await expect
+      .poll(() => answer.locator("pre.tm-code").first().innerText(), { timeout: 90_000 })
+      .toContain("rows = df.shape[0]");
+    expect(await answer.locator("output").innerText()).toBe("10");
+    await page.getByRole("combobox", { name: "Review before" }).selectOption("off");
+  }, 180_000);
+
   it("shows a cell of HTML as text, and works by keyboard alone", async () => {
     await page.locator("body").click({ position: { x: 1, y: 1 } });
     // To "New thread", then to the file input, which opens the file chooser on Space.
@@ -261,7 +280,7 @@ describe("the page, in a browser", () => {
     expect(
       await page.evaluate(() => typeof (globalThis as { __hostile?: unknown }).__hostile),
     ).toBe("undefined");
-    await shoot("5-hostile-cell");
+    await shoot("6-hostile-cell");
   }, 180_000);
 
   it("logged no console error or warning", () => {
