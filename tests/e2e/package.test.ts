@@ -129,7 +129,7 @@ describe("the npm package", () => {
 
   it("holds compiled JavaScript and what it reads, not the TypeScript sources", () => {
     const files = filesUnder(installed);
-    const sources = files.filter((f) => /\.[cm]?ts$/.test(f) && !/\.d\.[cm]?ts$/.test(f));
+    const sources = files.filter((f) => /\.[cm]?tsx?$/.test(f) && !/\.d\.[cm]?ts$/.test(f));
     expect(sources).toEqual([]);
     expect(files).toContain(path.join("dist", "cli", "main.js"));
     expect(files).toContain(path.join("dist", "graphs", "table_qa", "graph.js"));
@@ -138,6 +138,10 @@ describe("the npm package", () => {
     );
     expect(files).toContain(path.join("dist", "sandbox", "interpreter.py"));
     expect(files).toContain(path.join("dist", "langgraph.json"));
+    // The page of `tableminds ui`, bundled at pack time, compressed copies beside it.
+    for (const name of ["page.js", "page.js.br", "page.css", "page.css.gz"]) {
+      expect(files).toContain(path.join("dist", "ui", name));
+    }
     // Tests, benchmarks and the repository's scripts stay out.
     expect(files.filter((f) => /^(tests|bench|scripts|docs|examples)\b/.test(f))).toEqual([]);
   });
@@ -171,7 +175,7 @@ describe("the npm package", () => {
   it("carries serve's modules and every package they import but the optional peer", async () => {
     // The embeddable server (@langchain/langgraph-api) is the peer a user adds for `serve`;
     // what the server's own modules import besides it comes with the package.
-    const modules = ["auth.js", "run-errors.js", "leases.js", "fenced-saver.js"].map(
+    const modules = ["auth.js", "run-errors.js", "leases.js", "fenced-saver.js", "page.js"].map(
       (name) => pathToFileURL(path.join(installed, "dist", "server", name)).href,
     );
     const check = await run(
@@ -179,12 +183,20 @@ describe("the npm package", () => {
       [
         "--input-type=module",
         "-e",
-        `for (const m of ${JSON.stringify(modules)}) await import(m); console.log("imported");`,
+        [
+          `for (const m of ${JSON.stringify(modules)}) await import(m); console.log("imported");`,
+          // The page is found beside the compiled server, as packed (no bundler at run time).
+          `const { pageRoutes } = await import(${JSON.stringify(modules.at(-1))});`,
+          'const { Hono } = await import("hono"); const app = new Hono(); await pageRoutes(app);',
+          'const r = await app.request("/ui/page.js", { headers: { "accept-encoding": "br" } });',
+          'console.log("page", r.status, r.headers.get("content-encoding"));',
+        ].join("\n"),
       ],
       { cwd: project, timeoutMs: 60_000 },
     );
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toContain("imported");
+    expect(check.stdout).toContain("page 200 br");
   });
 
   it("prints its help, listing the commands", async () => {
