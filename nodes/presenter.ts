@@ -1,4 +1,5 @@
 import type { TableQAStateValue } from "../blackboard/state.js";
+import type { AnsweredRun } from "../views/answer-view.js";
 import { pushAnswerView } from "../views/push.js";
 import type { NodeRuntime } from "./runtime.js";
 
@@ -7,10 +8,7 @@ import type { NodeRuntime } from "./runtime.js";
  * pushed to the clients of a served run. It changes nothing else in the state.
  */
 
-export type PresenterState = Pick<
-  TableQAStateValue,
-  "question" | "answer" | "verdict" | "plan" | "attempts" | "evidence" | "tables" | "turns"
->;
+export type PresenterState = AnsweredRun & Pick<TableQAStateValue, "turns">;
 
 export async function presenter(state: PresenterState, runtime: NodeRuntime) {
   await pushAnswerView(runtime, state, state.turns.length);

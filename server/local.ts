@@ -42,7 +42,7 @@ export async function createLocalServer(): Promise<LocalServer> {
   });
   const access: Access = { keys: new Map(), origins: allowedOrigins(), loopback: true };
   const app = new Hono<ServerVars>();
-  await pageRoutes(app);
+  pageRoutes(app);
   app.get("/", (c) => c.redirect(PAGE_PATH, 307));
   guardRoutes(app, access);
   app.route("/", tableRoutes);

@@ -61,7 +61,6 @@ interface Asset {
 
 const BundleModuleSchema = z.object({
   bundlePage: z.custom<(outDir: string) => Promise<unknown>>((v) => typeof v === "function"),
-  PAGE_FILES: z.array(z.string()),
 });
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -122,9 +121,13 @@ async function loadAssets(): Promise<Map<string, Asset>> {
 /** A grid of four cells, one lit: the page's icon. */
 const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" fill="#eef1f5"/><rect x="9" y="9" width="6" height="6" fill="#ffe27a"/><path d="M0 8h16M8 0v16" stroke="#8a939e"/></svg>`;
 
-/** The page's routes on `app`, ahead of its guard: /ui/, its script, stylesheet and icon. */
-export async function pageRoutes<E extends Env>(app: Hono<E>): Promise<void> {
-  const assets = await loadAssets();
+/**
+ * The page's routes on `app`, ahead of its guard: /ui/, its script, stylesheet and icon. The
+ * files are read (and, from the sources, bundled) on the first request for one, not when a
+ * server starts: a replica that never serves the page never pays for it.
+ */
+export function pageRoutes<E extends Env>(app: Hono<E>): void {
+  let assets: Promise<Map<string, Asset>> | undefined;
   app.get("/ui", (c) => c.redirect(PAGE_PATH, 308));
   app.get(PAGE_PATH, (c) =>
     c.html(INDEX, 200, { ...SECURITY_HEADERS, "cache-control": "no-cache" }),
@@ -134,8 +137,13 @@ export async function pageRoutes<E extends Env>(app: Hono<E>): Promise<void> {
   );
   // Browsers ask for it whatever the page says.
   app.get("/favicon.ico", (c) => c.redirect(`${PAGE_PATH}icon.svg`, 301));
-  app.get(`${PAGE_PATH}:file{page\\.(js|css)}`, (c) => {
-    const asset = assets.get(c.req.param("file"));
+  app.get(`${PAGE_PATH}:file{page\\.(js|css)}`, async (c) => {
+    // A load that failed is tried again by the next request.
+    assets ??= loadAssets().catch((error: unknown) => {
+      assets = undefined;
+      throw error;
+    });
+    const asset = (await assets).get(c.req.param("file"));
     if (!asset) return c.notFound();
     const accepted = c.req.header("accept-encoding") ?? "";
     const [body, encoding] =

@@ -192,7 +192,7 @@ export async function createReplica(options: ReplicaOptions): Promise<Replica> {
     );
     return c.json({ detail: "internal error" }, 500);
   });
-  await pageRoutes(app);
+  pageRoutes(app);
   guardRoutes(app, access);
   app.get("/info", (c) => c.json({ replica: options.replica, graphs: graphIds }));
   app.route("/", tableRoutes);

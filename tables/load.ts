@@ -515,8 +515,9 @@ export async function loadTables(
 ): Promise<LoadedTable[]> {
   if ("upload" in source) {
     // Cited by the name it was uploaded under, not the store's name for its bytes.
-    const loaded = await loadTables(allowedSource(source, NO_PATHS), opts);
-    const file = `${source.name ?? path.parse(source.upload).name}${path.extname(source.upload)}`;
+    const stored = allowedSource(source, NO_PATHS);
+    const loaded = await loadTables(stored, opts);
+    const file = `${stored.name}${path.extname(source.upload)}`;
     return loaded.map((l) => {
       const origin = l.table.origin;
       return origin && "file" in origin

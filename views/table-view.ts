@@ -76,11 +76,15 @@ function headerRows(ref: TableRef, columns: string[]): GridRow[] {
   }));
 }
 
-/** The data rows shown: the focus rows (or the first ones), at most WINDOW_ROWS. */
-function windowOf(ref: TableRef, focus: readonly number[] | undefined): number[] {
+/**
+ * The data rows shown (the focus rows, or the first ones; at most WINDOW_ROWS) and how many rows
+ * they are taken from.
+ */
+function windowOf(ref: TableRef, focus: readonly number[] | undefined) {
   const ids = focus ? rowIds(ref, focus) : [];
-  if (ids.length > 0) return ids.slice(0, WINDOW_ROWS);
-  return Array.from({ length: Math.min(ref.rows, WINDOW_ROWS) }, (_, i) => i);
+  const of = focus ? ids.length : ref.rows;
+  if (ids.length > 0) return { rows: ids.slice(0, WINDOW_ROWS), of };
+  return { rows: Array.from({ length: Math.min(ref.rows, WINDOW_ROWS) }, (_, i) => i), of };
 }
 
 /** The columns shown: the lit ones first kept, then the others in order, at most WINDOW_COLUMNS. */
@@ -99,7 +103,7 @@ export async function tableView(ref: TableRef, opts: ViewOptions = {}): Promise<
   const lit = new Set([...highlight.map((c) => c.column), ...highlightColumns]);
   const shownColumns = columnsOf(ref, lit);
   const names = shownColumns.map((i) => ref.columns[i]?.name ?? "");
-  const window = windowOf(ref, opts.focus);
+  const { rows: window, of } = windowOf(ref, opts.focus);
   const large = await isLargeTable(ref);
   const data = large ? null : await literalCells(ref);
   const pick = (cells: readonly string[] | undefined) =>
@@ -148,7 +152,7 @@ export async function tableView(ref: TableRef, opts: ViewOptions = {}): Promise<
       };
     }),
     grid: [...titles, ...headerRows(ref, names), ...body],
-    more: Math.max(0, (opts.focus ? rowIds(ref, opts.focus).length : ref.rows) - window.length),
+    more: Math.max(0, of - window.length),
     withheld: large ? "the table is too large to show its cells here" : null,
     highlight,
     highlightColumns,

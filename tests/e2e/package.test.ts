@@ -187,7 +187,7 @@ describe("the npm package", () => {
           `for (const m of ${JSON.stringify(modules)}) await import(m); console.log("imported");`,
           // The page is found beside the compiled server, as packed (no bundler at run time).
           `const { pageRoutes } = await import(${JSON.stringify(modules.at(-1))});`,
-          'const { Hono } = await import("hono"); const app = new Hono(); await pageRoutes(app);',
+          'const { Hono } = await import("hono"); const app = new Hono(); pageRoutes(app);',
           'const r = await app.request("/ui/page.js", { headers: { "accept-encoding": "br" } });',
           'console.log("page", r.status, r.headers.get("content-encoding"));',
         ].join("\n"),
