@@ -1,6 +1,6 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ingest } from "../../nodes/ingest.js";
-import { presenter, routeToPresenter } from "../../nodes/presenter.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -41,7 +41,7 @@ export const builder = new StateGraph(MctsState, context)
   .addEdge("turn", "ingest")
   .addEdge("ingest", "search")
   .addEdge("search", "best")
-  .addConditionalEdges("best", routeToPresenter, ["presenter", END])
+  .addEdge("best", "presenter")
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

@@ -4,7 +4,7 @@ import { BranchTask } from "../../blackboard/state.js";
 import { expectedAnswerType } from "../../grounding/answer-type.js";
 import { branchNode } from "../../nodes/branch.js";
 import { ingest } from "../../nodes/ingest.js";
-import { presentation, presenter, routeToPresenter } from "../../nodes/presenter.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
@@ -56,7 +56,7 @@ export const routeAfterVote = ((
   const { judge } = configurationOf(runtime);
   const wanted =
     judge === "always" || (judge === "text" && expectedAnswerType(state.question) === "text");
-  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : presentation(runtime);
+  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : "presenter";
 }) satisfies Router<"judge" | "presenter">;
 
 /**
@@ -80,8 +80,8 @@ export const builder = new StateGraph(MomState, context)
   .addConditionalEdges("ingest", routeBranches, ["branch", "vote"])
   .addEdge("branch", "gather")
   .addConditionalEdges("gather", routeBranches, ["branch", "vote"])
-  .addConditionalEdges("vote", routeAfterVote, ["judge", "presenter", END])
-  .addConditionalEdges("judge", routeToPresenter, ["presenter", END])
+  .addConditionalEdges("vote", routeAfterVote, ["judge", "presenter"])
+  .addEdge("judge", "presenter")
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

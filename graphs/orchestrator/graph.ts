@@ -3,7 +3,7 @@ import { inputsOf } from "../../blackboard/subtasks.js";
 import { checker } from "../../nodes/checker.js";
 import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
-import { presenter, routeToPresenter } from "../../nodes/presenter.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -82,7 +82,7 @@ export const builder = new StateGraph(OrchestratorState, context)
   .addEdge("weigher", "selector")
   .addEdge("selector", "composer")
   .addEdge("composer", "checker")
-  .addConditionalEdges("checker", routeToPresenter, ["presenter", END])
+  .addEdge("checker", "presenter")
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

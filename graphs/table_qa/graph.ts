@@ -8,7 +8,7 @@ import { archiver } from "../../nodes/archiver.js";
 import { checker } from "../../nodes/checker.js";
 import { finalizer } from "../../nodes/finalizer.js";
 import { ingest } from "../../nodes/ingest.js";
-import { presentation, presenter, routeToPresenter } from "../../nodes/presenter.js";
+import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { recall } from "../../nodes/recall.js";
 import { reflector } from "../../nodes/reflector.js";
@@ -33,13 +33,13 @@ type Router<Nodes extends string> = ConditionalEdgeRouter<
   Nodes
 >;
 
-/** Where a run with its final answer goes: to the archiver with memory on, else as presented. */
-function archived(runtime?: NodeRuntime): "archiver" | "presenter" | typeof END {
-  return configurationOf(runtime).memory ? "archiver" : presentation(runtime);
+/** Where a run with its final answer goes: to the archiver with memory on, else to the presenter. */
+function archived(runtime?: NodeRuntime): "archiver" | "presenter" {
+  return configurationOf(runtime).memory ? "archiver" : "presenter";
 }
 
 /** Where a settled run goes: to the reviewer when answers are reviewed, else as archived. */
-function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | "presenter" | typeof END {
+function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | "presenter" {
   return reviewing("answer", configurationOf(runtime)) ? "reviewer" : archived(runtime);
 }
 
@@ -77,7 +77,7 @@ export const routeAfterAnswerReview = ((
   runtime?: NodeRuntime,
 ) =>
   state.reviews.find((r) => r.id === "review:answer")?.action === "reject"
-    ? presentation(runtime)
+    ? "presenter"
     : archived(runtime)) satisfies Router<"archiver" | "presenter">;
 
 /**
@@ -108,25 +108,18 @@ export const builder = new StateGraph(TableQAGraphState, context)
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
   .addEdge("recall", "solve")
-  .addConditionalEdges("solve", routeAfterSolve, [
-    "checker",
-    "reviewer",
-    "archiver",
-    "presenter",
-    END,
-  ])
+  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", "presenter"])
   .addConditionalEdges("checker", routeAfterCheck, [
     "reviewer",
     "archiver",
     "reflector",
     "finalizer",
     "presenter",
-    END,
   ])
   .addEdge("reflector", "solve")
-  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", "presenter", END])
-  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", "presenter", END])
-  .addConditionalEdges("archiver", routeToPresenter, ["presenter", END])
+  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", "presenter"])
+  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", "presenter"])
+  .addEdge("archiver", "presenter")
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */
