@@ -17,7 +17,7 @@ import { Leases } from "../server/leases.js";
 import { LEDGER_MIGRATIONS } from "../server/ledger.js";
 import { openPool } from "../storage/postgres.js";
 import { startService } from "../tests/support/services.js";
-import { eightSteps } from "./support/eight-steps.js";
+import { eightSteps } from "./support/bare-steps.js";
 
 const RUNS = Number(process.argv[2] ?? 60);
 const STEPS = 8;

@@ -70,7 +70,11 @@ const memories = z.array(MemorySchema).default(() => []);
 const gold = z.string().nullable().default(null);
 const budget = new ReducedValue(
   BudgetSchema.default(() => EMPTY_BUDGET),
-  { inputSchema: BudgetSchema.partial(), reducer: addBudget },
+  // No defaults in an update: a cost left out adds nothing.
+  {
+    inputSchema: BudgetSchema.extend({ cachedCalls: z.number().int().nonnegative() }).partial(),
+    reducer: addBudget,
+  },
 );
 
 /** A person's decision at a review pause (`review`): what was shown, and what they chose. */

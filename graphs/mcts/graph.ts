@@ -1,4 +1,5 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { ingest } from "../../nodes/ingest.js";
 import { presenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
@@ -31,7 +32,11 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts">) {
   return stepsAroundSolve(5, config);
 }
 
-export const builder = new StateGraph(MctsState, context)
+export const builder = new StateGraph({
+  state: trustedWrites(MctsState),
+  input: MctsState,
+  context,
+})
   .addNode("turn", reported("turn", turn))
   .addNode("ingest", reported("ingest", ingest))
   .addNode("search", reported("search", searchNode(solve)))

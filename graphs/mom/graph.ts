@@ -1,6 +1,7 @@
 import { type ConditionalEdgeRouter, END, Send, START, StateGraph } from "@langchain/langgraph";
 import { nextBranches, type Shape } from "../../blackboard/branches.js";
 import { BranchTask } from "../../blackboard/state.js";
+import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { expectedAnswerType } from "../../grounding/answer-type.js";
 import { branchNode } from "../../nodes/branch.js";
 import { ingest } from "../../nodes/ingest.js";
@@ -67,7 +68,7 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts">): numbe
   return stepsAroundSolve(2 + 2 * 3 + 3, config);
 }
 
-export const builder = new StateGraph(MomState, context)
+export const builder = new StateGraph({ state: trustedWrites(MomState), input: MomState, context })
   .addNode("turn", reported("turn", turn))
   .addNode("ingest", reported("ingest", ingest))
   .addNode("branch", reported("branch", branchNode(solve)), { input: BranchTask })

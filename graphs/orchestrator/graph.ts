@@ -1,5 +1,6 @@
 import { END, Send, START, StateGraph } from "@langchain/langgraph";
 import { inputsOf } from "../../blackboard/subtasks.js";
+import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { checker } from "../../nodes/checker.js";
 import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
@@ -59,7 +60,11 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxDi
   return stepsAroundSolve(3 + 2 * config.maxDispatchRounds + 6, config);
 }
 
-export const builder = new StateGraph(OrchestratorState, context)
+export const builder = new StateGraph({
+  state: trustedWrites(OrchestratorState),
+  input: OrchestratorState,
+  context,
+})
   .addNode("turn", reported("turn", turn))
   .addNode("ingest", reported("ingest", ingest))
   .addNode("decomposer", reported("decomposer", decomposer), { retryPolicy: modelRetryPolicy })

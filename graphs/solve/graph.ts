@@ -6,6 +6,7 @@ import {
   SolveInput,
   type SolveStateValue,
 } from "../../blackboard/state.js";
+import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { answerer } from "../../nodes/answerer.js";
 import { coder } from "../../nodes/coder.js";
 import { executor } from "../../nodes/executor.js";
@@ -104,8 +105,8 @@ export function stepsAroundSolve(own: number, config: Pick<Configuration, "maxCo
 }
 
 export const builder = new StateGraph({
-  state: SolveGraphState,
-  input: SolveInput,
+  state: trustedWrites(SolveGraphState),
+  input: trustedWrites(SolveInput),
   output: SolveGraphOutput,
   context,
 })

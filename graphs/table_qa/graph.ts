@@ -4,6 +4,7 @@ import {
   type TableQAGraphStateValue,
   type TableQAStateValue,
 } from "../../blackboard/state.js";
+import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { archiver } from "../../nodes/archiver.js";
 import { checker } from "../../nodes/checker.js";
 import { finalizer } from "../../nodes/finalizer.js";
@@ -93,7 +94,11 @@ export function stepBound(config: Pick<Configuration, "maxCodeAttempts" | "maxRe
   return stepsAroundSolve(own, config);
 }
 
-export const builder = new StateGraph(TableQAGraphState, context)
+export const builder = new StateGraph({
+  state: trustedWrites(TableQAGraphState),
+  input: TableQAGraphState,
+  context,
+})
   .addNode("turn", reported("turn", turn))
   .addNode("ingest", reported("ingest", ingest))
   .addNode("recall", reported("recall", recall))
