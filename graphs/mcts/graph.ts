@@ -1,7 +1,7 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { ingest } from "../../nodes/ingest.js";
-import { presenter } from "../../nodes/presenter.js";
+import { presenter, routeToPresenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -46,7 +46,7 @@ export const builder = new StateGraph({
   .addEdge("turn", "ingest")
   .addEdge("ingest", "search")
   .addEdge("search", "best")
-  .addEdge("best", "presenter")
+  .addConditionalEdges("best", routeToPresenter, ["presenter", END])
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

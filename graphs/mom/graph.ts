@@ -5,7 +5,7 @@ import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { expectedAnswerType } from "../../grounding/answer-type.js";
 import { branchNode } from "../../nodes/branch.js";
 import { ingest } from "../../nodes/ingest.js";
-import { presenter } from "../../nodes/presenter.js";
+import { presentation, presenter, routeToPresenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { configurationOf, type NodeContext, type NodeRuntime } from "../../nodes/runtime.js";
 import { turn } from "../../nodes/turn.js";
@@ -57,7 +57,7 @@ export const routeAfterVote = ((
   const { judge } = configurationOf(runtime);
   const wanted =
     judge === "always" || (judge === "text" && expectedAnswerType(state.question) === "text");
-  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : "presenter";
+  return wanted && (state.ballot?.tally.length ?? 0) > 1 ? "judge" : presentation(runtime);
 }) satisfies Router<"judge" | "presenter">;
 
 /**
@@ -81,8 +81,8 @@ export const builder = new StateGraph({ state: trustedWrites(MomState), input: M
   .addConditionalEdges("ingest", routeBranches, ["branch", "vote"])
   .addEdge("branch", "gather")
   .addConditionalEdges("gather", routeBranches, ["branch", "vote"])
-  .addConditionalEdges("vote", routeAfterVote, ["judge", "presenter"])
-  .addEdge("judge", "presenter")
+  .addConditionalEdges("vote", routeAfterVote, ["judge", "presenter", END])
+  .addConditionalEdges("judge", routeToPresenter, ["presenter", END])
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

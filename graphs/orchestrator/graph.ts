@@ -4,7 +4,7 @@ import { trustedWrites } from "../../blackboard/trusted-writes.js";
 import { checker } from "../../nodes/checker.js";
 import { ingest } from "../../nodes/ingest.js";
 import { modelRetryPolicy } from "../../nodes/policies.js";
-import { presenter } from "../../nodes/presenter.js";
+import { presenter, routeToPresenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { turn } from "../../nodes/turn.js";
 import {
@@ -87,7 +87,7 @@ export const builder = new StateGraph({
   .addEdge("weigher", "selector")
   .addEdge("selector", "composer")
   .addEdge("composer", "checker")
-  .addEdge("checker", "presenter")
+  .addConditionalEdges("checker", routeToPresenter, ["presenter", END])
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

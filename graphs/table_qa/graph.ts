@@ -9,7 +9,7 @@ import { archiver } from "../../nodes/archiver.js";
 import { checker } from "../../nodes/checker.js";
 import { finalizer } from "../../nodes/finalizer.js";
 import { ingest } from "../../nodes/ingest.js";
-import { presenter } from "../../nodes/presenter.js";
+import { presentation, presenter, routeToPresenter } from "../../nodes/presenter.js";
 import { reported } from "../../nodes/progress.js";
 import { recall } from "../../nodes/recall.js";
 import { reflector } from "../../nodes/reflector.js";
@@ -34,13 +34,13 @@ type Router<Nodes extends string> = ConditionalEdgeRouter<
   Nodes
 >;
 
-/** Where a run with its final answer goes: to the archiver with memory on, else to the presenter. */
-function archived(runtime?: NodeRuntime): "archiver" | "presenter" {
-  return configurationOf(runtime).memory ? "archiver" : "presenter";
+/** Where a run with its final answer goes: to the archiver with memory on, else as presented. */
+function archived(runtime?: NodeRuntime): "archiver" | "presenter" | typeof END {
+  return configurationOf(runtime).memory ? "archiver" : presentation(runtime);
 }
 
 /** Where a settled run goes: to the reviewer when answers are reviewed, else as archived. */
-function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | "presenter" {
+function settled(runtime?: NodeRuntime): "reviewer" | "archiver" | "presenter" | typeof END {
   return reviewing("answer", configurationOf(runtime)) ? "reviewer" : archived(runtime);
 }
 
@@ -78,7 +78,7 @@ export const routeAfterAnswerReview = ((
   runtime?: NodeRuntime,
 ) =>
   state.reviews.find((r) => r.id === "review:answer")?.action === "reject"
-    ? "presenter"
+    ? presentation(runtime)
     : archived(runtime)) satisfies Router<"archiver" | "presenter">;
 
 /**
@@ -113,18 +113,25 @@ export const builder = new StateGraph({
   .addEdge("turn", "ingest")
   .addConditionalEdges("ingest", routeAfterIngest, ["recall", "solve"])
   .addEdge("recall", "solve")
-  .addConditionalEdges("solve", routeAfterSolve, ["checker", "reviewer", "archiver", "presenter"])
+  .addConditionalEdges("solve", routeAfterSolve, [
+    "checker",
+    "reviewer",
+    "archiver",
+    "presenter",
+    END,
+  ])
   .addConditionalEdges("checker", routeAfterCheck, [
     "reviewer",
     "archiver",
     "reflector",
     "finalizer",
     "presenter",
+    END,
   ])
   .addEdge("reflector", "solve")
-  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", "presenter"])
-  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", "presenter"])
-  .addEdge("archiver", "presenter")
+  .addConditionalEdges("finalizer", routeAfterFinalizer, ["reviewer", "archiver", "presenter", END])
+  .addConditionalEdges("reviewer", routeAfterAnswerReview, ["archiver", "presenter", END])
+  .addConditionalEdges("archiver", routeToPresenter, ["presenter", END])
   .addEdge("presenter", END);
 
 /** Studio and SDK runs get a step limit that fits the largest configuration the form allows. */

@@ -1,4 +1,4 @@
-import { Command, MemorySaver } from "@langchain/langgraph";
+import { Command, END, MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { TableQAGraphStateValue } from "../../blackboard/state.js";
 import { ask, ReviewNeedsTerminalError } from "../../cli/ask.js";
@@ -51,10 +51,10 @@ describe("review routers", () => {
     const decided = (r: typeof reject | typeof approve) => ({
       reviews: [{ ...r, edited: null, reason: null }],
     });
-    expect(routeAfterAnswerReview(decided(reject), runtime("answer"))).toBe("presenter");
+    expect(routeAfterAnswerReview(decided(reject), runtime("answer"))).toBe(END);
     expect(routeAfterAnswerReview(decided(approve), runtime("answer"))).toBe("archiver");
     expect(routeAfterAnswerReview(decided(approve), runtime("answer", { memory: false }))).toBe(
-      "presenter",
+      END,
     );
   });
 

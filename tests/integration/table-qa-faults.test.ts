@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TableQAStateValue } from "../../blackboard/state.js";
-import { graph, stepBound } from "../../graphs/table_qa/graph.js";
+import { graph } from "../../graphs/table_qa/graph.js";
 import { closeSandboxes } from "../../sandbox/index.js";
 import { MEDALS_INPUT, useStubEndpoint, useTempHome, withContext } from "../support/env.js";
 import { medalsTeam } from "../support/scripts.js";
@@ -72,19 +72,6 @@ describe("table_qa under model faults", () => {
     expect(state.reflections.map((r) => r.byModel)).toEqual([false, false]);
     expect(state.verdict?.pass).toBe(false);
     expect(state.verdict?.issues.join("\n")).toMatch(/refusal/);
-  });
-
-  it("fits its longest run in the step limit stepBound gives, with not one step to spare", async () => {
-    const team = medalsTeam(() => '```python\nraise ValueError("no luck")\n```');
-    stub = await startStubOpenAI({
-      respond: (req) => (req.role === "answerer" ? "Final Answer: cannot be computed" : team(req)),
-    });
-    useStubEndpoint(stub.url);
-    const limit = stepBound({ maxCodeAttempts: 2, maxReflections: 2 });
-    const longest = (recursionLimit: number) =>
-      graph.invoke(input, { ...withContext(fast), recursionLimit }) as Promise<TableQAStateValue>;
-    expect((await longest(limit)).attempts).toHaveLength(6);
-    await expect(longest(limit - 1)).rejects.toThrow(/Recursion limit/i);
   });
 
   it("refuses an empty question before asking any model anything", async () => {

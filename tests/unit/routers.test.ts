@@ -114,13 +114,13 @@ describe("the check/reflect routers", () => {
     expect(routeAfterSolve({}, run({ check: false }))).toBe("archiver");
   });
 
-  it("recalls and archives only with memory on; without it a settled run is presented", () => {
+  it("recalls and archives only with memory on; without it a settled run ends", () => {
     const off = run({ memory: false });
     expect(routeAfterIngest({}, run({ memory: true }))).toBe("recall");
     expect(routeAfterIngest({}, off)).toBe("solve");
     expect(routeAfterSolve({}, run({ check: true, memory: false }))).toBe("checker");
-    expect(routeAfterSolve({}, run({ check: false, memory: false }))).toBe("presenter");
-    expect(routeAfterCheck({ verdict: passing, reflections: [] }, off)).toBe("presenter");
+    expect(routeAfterSolve({}, run({ check: false, memory: false }))).toBe(END);
+    expect(routeAfterCheck({ verdict: passing, reflections: [] }, off)).toBe(END);
     expect(routeAfterCheck({ verdict: failing, reflections: [] }, off)).toBe("reflector");
     expect(
       routeAfterCheck(
@@ -129,7 +129,7 @@ describe("the check/reflect routers", () => {
       ),
     ).toBe("finalizer");
     expect(routeAfterFinalizer({}, run({ memory: true }))).toBe("archiver");
-    expect(routeAfterFinalizer({}, off)).toBe("presenter");
+    expect(routeAfterFinalizer({}, off)).toBe(END);
   });
 
   it("settles an unchecked answer (prose with no claim to check) without reflecting on it", () => {

@@ -1,3 +1,4 @@
+import { END } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import {
   type BranchSpec,
@@ -108,11 +109,11 @@ describe("the vote", () => {
     const one = { tally: [{}] } as never;
     const run = (judge: string) => ({ context: { judge } as never });
     const prose = "Describe the trend of gold medals.";
-    expect(routeAfterVote({ question: prose, ballot: two }, run("off"))).toBe("presenter");
+    expect(routeAfterVote({ question: prose, ballot: two }, run("off"))).toBe(END);
     expect(routeAfterVote({ question: prose, ballot: two }, run("text"))).toBe("judge");
-    expect(routeAfterVote({ question: "How many?", ballot: two }, run("text"))).toBe("presenter");
+    expect(routeAfterVote({ question: "How many?", ballot: two }, run("text"))).toBe(END);
     expect(routeAfterVote({ question: "How many?", ballot: two }, run("always"))).toBe("judge");
-    expect(routeAfterVote({ question: prose, ballot: one }, run("always"))).toBe("presenter");
+    expect(routeAfterVote({ question: prose, ballot: one }, run("always"))).toBe(END);
   });
 });
 
