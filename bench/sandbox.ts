@@ -8,7 +8,8 @@
  *   4. what forking ahead saves, and what an empty network namespace would cost per
  *      request instead of once per interpreter;
  *   5. what tracing the result's derivation and lineage (re-runs on perturbed copies of
- *      the table, ExecRequest.lineage, on by default) adds to the warm round trip.
+ *      the table, ExecRequest.lineage, on by default) adds to the warm round trip: for code
+ *      not run before, and for code run before on the same table (its trace is reused).
  * Sections 1-4 measure the pool itself, with lineage off.
  *
  *   npx tsx bench/sandbox.ts [warm requests=300]
@@ -63,9 +64,14 @@ async function tableOf(rows: number, name: string): Promise<TableRef> {
   };
 }
 
-async function roundTrip(sandbox: LocalSandbox, table: TableRef, lineage = false): Promise<number> {
+async function roundTrip(
+  sandbox: LocalSandbox,
+  table: TableRef,
+  lineage = false,
+  code = SNIPPET,
+): Promise<number> {
   const started = performance.now();
-  const result = await sandbox.execute({ code: SNIPPET, tables: [table], lineage });
+  const result = await sandbox.execute({ code, tables: [table], lineage });
   const ms = performance.now() - started;
   if (!result.ok) throw new Error(`benchmark request failed: ${JSON.stringify(result.error)}`);
   return ms;
@@ -243,14 +249,20 @@ async function main(): Promise<void> {
     ] as const) {
       const on: number[] = [];
       const off: number[] = [];
+      const seen: number[] = [];
       for (let i = 0; i < WARM / 3; i++) {
         await pause(SPACING_MS);
         off.push(await roundTrip(pool, table, false));
+        // A code not run before (a comment of its own), so no trace of it is known.
         await pause(SPACING_MS);
-        on.push(await roundTrip(pool, table, true));
+        on.push(await roundTrip(pool, table, true, `${SNIPPET}  # ${label.trim()} ${i}`));
+        // The same code each time, as rollouts and plans that reach one code run it.
+        await pause(SPACING_MS);
+        seen.push(await roundTrip(pool, table, true));
       }
       console.log(`   ${label}, lineage off: ${summary(off)}`);
       console.log(`   ${label}, lineage on:  ${summary(on)}`);
+      console.log(`   ${label}, lineage on, seen before: ${summary(seen)}`);
       console.log(
         `   ${label}, ratio on/off: p50 ${(quantile(on, 0.5) / quantile(off, 0.5)).toFixed(2)}x, ` +
           `p99 ${(quantile(on, 0.99) / quantile(off, 0.99)).toFixed(2)}x`,

@@ -22,7 +22,7 @@ import { getScorer } from "../evals/metrics/index.js";
 import { runEvaluation } from "../evals/runner.js";
 import { graph as mcts } from "../graphs/mcts/graph.js";
 import { graph as mom } from "../graphs/mom/graph.js";
-import { closeSandboxes } from "../sandbox/index.js";
+import { closeSandboxes, getSandbox } from "../sandbox/index.js";
 import type { Configuration } from "../settings/configuration.js";
 import { MEDALS_QUESTION } from "../tests/support/scripts.js";
 import { spawnStub } from "./spawn-stub.js";
@@ -125,8 +125,11 @@ console.log(
   `  sandbox CPU / cores / wall   ${(median(cpuShares) * 100).toFixed(0)}%   (${cores} cores)`,
 );
 console.log(`  wall / ideal counting CPU    ${median(cpuRatios).toFixed(2)}x   (goal <= 1.3x)`);
+const sandbox = await getSandbox("local");
+// An older engine keeps no traces: its count is not there.
+const reused = "tracesReused" in sandbox ? String(sandbox.tracesReused) : "none";
 console.log(
-  `  slot time in the sandbox     ${(median(sandboxShares) * 100).toFixed(0)}%   (${codes} codes run)`,
+  `  slot time in the sandbox     ${(median(sandboxShares) * 100).toFixed(0)}%   (${codes} codes run in the last; traces reused in all: ${reused})`,
 );
 stub.stop();
 if (!EVALUATE) {

@@ -30,7 +30,7 @@ export function configurationOf(
   const fromConfigurable = knownSettings(runtime?.configurable);
   let caller: Configuration;
   if (fromConfigurable) caller = checked({ ...fromConfigurable, ...(context ?? {}) });
-  else if (!context) caller = checked({});
+  else if (!context) caller = defaults ??= Object.freeze(checked({}));
   else {
     // Every node of a run reads the same context object: it is validated once per run.
     let parsed = parsedContexts.get(context);
@@ -104,6 +104,8 @@ export function callerProblems(context: object): string[] {
 }
 
 const parsedContexts = new WeakMap<object, Configuration>();
+/** The configuration of a run given no context: the schema's defaults, parsed once. */
+let defaults: Configuration | undefined;
 const SETTINGS = Object.keys(ConfigurationSchema.shape);
 
 /** Our settings among `configurable`'s keys (which also carry LangGraph's own), or null. */

@@ -207,6 +207,7 @@ class Interpreter:
             "output_bytes": int(request["output_bytes"]),
             "memory_mb": int(request["memory_mb"]),
             "lineage": request.get("lineage", True) is not False,
+            "known_trace": request.get("known_trace"),
             # Where the child finds each table's file, for re-runs of code that reads it.
             "files": [
                 (str(t["name"]), placed[str(t["uri"])]) for t in request["tables"] if str(t["uri"]) in placed
@@ -419,12 +420,32 @@ def _small_file(uri):
         return True  # the child reports the error, as it would any unreadable table
 
 
+def _aside(work):
+    """`work()` in a process forked for it, which the graveyard reaps: the first load of a large
+    table returns as soon as the table is read, and its pickle is written meanwhile. Done here
+    when no process can be forked."""
+    try:
+        pid = os.fork()
+    except OSError:
+        work()
+        return
+    if pid == 0:
+        code = 1
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    graveyard.reap_when_done(pid)
+
+
 def _load_table(uri, digest):
     frame = _table_cache.get(digest)
     if frame is not None:
         _table_cache.move_to_end(digest)
         return frame
-    frame = runner.load_table_cached(uri)
+    frame = runner.load_table_cached(uri, aside=_aside)
     _table_cache[digest] = frame
     return frame
 

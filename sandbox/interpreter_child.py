@@ -72,6 +72,11 @@ class Graveyard:
         self._dying[pid] = scratch
         self.collect()
 
+    def reap_when_done(self, pid):
+        """A child left to finish its work (not killed), reaped once it has."""
+        self._dying[pid] = None
+        self.collect()
+
     def collect(self, *_signal_args):
         for pid, scratch in list(self._dying.items()):
             try:
@@ -270,6 +275,7 @@ def _run_request(request, cached, scratch, confine, first_run=None):
             scratch,
             lineage=request.get("lineage", True) is not False,
             table_files=dict(request.get("files", [])),
+            known=request.get("known_trace"),
             fork=confine,
             first_run=first_run,
         )

@@ -110,7 +110,9 @@ def parse_child_payload(payload):
 # --- what the interpreter itself checks of a result ------------------------------------------------
 
 # What a runner result holds; whatever else the child put in is dropped.
-_RESULT_KEYS = frozenset(("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result", "figures"))
+_RESULT_KEYS = frozenset(
+    ("ok", "stdout", "stderr", "error", "spans", "truncated", "tables", "result", "figures", "trace")
+)
 
 
 def _refuse(what):

@@ -20,6 +20,8 @@ lineage was not traced it is null, never guessed.
 import ast
 import datetime
 import decimal
+import hashlib
+import json
 import math
 import re
 import time
@@ -308,6 +310,24 @@ def canonical(result):
         tuple(_key(v) for v in result["labels"]),
         result["total"],
     )
+
+
+def result_key(result):
+    """A digest of what the result is (`canonical`, and where it was read from): a trace made
+    for one run holds for another of the same code on the same tables only under this key."""
+    data = json.dumps([result["from"], canonical(result)], ensure_ascii=True, default=str)
+    return hashlib.sha256(data.encode("ascii")).hexdigest()
+
+
+def known_trace(known, key):
+    """(derived, derivation, lineage) of a trace made before (`known`: the request's, as
+    `finish` wrote them, with the `key` of its result), when it is this result's; else None."""
+    if not isinstance(known, dict) or known.get("key") != key:
+        return None
+    derived, derivation, lineage = known.get("derived"), known.get("derivation"), known.get("lineage")
+    if derived not in ("yes", "no", "unknown") or not isinstance(derivation, str) or not isinstance(lineage, list):
+        return None
+    return derived, derivation, lineage
 
 
 def stopped_short(trace, timeout_exc):
@@ -737,24 +757,28 @@ class Tracer:
     def _bisect(self, size, observe, limit=None):
         """Positions 0..size-1 that change the result on their own, found by blocks: a block
         whose change leaves the result as it was (`observe(lo, hi)` gives None) holds none, one
-        that changes it is halved. [(position, what was seen)], or None past `limit` blocks."""
+        that changes it is halved. [(position, what was seen)] in order, or None past `limit`
+        blocks. Halved a level at a time: a level holding more blocks than the limit leaves is
+        given up before any of them is run, since each needs a run whatever it shows."""
         found = []
-        blocks = [(size // 2, size), (0, size // 2)]
+        level = [block for block in ((0, size // 2), (size // 2, size)) if block[0] < block[1]]
         tried = 0
-        while blocks:
-            if limit is not None and tried >= limit:
+        while level:
+            if limit is not None and tried + len(level) > limit:
                 return None
-            tried += 1
-            lo, hi = blocks.pop()
-            seen = observe(lo, hi)
-            if seen is None:
-                continue
-            if hi - lo > 1:
-                mid = (lo + hi) // 2
-                blocks += [(mid, hi), (lo, mid)]
-            else:
-                found.append((lo, seen))
-        return found
+            halves = []
+            for lo, hi in level:
+                tried += 1
+                seen = observe(lo, hi)
+                if seen is None:
+                    continue
+                if hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    halves += [(lo, mid), (mid, hi)]
+                else:
+                    found.append((lo, seen))
+            level = halves
+        return sorted(found, key=lambda position_seen: position_seen[0])
 
     def _trace_column_blocks(self, position, name, frame):
         """The columns one by one tracing would find, by perturbing blocks of them, each block

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { RunnerResultSchema } from "./results.js";
+import type { KnownTrace } from "./trace-cache.js";
 
 export const ReadyMessageSchema = z.object({
   type: z.literal("ready"),
@@ -56,6 +57,8 @@ export interface InterpreterRequest {
   lineage?: boolean;
   /** The largest table file the run may leave in scratch (interpreter.py's default: 64 MB). */
   table_bytes?: number;
+  /** A trace made before for this code on these tables (trace-cache.ts). */
+  known_trace?: KnownTrace;
 }
 
 /** The line that asks the interpreter to run a request. */

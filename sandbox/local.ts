@@ -14,6 +14,7 @@ import {
 import type { InterpreterResult } from "./local-protocol.js";
 import { findPython } from "./python.js";
 import { execResultFromRunner, failedResult, leftFiles } from "./results.js";
+import { TraceCache } from "./trace-cache.js";
 import {
   datesOf,
   type ExecRequest,
@@ -164,6 +165,7 @@ export class LocalSandbox implements Sandbox {
   /** Set once the pool is warm: why generated code is refused on this machine, if it is. */
   private refusalLine: string | undefined;
   private readonly tableFileBytes: number;
+  private readonly traces = new TraceCache();
 
   private constructor(
     private readonly python: string,
@@ -199,6 +201,11 @@ export class LocalSandbox implements Sandbox {
   /** Process ids of the live interpreters (for diagnostics and tests). */
   get interpreterPids(): number[] {
     return this.pool.pids;
+  }
+
+  /** Runs whose derivation and lineage were taken from an earlier run of the same code. */
+  get tracesReused(): number {
+    return this.traces.hits;
   }
 
   async execute(request: ExecRequest): Promise<ExecResult> {
@@ -276,21 +283,25 @@ export class LocalSandbox implements Sandbox {
     request: ValidExecRequest,
   ): Promise<Attempt> {
     const interpreter = await lease.interpreter();
+    const tables = request.tables.map((table) => ({
+      name: table.name,
+      uri: table.uri,
+      sha256: table.sha256,
+      ...datesOf(table),
+    }));
+    const traced = { code: request.code, tables };
+    const known = request.lineage === false ? undefined : this.traces.get(traced);
     const outcome = await interpreter.run(
       {
         id: randomUUID(),
         code: request.code,
-        tables: request.tables.map((table) => ({
-          name: table.name,
-          uri: table.uri,
-          sha256: table.sha256,
-          ...datesOf(table),
-        })),
+        tables,
         timeout_ms: request.timeoutMs,
         output_bytes: request.outputBytes,
         memory_mb: request.memoryMb,
         lineage: request.lineage,
         table_bytes: this.tableFileBytes,
+        ...(known ? { known_trace: known } : {}),
       },
       {
         loadMs: this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
@@ -304,6 +315,8 @@ export class LocalSandbox implements Sandbox {
       lease.lost(interpreter);
       return outcome;
     }
+    this.traces.count(known, outcome.result.trace);
+    this.traces.remember(traced, outcome.result.trace, outcome.result.result);
     return { kind: "result", interpreter, result: outcome.result };
   }
 }

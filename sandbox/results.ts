@@ -40,6 +40,8 @@ export const RunnerResultSchema = ExecResultSchema.omit({
   tables: z.array(RunnerTableSchema),
   /** Only when the code drew (figures.py). */
   figures: z.array(RunnerFigureSchema).max(MAX_FIGURES).optional(),
+  /** Only for a traced result: its key (lineage.py's result_key) and whether tracing finished. */
+  trace: z.object({ key: z.string().regex(/^[0-9a-f]{64}$/), complete: z.boolean() }).optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;
 

@@ -49,8 +49,9 @@ RESULT.json (written once, atomically, also when the code fails):
           "derived": "yes" | "no" | "unknown",    # whether perturbing the tables changes it
           "derivation": str,                      # why, in words
           "lineage": [LINEAGE]},                  # one per input table
-      "figures": [FIGURE]                         # only when the code drew: see figures.py
-    }
+      "figures": [FIGURE],                        # only when the code drew: see figures.py
+      "trace": {"key": str, "complete": bool}     # only for a traced result: its result_key,
+    }                                             #   and whether its tracing finished
 
 LINEAGE is {"table": str, "rows": [int] | null, "columns": [str] | null}: the source row ids
 (0-based) and columns it rests on, null where that was not traced.
@@ -227,13 +228,15 @@ def forget_secrets():
     _pickle_keys.clear()
 
 
-def load_table_cached(path):
+def load_table_cached(path, aside=None):
     """load_table for the trusted interpreter only, never for a child running generated code: a
     large CSV artifact is read once and pickled next to it (named by its hash and this
     pandas version), and later interpreters, in this process or another, load the pickle.
     Loading a pickle runs code, and the store may be writable by others than this interpreter,
     so each pickle carries an HMAC-SHA256 under a key kept outside the store
-    (`_pickle_key`); one that does not verify is never unpickled: the CSV is read again."""
+    (`_pickle_key`); one that does not verify is never unpickled: the CSV is read again.
+    `aside(write)`: runs the writing of a new pickle off the critical path (the interpreter
+    forks a process for it); without it, the pickle is written before this returns."""
     if not path.endswith(".csv"):
         return load_table(path)
     key = _pickle_key(path)
@@ -255,17 +258,48 @@ def load_table_cached(path):
         pass  # unreadable, or from another pandas: made again below
     frame = load_table(path)
     try:
-        if os.path.getsize(path) >= PICKLE_MIN_BYTES:
-            data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
-            partial = f"{cache}.pid{os.getpid()}.tmp"  # `prune` frees it once this process is gone
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_mac(key, name, data))
-                handle.write(data)
-            os.replace(partial, cache)
+        big = os.path.getsize(path) >= PICKLE_MIN_BYTES
     except OSError:
-        pass  # a read-only store only loses the speed-up
+        big = False
+    if big:
+        if aside is None:
+            write_pickle(frame, key, cache)
+        else:
+            aside(lambda: write_pickle(frame, key, cache))
     return frame
+
+
+class _Signing:
+    """A file that signs what is written to it (the pickle streams through, never whole in memory)."""
+
+    def __init__(self, handle, mac):
+        self.handle = handle
+        self.mac = mac
+
+    def write(self, data):
+        self.mac.update(data)
+        return self.handle.write(data)
+
+
+def write_pickle(frame, key, cache):
+    """`frame` pickled to `cache`, signed (`_mac`'s MAC ahead of the pickle), whole or not at all.
+    A read-only store only loses the speed-up."""
+    name = os.path.basename(cache)
+    partial = f"{cache}.pid{os.getpid()}.tmp"  # `prune` frees it once this process is gone
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(bytes(_MAC_BYTES))
+            signing = _Signing(handle, hmac.new(key, name.encode("utf-8") + b"\0", hashlib.sha256))
+            pickle.dump(frame, signing, protocol=pickle.HIGHEST_PROTOCOL)
+            handle.seek(0)
+            handle.write(signing.mac.digest())
+        os.replace(partial, cache)
+    except OSError:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
 
 
 # --- output capture ---------------------------------------------------------------
@@ -872,7 +906,7 @@ class _ForkedObserver:
 
 def _traced(result, from_index, copies, sources, budget_s, observer):
     """`result` (lineage.capture's) with its derivation and lineage, found by re-running the
-    code through `observer` within `budget_s`."""
+    code through `observer` within `budget_s`; and whether the tracing finished."""
     deadline = time.monotonic() + budget_s
     armed = [True]
     tracer = None
@@ -916,9 +950,10 @@ def _traced(result, from_index, copies, sources, budget_s, observer):
     if tracer is not None:
         if stopped:
             tracer.stopped(stopped)
-        return result_lineage.finish(result, tracer.derived, tracer.derivation, tracer.lineage(from_index, sources))
+        traced = result_lineage.finish(result, tracer.derived, tracer.derivation, tracer.lineage(from_index, sources))
+        return traced, not stopped
     why = "not traced: the tables could not be copied" if copies is None else f"not traced: {stopped or 'no time was left'}"
-    return result_lineage.finish(result, "unknown", why, result_lineage.untraced_lineage(from_index, sources))
+    return result_lineage.finish(result, "unknown", why, result_lineage.untraced_lineage(from_index, sources)), False
 
 
 def _lineage_run(tracer, here, key, deadline):
@@ -949,6 +984,7 @@ def execute(
     table_files=None,
     fork=None,
     first_run=None,
+    known=None,
 ):
     """Runs `code` with `named_tables` ([(name, DataFrame)]) in `scratch`; returns the
     result dict described at the top of this file. `before_code` is called just before
@@ -966,7 +1002,11 @@ def execute(
     what they report (as data) and compares it, so what the code does to its own
     interpreter (or memory) reaches neither the other runs nor the derivation and lineage.
     `first_run(started, deadline)`, with `fork`: the first run's report from a process
-    forked and confined ahead (interpreter_child.py's ParkedRun), instead of one forked now."""
+    forked and confined ahead (interpreter_child.py's ParkedRun), instead of one forked now.
+    `known`: a trace made before for this code on these tables (finish's derived, derivation
+    and lineage, with result_key's `key` of its result): when the result is the same, it is
+    taken and the code is not re-run for it. The report's `trace` gives the result's key and
+    whether its tracing finished (a trace worth keeping)."""
     started = time.monotonic()
     sources = result_lineage.sources_of(named_tables)
     code_obj, error = _compile(code)
@@ -998,8 +1038,16 @@ def execute(
     result, from_index, figures = run.pop("result"), run.pop("from_index"), run.pop("figures")
     if result is not None:
         if trace:
-            budget_s = _trace_budget(started, timeout_ms)
-            result = _traced(result, from_index, copies, sources, budget_s, observer)
+            key = result_lineage.result_key(result)
+            reused = result_lineage.known_trace(known, key)
+            if reused is not None:
+                result = result_lineage.finish(result, *reused)
+                complete = False
+            else:
+                budget_s = _trace_budget(started, timeout_ms)
+                result, complete = _traced(result, from_index, copies, sources, budget_s, observer)
+            # Whether this trace is one to keep for the same code on the same tables.
+            run["trace"] = {"key": key, "complete": complete}
         else:
             result = _untraced(result, from_index, sources, lineage)
     if figures:

@@ -3,9 +3,10 @@
  * switch the audit hook off: against real interpreters, with and without Landlock.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TableRef } from "../../blackboard/schemas.js";
@@ -302,6 +303,46 @@ print(len(caught))
     }
   });
 
+  it("answers the first run of a large table before its pickle is written, and loads the pickle next", async () => {
+    const rows = ["n,label"];
+    for (let i = 0; i < 400_000; i++) rows.push(`${i},row-${i}`);
+    const { sha256, uri } = await putArtifact(`${rows.join("\n")}\n`, "csv");
+    const big: TableRef = {
+      id: "table:big",
+      name: "big",
+      uri,
+      sha256,
+      rows: 400_000,
+      columns: [
+        { name: "n", dtype: "int64" },
+        { name: "label", dtype: "object" },
+      ],
+    };
+    const pickles = () =>
+      readdirSync(path.dirname(uri)).filter(
+        (f) => f.startsWith(sha256) && f.endsWith(".signed.pkl"),
+      );
+    const sandbox = await LocalSandbox.start({ interpreters: 1, scratchRoot });
+    try {
+      const run = await sandbox.execute({ code: "print(int(df.n.sum()))", tables: [big] });
+      expect(run.stdout).toBe(`${(399_999 * 400_000) / 2}\n`);
+      // Written by a process of its own, meanwhile; it appears whole (renamed into place).
+      const deadline = Date.now() + 20_000;
+      while (pickles().length === 0 && Date.now() < deadline) await sleep(50);
+      expect(pickles()).toHaveLength(1);
+    } finally {
+      await sandbox.close();
+    }
+    // A new interpreter loads it (and the run is the same).
+    const next = await LocalSandbox.start({ interpreters: 1, scratchRoot });
+    try {
+      const run = await next.execute({ code: "print(len(df))", tables: [big] });
+      expect(run.stdout).toBe("400000\n");
+    } finally {
+      await next.close();
+    }
+  });
+
   it("unpickles only pickles signed with the key kept outside the store", async () => {
     const home = mkdtempSync(path.join(os.tmpdir(), "tableminds-pickle-"));
     try {
@@ -318,9 +359,22 @@ sys.path.insert(0, sys.argv[1])
 import runner
 csv, proof, step = sys.argv[2], sys.argv[3], sys.argv[4]
 if step == "first":
-    frame = runner.load_table_cached(csv)
+    # Its pickle written aside (as the interpreter forks a process for it): not there until then.
+    later = []
+    frame = runner.load_table_cached(csv, aside=later.append)
+    before = len(glob.glob(csv[:-4] + "*.signed.pkl"))
+    later[0]()
     key = os.path.join(os.path.dirname(os.path.dirname(csv)), "keys", "pickle-hmac.key")
-    print(len(frame), oct(stat.S_IMODE(os.stat(key).st_mode)), len(glob.glob(csv[:-4] + "*.signed.pkl")))
+    print(len(frame), oct(stat.S_IMODE(os.stat(key).st_mode)), before, len(glob.glob(csv[:-4] + "*.signed.pkl")))
+elif step == "again":
+    # Read from the signed pickle: the CSV beside it no longer holds the rows.
+    original = open(csv).read()
+    with open(csv, "w") as handle:
+        handle.write("n,label\\n")
+    frame = runner.load_table_cached(csv)
+    with open(csv, "w") as handle:
+        handle.write(original)
+    print(len(frame), int(frame["n"].sum()))
 else:
     class Evil:
         def __reduce__(self):
@@ -332,7 +386,9 @@ else:
     print(len(frame), os.path.exists(proof))
 `;
       const first = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "first"]);
-      expect(first.stdout.trim()).toBe("300000 0o600 1");
+      expect(first.stdout.trim()).toBe("300000 0o600 0 1");
+      const again = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "again"]);
+      expect(again.stdout.trim()).toBe(`300000 ${(299_999 * 300_000) / 2}`);
       const forged = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "forged"]);
       expect(forged.stdout.trim()).toBe("300000 False");
     } finally {

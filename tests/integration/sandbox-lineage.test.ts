@@ -193,6 +193,42 @@ result = 42 if seen == first else 43`;
     expect(result.derived).not.toBe("yes");
   });
 
+  it("takes a trace made before for the same code on the same tables, and only then", async () => {
+    const code = "big = df[df.gold > 25]\nresult = int(big.silver.sum())";
+    const reused = sandbox.tracesReused;
+    const first = resultOf(await run(code));
+    expect(first).toMatchObject({ values: [87], derived: "yes" });
+    expect(first.lineage).toEqual([
+      { table: "medals", rows: [0, 1, 2], columns: expect.any(Array) },
+    ]);
+    expect(sandbox.tracesReused).toBe(reused);
+    // The same code and table: the same result, its trace not made again.
+    const again = resultOf(await run(code));
+    expect(again).toEqual(first);
+    expect(sandbox.tracesReused).toBe(reused + 1);
+    // The same code on another table is traced for that table.
+    const other = await tableRef("medals", "nation,gold,silver\nA,30,5\nB,20,7\nC,26,9", [
+      { name: "nation", dtype: "object" },
+      { name: "gold", dtype: "int64" },
+      { name: "silver", dtype: "int64" },
+    ]);
+    const elsewhere = resultOf(await run(code, { tables: [other] }));
+    expect(elsewhere).toMatchObject({ values: [14], derived: "yes" });
+    expect(elsewhere.lineage[0]?.rows).toEqual([0, 2]);
+    expect(sandbox.tracesReused).toBe(reused + 1);
+  });
+
+  it("traces again when the same code gives another result: a trace holds for its result only", async () => {
+    const code = "print(int(df.gold.sum()) + int(np.random.randint(0, 10**9)))";
+    const reused = sandbox.tracesReused;
+    for (let i = 0; i < 3; i++) {
+      const result = resultOf(await run(code));
+      expect(result.derived).toBe("no");
+      expect(result.derivation).toMatch(/not deterministic/);
+    }
+    expect(sandbox.tracesReused).toBe(reused);
+  });
+
   it("calls code that is not deterministic not derived", async () => {
     const result = resultOf(await run("print(np.random.rand())"));
     expect(result.derived).toBe("no");
@@ -216,6 +252,10 @@ result = 42 if seen == first else 43`;
       // Half of what the run left, at most: well inside the timeout.
       expect(elapsed).toBeLessThan(3_000);
     }
+    // A trace cut short is not kept: the same code is traced (and cut short) again.
+    const reused = sandbox.tracesReused;
+    expect(resultOf(await run(loop, { timeoutMs: 3_000 })).derivation).toMatch(/out of time/);
+    expect(sandbox.tracesReused).toBe(reused);
     const after = await run("result = len(df)");
     expect(resultOf(after).derived).toBe("yes");
   });
