@@ -8,8 +8,8 @@
  *
  * The figures are read off each benchmark's own lines; a figure one side does not print is "-".
  */
-import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { baselineWorktree, git, ROOT, TSX } from "./support/baseline.js";
@@ -171,12 +171,27 @@ const baseSha = git(["rev-parse", "--short", `${BASE}^{commit}`]);
 const headSha = git(["rev-parse", "--short", "HEAD"]);
 const dirty = git(["status", "--porcelain", "--untracked-files=no"]) !== "";
 const baseDir = baselineWorktree(BASE, benchFiles("bench"));
+// The CLI runs the checkout's build when it matches the sources, as after `npm run setup`: each
+// side is built first, so that neither pays for compiling its sources at every start.
+for (const dir of [baseDir, ROOT]) {
+  try {
+    execFileSync(process.execPath, ["scripts/build.mjs", "--checkout"], {
+      cwd: dir,
+      stdio: "ignore",
+    });
+  } catch {
+    console.log(`(no build in ${dir}: its CLI runs the sources)`);
+  }
+}
 const sides = [
   { label: `before (${baseSha})`, dir: baseDir },
   { label: `after (${headSha}${dirty ? "+changes" : ""})`, dir: ROOT },
 ];
 
+const logs = mkdtempSync(path.join(os.tmpdir(), "tableminds-speed-"));
+mkdirSync(logs, { recursive: true });
 console.log(`speed, before and after: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ""}`);
+console.log(`each run's whole output: ${logs}`);
 const rows: { bench: string; figure: Figure; values: string[][] }[] = [];
 for (const bench of BENCHES.filter((b) => !ONLY || ONLY.includes(b.id))) {
   const values: string[][] = bench.figures.map(() => sides.map(() => ""));
@@ -187,6 +202,10 @@ for (const bench of BENCHES.filter((b) => !ONLY || ONLY.includes(b.id))) {
       const at = load();
       const started = performance.now();
       const out = await run(sides[side]?.dir ?? ROOT, bench.script, bench.args);
+      writeFileSync(
+        path.join(logs, `${bench.id}-${side === 0 ? "before" : "after"}-${round}.log`),
+        out,
+      );
       const secs = ((performance.now() - started) / 1000).toFixed(0);
       console.log(`${bench.id}, ${sides[side]?.label}: ${secs} s, load ${at} -> ${load()}`);
       bench.figures.forEach((figure, i) => {

@@ -421,9 +421,9 @@ def _small_file(uri):
 
 
 def _aside(work):
-    """`work()` in a process forked for it, which the graveyard reaps: the first load of a large
-    table returns as soon as the table is read, and its pickle is written meanwhile. Done here
-    when no process can be forked."""
+    """`work()` in a process forked for it, at the lowest priority, which the graveyard reaps:
+    the first load of a large table returns as soon as the table is read, and its pickle is
+    written meanwhile. Done here when no process can be forked."""
     try:
         pid = os.fork()
     except OSError:
@@ -433,6 +433,8 @@ def _aside(work):
         code = 1
         try:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # Only the CPU the runs leave: this work is for later ones.
+            os.nice(19)
             work()
             code = 0
         finally:
