@@ -149,6 +149,18 @@ describe("a large clean CSV loaded with the sandbox's indexer", () => {
     );
   });
 
+  it("counts a long table's columns on two threads in the sandbox, to the same index", async () => {
+    // Past frame_index.py's THREADED_ROWS: counted on two threads, in the sandbox's confinement.
+    const file = writeFixture(dir, "long.csv", sampleCsv(60_000));
+    useTempHome();
+    const { table } = await loadTable({ path: file }, { fastCsvBytes: 1, indexer });
+    const data = await readTable(table);
+    const dtypes = table.columns.map((c) => c.dtype);
+    const { firstRows: _, ...inNode } = buildIndexInNode(data, dtypes, DEFAULT_MAX_CELLS);
+    const { firstRows: __, ...kept } = (await keptIndex(table, DEFAULT_MAX_CELLS)) ?? {};
+    expect(kept).toEqual(inNode);
+  });
+
   it("still leaves a messy file to the full reader, which explains it", async () => {
     const ragged = writeFixture(dir, "ragged.csv", `${sampleCsv(50)}1,2\n`);
     await expect(loadTable({ path: ragged }, { fastCsvBytes: 1, indexer })).rejects.toThrow(
