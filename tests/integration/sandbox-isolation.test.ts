@@ -14,6 +14,7 @@ import { LocalSandbox, WarmInterpreter } from "../../sandbox/local.js";
 import { findPython } from "../../sandbox/python.js";
 import { putArtifact } from "../../storage/artifacts.js";
 import { useTempHome } from "../support/env.js";
+import { tableRef } from "../support/table-fixtures.js";
 import { useInterpreterWithoutLandlock } from "../support/unconfined-interpreter.js";
 
 const run = promisify(execFile);
@@ -306,18 +307,11 @@ print(len(caught))
   it("answers the first run of a large table before its pickle is written, and loads the pickle next", async () => {
     const rows = ["n,label"];
     for (let i = 0; i < 400_000; i++) rows.push(`${i},row-${i}`);
-    const { sha256, uri } = await putArtifact(`${rows.join("\n")}\n`, "csv");
-    const big: TableRef = {
-      id: "table:big",
-      name: "big",
-      uri,
-      sha256,
-      rows: 400_000,
-      columns: [
-        { name: "n", dtype: "int64" },
-        { name: "label", dtype: "object" },
-      ],
-    };
+    const big = await tableRef("big", rows.join("\n"), [
+      { name: "n", dtype: "int64" },
+      { name: "label", dtype: "object" },
+    ]);
+    const { sha256, uri } = big;
     const pickles = () =>
       readdirSync(path.dirname(uri)).filter(
         (f) => f.startsWith(sha256) && f.endsWith(".signed.pkl"),
