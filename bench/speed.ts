@@ -65,16 +65,16 @@ const BENCHES: Bench[] = [
     figures: [
       {
         name: "warm round trip vs cold spawn, back to back (p50)",
-        pattern: new RegExp(String.raw`ratio back to back: p50 ${number}x`),
+        pattern: new RegExp(`ratio back to back: p50 ${number}x`),
         goal: ">= 100x",
       },
       {
         name: "warm round trip vs cold spawn, 20 ms apart (p50)",
-        pattern: new RegExp(String.raw`20 ms apart: p50 ${number}x`),
+        pattern: new RegExp(`20 ms apart: p50 ${number}x`),
       },
       {
         name: "1,000 rows: lineage on / off (p50)",
-        pattern: new RegExp(String.raw`1,000 rows, ratio on/off: p50 ${number}x`),
+        pattern: new RegExp(`1,000 rows, ratio on/off: p50 ${number}x`),
         goal: "~1.5x",
       },
       {
@@ -130,7 +130,7 @@ const BENCHES: Bench[] = [
       },
       {
         name: "300,000 x 50 CSV: ask, s (best of 2)",
-        pattern: new RegExp(String.raw`300000 x 50: ask ${number} s`),
+        pattern: new RegExp(`300000 x 50: ask ${number} s`),
       },
     ],
   },
