@@ -283,7 +283,7 @@ class _Signing:
 
 def write_pickle(frame, key, cache):
     """`frame` pickled to `cache`, signed (`_mac`'s MAC ahead of the pickle), whole or not at all.
-    A read-only store only loses the speed-up."""
+    A pickle that cannot be written only loses the speed-up."""
     name = os.path.basename(cache)
     partial = f"{cache}.pid{os.getpid()}.tmp"  # `prune` frees it once this process is gone
     try:
@@ -295,7 +295,7 @@ def write_pickle(frame, key, cache):
             handle.seek(0)
             handle.write(signing.mac.digest())
         os.replace(partial, cache)
-    except OSError:
+    except Exception:  # a full disk, a read-only store, a frame that will not pickle
         try:
             os.unlink(partial)
         except OSError:

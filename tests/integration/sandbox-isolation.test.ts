@@ -360,6 +360,12 @@ if step == "first":
     later[0]()
     key = os.path.join(os.path.dirname(os.path.dirname(csv)), "keys", "pickle-hmac.key")
     print(len(frame), oct(stat.S_IMODE(os.stat(key).st_mode)), before, len(glob.glob(csv[:-4] + "*.signed.pkl")))
+elif step == "unpicklable":
+    # A frame that will not pickle: no pickle, no partial file, no error.
+    import pandas as pd
+    target = csv[:-4] + ".unpicklable.signed.pkl"
+    runner.write_pickle(pd.DataFrame({"f": [lambda: 0]}), b"k" * 32, target)
+    print(len(glob.glob(target + "*")))
 elif step == "again":
     # Read from the signed pickle: the CSV beside it no longer holds the rows.
     original = open(csv).read()
@@ -381,6 +387,8 @@ else:
 `;
       const first = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "first"]);
       expect(first.stdout.trim()).toBe("300000 0o600 0 1");
+      const unpicklable = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "unpicklable"]);
+      expect(unpicklable.stdout.trim()).toBe("0");
       const again = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "again"]);
       expect(again.stdout.trim()).toBe(`300000 ${(299_999 * 300_000) / 2}`);
       const forged = await run(python, ["-c", script, SANDBOX_DIR, csv, proof, "forged"]);
