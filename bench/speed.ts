@@ -9,7 +9,7 @@
  * The figures are read off each benchmark's own lines; a figure one side does not print is "-".
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { baselineWorktree, git, ROOT, TSX } from "./support/baseline.js";
@@ -189,10 +189,9 @@ const sides = [
 ];
 
 const logs = mkdtempSync(path.join(os.tmpdir(), "tableminds-speed-"));
-mkdirSync(logs, { recursive: true });
 console.log(`speed, before and after: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ""}`);
 console.log(`each run's whole output: ${logs}`);
-const rows: { bench: string; figure: Figure; values: string[][] }[] = [];
+const rows: { figure: Figure; cells: string[] }[] = [];
 for (const bench of BENCHES.filter((b) => !ONLY || ONLY.includes(b.id))) {
   const values: string[][] = bench.figures.map(() => sides.map(() => ""));
   for (let round = 0; round < ROUNDS; round++) {
@@ -216,13 +215,12 @@ for (const bench of BENCHES.filter((b) => !ONLY || ONLY.includes(b.id))) {
     }
   }
   bench.figures.forEach((figure, i) => {
-    rows.push({ bench: bench.id, figure, values: [values[i] ?? []] });
+    rows.push({ figure, cells: values[i] ?? [] });
   });
 }
 
 console.log(`\n| figure | ${sides.map((s) => s.label).join(" | ")} | goal |`);
 console.log(`| --- | ${sides.map(() => "---").join(" | ")} | --- |`);
-for (const row of rows) {
-  const [cells = []] = row.values;
-  console.log(`| ${row.figure.name} | ${cells.join(" | ")} | ${row.figure.goal ?? ""} |`);
+for (const { figure, cells } of rows) {
+  console.log(`| ${figure.name} | ${cells.join(" | ")} | ${figure.goal ?? ""} |`);
 }

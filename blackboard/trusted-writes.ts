@@ -3,9 +3,9 @@ import { StateSchema, type StateSchemaFields } from "@langchain/langgraph";
 /*
  * LangGraph parses every node's write against its key's zod schema, on every step. Our nodes
  * build what they write from data already parsed where it entered: the graph's input, the
- * model's replies (each node's parser), the sandbox's results. Parsing it again cost about a
- * sixth of a run's own overhead (bench/overhead.ts), so a graph runs on `trustedWrites(State)`
- * and keeps `State` itself as its `input`: what a caller sends is still parsed in full.
+ * model's replies (each node's parser), the sandbox's results. Parsing it again is work on every
+ * step that finds nothing, so a graph runs on `trustedWrites(State)` and keeps `State` itself as
+ * its `input`: what a caller sends is still parsed in full.
  *
  * Under the tests (VITEST) each write is still parsed, and one its schema would change or
  * refuse throws: the whole suite vouches that trusting the nodes drops nothing.
@@ -35,7 +35,7 @@ function checkedWrite<F extends StateSchemaFields>(schema: StateSchema<F>) {
         `a node wrote what its state schema refuses: ${(error as Error).message.slice(0, 500)}`,
       );
     }
-    const changed = firstChange(data, parsed, "");
+    const changed = firstChange(unwrapped(data), unwrapped(parsed), "");
     if (changed !== null) {
       throw new UncheckedWriteError(
         `a node wrote what its state schema would change, at ${changed}`,
@@ -45,29 +45,19 @@ function checkedWrite<F extends StateSchemaFields>(schema: StateSchema<F>) {
   };
 }
 
-/** What an `Overwrite` of LangGraph writes (the parsed form holds it under `__overwrite__`). */
-function overwritten(value: unknown): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  if ("__overwrite__" in value) return value.__overwrite__;
-  return "lg_name" in value && value.lg_name === "Overwrite" && "value" in value
-    ? value.value
-    : value;
+/** A write with each key's `Overwrite` of LangGraph as the value it holds (parsed, it is held under `__overwrite__`). */
+function unwrapped(write: unknown): Record<string, unknown> {
+  const entries = Object.entries(write ?? {}).map(([key, value]) => {
+    if (typeof value !== "object" || value === null) return [key, value];
+    if ("__overwrite__" in value) return [key, value.__overwrite__];
+    const overwrite = "lg_name" in value && value.lg_name === "Overwrite" && "value" in value;
+    return [key, overwrite ? value.value : value];
+  });
+  return Object.fromEntries(entries);
 }
 
 /** The first place where `parsed` differs from `written` ("key.0.field: a -> b"), or null. */
 function firstChange(written: unknown, parsed: unknown, at: string): string | null {
-  if (!at) {
-    const keys = new Set([...Object.keys(written ?? {}), ...Object.keys(parsed ?? {})]);
-    for (const key of keys) {
-      const inner = firstChange(
-        overwritten((written as Record<string, unknown>)[key]),
-        overwritten((parsed as Record<string, unknown>)[key]),
-        key,
-      );
-      if (inner !== null) return inner;
-    }
-    return null;
-  }
   if (Object.is(written, parsed)) return null;
   if (typeof written !== "object" || typeof parsed !== "object" || !written || !parsed) {
     return `${at}: ${JSON.stringify(written)} -> ${JSON.stringify(parsed)}`;
@@ -77,7 +67,7 @@ function firstChange(written: unknown, parsed: unknown, at: string): string | nu
     const inner = firstChange(
       (written as Record<string, unknown>)[key],
       (parsed as Record<string, unknown>)[key],
-      `${at}.${key}`,
+      at ? `${at}.${key}` : key,
     );
     if (inner !== null) return inner;
   }

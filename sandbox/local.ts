@@ -205,7 +205,7 @@ export class LocalSandbox implements Sandbox {
 
   /** Runs whose derivation and lineage were taken from an earlier run of the same code. */
   get tracesReused(): number {
-    return this.traces.hits;
+    return this.traces.reused;
   }
 
   async execute(request: ExecRequest): Promise<ExecResult> {
@@ -289,8 +289,8 @@ export class LocalSandbox implements Sandbox {
       sha256: table.sha256,
       ...datesOf(table),
     }));
-    const traced = { code: request.code, tables };
-    const known = request.lineage === false ? undefined : this.traces.get(traced);
+    const runKey = TraceCache.keyOf({ code: request.code, tables });
+    const known = request.lineage === false ? undefined : this.traces.known(runKey);
     const outcome = await interpreter.run(
       {
         id: randomUUID(),
@@ -315,8 +315,7 @@ export class LocalSandbox implements Sandbox {
       lease.lost(interpreter);
       return outcome;
     }
-    this.traces.count(known, outcome.result.trace);
-    this.traces.remember(traced, outcome.result.trace, outcome.result.result);
+    this.traces.settle(runKey, known, outcome.result.trace, outcome.result.result);
     return { kind: "result", interpreter, result: outcome.result };
   }
 }

@@ -218,9 +218,15 @@ def _pickle_key(path):
     return key
 
 
-def _mac(key, name, data):
+def _signer(key, name):
     # The file's name is signed too: a valid pickle of one table cannot stand in for another.
-    return hmac.new(key, name.encode("utf-8") + b"\0" + data, hashlib.sha256).digest()
+    return hmac.new(key, name.encode("utf-8") + b"\0", hashlib.sha256)
+
+
+def _mac(key, name, data):
+    signer = _signer(key, name)
+    signer.update(data)
+    return signer.digest()
 
 
 def forget_secrets():
@@ -290,7 +296,7 @@ def write_pickle(frame, key, cache):
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(bytes(_MAC_BYTES))
-            signing = _Signing(handle, hmac.new(key, name.encode("utf-8") + b"\0", hashlib.sha256))
+            signing = _Signing(handle, _signer(key, name))
             pickle.dump(frame, signing, protocol=pickle.HIGHEST_PROTOCOL)
             handle.seek(0)
             handle.write(signing.mac.digest())

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CodeResult } from "../blackboard/schemas.js";
+import { BoundedCache } from "../storage/bounded-cache.js";
 
 /*
  * Derivations and lineages traced before, by the code and the tables it ran on: a table_qa
@@ -27,10 +28,8 @@ export interface TracedRun {
 const MAX_ENTRIES = 512;
 
 export class TraceCache {
-  private readonly entries = new Map<string, KnownTrace>();
-  hits = 0;
-
-  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+  private readonly entries = new BoundedCache<KnownTrace>(MAX_ENTRIES);
+  private reusedRuns = 0;
 
   /** What identifies a run for its trace: its code, and its tables by name, content and dates. */
   static keyOf(run: TracedRun): string {
@@ -40,40 +39,29 @@ export class TraceCache {
       .digest("hex");
   }
 
-  get(run: TracedRun): KnownTrace | undefined {
-    const key = TraceCache.keyOf(run);
-    const entry = this.entries.get(key);
-    if (entry) {
-      // The most recently used is kept longest.
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-    }
-    return entry;
+  /** Runs whose result was the one the trace handed to them was made for. */
+  get reused(): number {
+    return this.reusedRuns;
   }
 
-  /** Keeps the trace of `result` when its tracing finished (`trace.complete`). */
-  remember(
-    run: TracedRun,
+  /** The trace kept for the run of key `run` (keyOf), if any. */
+  known(run: string): KnownTrace | undefined {
+    return this.entries.get(run);
+  }
+
+  /**
+   * After the run of key `run`, handed `known`: counted when it took that trace, and its own
+   * trace kept when its tracing finished (`trace.complete`; a trace taken is not complete).
+   */
+  settle(
+    run: string,
+    known: KnownTrace | undefined,
     trace: { key: string; complete: boolean } | undefined,
     result: CodeResult | null,
   ): void {
+    if (known && trace?.key === known.key) this.reusedRuns += 1;
     if (!trace?.complete || !result) return;
-    const key = TraceCache.keyOf(run);
-    this.entries.delete(key);
-    this.entries.set(key, {
-      key: trace.key,
-      derived: result.derived,
-      derivation: result.derivation,
-      lineage: result.lineage,
-    });
-    for (const oldest of this.entries.keys()) {
-      if (this.entries.size <= this.maxEntries) break;
-      this.entries.delete(oldest);
-    }
-  }
-
-  /** Counts a run whose result was the one `known` was traced for (it was not traced again). */
-  count(known: KnownTrace | undefined, trace: { key: string } | undefined): void {
-    if (known && trace?.key === known.key) this.hits += 1;
+    const { derived, derivation, lineage } = result;
+    this.entries.set(run, { key: trace.key, derived, derivation, lineage });
   }
 }

@@ -106,6 +106,7 @@ export function stepsAroundSolve(own: number, config: Pick<Configuration, "maxCo
 
 export const builder = new StateGraph({
   state: trustedWrites(SolveGraphState),
+  // Its input is a parent graph's state, already parsed: it is a write like any other.
   input: trustedWrites(SolveInput),
   output: SolveGraphOutput,
   context,
